@@ -1,0 +1,167 @@
+package cluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kubernetesVersion is the release the kubernetes component module requires; the binaries are
+// stamped with it because kubectl cannot parse the unstamped "v0.0.0-master" version.
+const kubernetesVersion = "v1.34.4"
+
+// A binary is one executable of the local cluster, built from a module under components/.
+type binary struct {
+	name      string // executable name, and the key of its process
+	component string // folder under components/ holding the module that builds it
+	pkg       string // package to build, relative to that module
+	ldflags   string
+}
+
+var binaries = []binary{
+	{name: "etcd", component: "etcd", pkg: "go.etcd.io/etcd/server/v3"},
+	{name: "kube-apiserver", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-apiserver", ldflags: versionLDFlags()},
+	{name: "kube-controller-manager", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", ldflags: versionLDFlags()},
+	{name: "kube-scheduler", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-scheduler", ldflags: versionLDFlags()},
+	{name: "kwok", component: "kwok", pkg: "sigs.k8s.io/kwok/cmd/kwok"},
+	{name: "mpi-operator", component: "mpi-operator", pkg: "."},
+	{name: "training-operator", component: "training-operator", pkg: "."},
+	{name: "frameworkcontroller", component: "frameworkcontroller", pkg: "github.com/microsoft/frameworkcontroller/cmd/frameworkcontroller"},
+}
+
+func versionLDFlags() string {
+	major, minor, _ := strings.Cut(strings.TrimPrefix(kubernetesVersion, "v"), ".")
+	minor, _, _ = strings.Cut(minor, ".")
+	var flags []string
+	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
+		flags = append(flags,
+			"-X "+pkg+".gitVersion="+kubernetesVersion,
+			"-X "+pkg+".gitMajor="+major,
+			"-X "+pkg+".gitMinor="+minor)
+	}
+	return strings.Join(flags, " ")
+}
+
+// Binaries builds every binary that is not in the cache yet and returns their paths by name.
+// The cache is keyed by the component module's files, the build flags and the Go version, so a
+// second call builds nothing and a version bump builds anew. Concurrent callers (two test
+// binaries) serialise on a lock file.
+func Binaries(ctx context.Context, sourceDir, cacheDir string, progress io.Writer) (map[string]string, error) {
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := lockFile(filepath.Join(cacheDir, ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	paths := make(map[string]string, len(binaries))
+	for _, b := range binaries {
+		moduleDir := filepath.Join(sourceDir, "components", b.component)
+		key, err := buildKey(moduleDir, b)
+		if err != nil {
+			return nil, err
+		}
+		out := filepath.Join(cacheDir, b.name+"-"+key, b.name)
+		paths[b.name] = out
+		if _, err := os.Stat(out); err == nil {
+			continue
+		}
+		fmt.Fprintf(progress, "building %s (cached as %s)...\n", b.name, filepath.Base(filepath.Dir(out)))
+		start := time.Now()
+		if err := goBuild(ctx, moduleDir, b, out); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(progress, "built %s in %s\n", b.name, time.Since(start).Round(time.Second))
+	}
+	return paths, nil
+}
+
+func goBuild(ctx context.Context, moduleDir string, b binary, out string) error {
+	tmp := out + ".tmp"
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", strings.TrimSpace("-s -w "+b.ldflags), "-o", tmp, b.pkg)
+	cmd.Dir = moduleDir
+	// GOFLAGS from the caller (say -race from a test run) would change what is built.
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if output, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("building %s in %s: %w\n%s", b.name, moduleDir, err, output)
+	}
+	return os.Rename(tmp, out)
+}
+
+// buildKey hashes what decides the binary: the module's go.mod, go.sum and Go sources, the
+// package, the flags and the toolchain.
+func buildKey(moduleDir string, b binary) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%s\n%s/%s\n", runtime.Version(), b.pkg, b.ldflags, runtime.GOOS, runtime.GOARCH)
+	entries, err := os.ReadDir(moduleDir)
+	if err != nil {
+		return "", fmt.Errorf("reading component %s: %w", b.component, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n := e.Name(); !e.IsDir() && (n == "go.mod" || n == "go.sum" || strings.HasSuffix(n, ".go")) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		data, err := os.ReadFile(filepath.Join(moduleDir, n))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", n, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// moduleDir returns the folder where the Go module cache holds module path at the version the
+// component requires, for files the module ships beside its code (CRD manifests).
+func moduleDir(ctx context.Context, sourceDir, component, path string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", path)
+	cmd.Dir = filepath.Join(sourceDir, "components", component)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("locating module %s for %s: %w", path, component, err)
+	}
+	dir := strings.TrimSpace(string(out))
+	if dir == "" {
+		cmd = exec.CommandContext(ctx, "go", "mod", "download", path)
+		cmd.Dir = filepath.Join(sourceDir, "components", component)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("downloading module %s: %w\n%s", path, err, out)
+		}
+		return moduleDir(ctx, sourceDir, component, path)
+	}
+	return dir, nil
+}

@@ -1,0 +1,475 @@
+// Package cluster builds and runs a local Kubernetes control plane for the provider's tests and
+// demo: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK's simulated nodes,
+// mpi-operator, training-operator and frameworkcontroller, all on 127.0.0.1.
+//
+// Each part is built from the Go module proxy by a module of its own under components/, so that
+// each keeps the dependency versions it was written against and the provider never links
+// k8s.io/kubernetes.
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Options says where a cluster's files live and how it runs.
+type Options struct {
+	// SourceDir is this module's folder (holding components/, nodes.yaml); see FindSourceDir.
+	SourceDir string
+	// CacheDir holds the built binaries, keyed by version.
+	CacheDir string
+	// RunDir holds one running cluster's state: PIDs, logs, certificates, etcd data, kubeconfig.
+	RunDir string
+	// NodesFile replaces the default node layout (nodes.yaml) when set.
+	NodesFile string
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+	// DieWithParent makes every process die with the one that started it (test binaries), so
+	// a killed test run leaves no cluster behind.
+	DieWithParent bool
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	RunDir     string            `json:"runDir"`
+	Kubeconfig string            `json:"kubeconfig"`
+	Processes  map[string]int    `json:"processes"` // component name -> PID
+	Ports      map[string]int    `json:"ports"`
+	Binaries   map[string]string `json:"binaries"` // component name -> executable
+}
+
+const stateFile = "cluster.json"
+
+// the order in which Stop ends processes: dependants first, etcd last.
+var stopOrder = []string{
+	"frameworkcontroller", "training-operator", "mpi-operator", "kwok",
+	"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
+}
+
+// FindSourceDir walks up from dir to the folder holding this module's components/ (the
+// repository's cluster/ folder), so the tool and test binaries work from any package folder.
+func FindSourceDir(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		for _, candidate := range []string{d, filepath.Join(d, "cluster")} {
+			if st, err := os.Stat(filepath.Join(candidate, "components", "kubernetes", "go.mod")); err == nil && !st.IsDir() {
+				return candidate, nil
+			}
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no cluster/components folder above %s", dir)
+		}
+	}
+}
+
+// Running returns the cluster recorded in runDir if all its processes are alive and its API
+// server answers, or nil.
+func Running(ctx context.Context, runDir string) (*Cluster, error) {
+	data, err := os.ReadFile(filepath.Join(runDir, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c Cluster
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(runDir, stateFile), err)
+	}
+	for name, pid := range c.Processes {
+		if !c.alive(name, pid) {
+			return nil, nil
+		}
+	}
+	client, err := newClients(c.Kubeconfig)
+	if err != nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := client.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+		return nil, nil
+	}
+	return &c, nil
+}
+
+// Start builds what is missing and starts a cluster in opts.RunDir, or returns the one already
+// running there (reused reports which). If any part fails to start, the parts already started
+// are stopped and the error carries the last lines of the failing part's log.
+func Start(ctx context.Context, opts Options) (*Cluster, bool, error) {
+	logw := opts.Log
+	if logw == nil {
+		logw = io.Discard
+	}
+	if running, err := Running(ctx, opts.RunDir); err != nil || running != nil {
+		return running, running != nil, err
+	}
+	// A stale state file (processes gone) is cleaned up before starting anew.
+	if err := stopRecorded(opts.RunDir); err != nil {
+		return nil, false, err
+	}
+
+	bins, err := Binaries(ctx, opts.SourceDir, opts.CacheDir, logw)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := os.MkdirAll(filepath.Join(opts.RunDir, "logs"), 0o755); err != nil {
+		return nil, false, err
+	}
+	c := &Cluster{
+		RunDir:     opts.RunDir,
+		Kubeconfig: filepath.Join(opts.RunDir, "kubeconfig"),
+		Processes:  map[string]int{},
+		Ports:      map[string]int{},
+		Binaries:   bins,
+	}
+	if err := c.start(ctx, opts, logw); err != nil {
+		if stopErr := c.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+		return nil, false, err
+	}
+	return c, false, nil
+}
+
+func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error {
+	started := time.Now()
+	s := &starter{c: c, opts: opts, log: logw, pki: pki{dir: filepath.Join(opts.RunDir, "pki")}}
+	if err := s.pki.generate(); err != nil {
+		return fmt.Errorf("generating certificates: %w", err)
+	}
+	for _, name := range []string{"etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "training-operator-webhook"} {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		c.Ports[name] = port
+	}
+	if err := writeKubeconfig(c.Kubeconfig, c.Ports["kube-apiserver"], s.pki); err != nil {
+		return err
+	}
+
+	if err := s.startEtcd(ctx); err != nil {
+		return err
+	}
+	if err := s.startAPIServer(ctx); err != nil {
+		return err
+	}
+	client, err := newClients(c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	if err := s.installCRDs(ctx, client); err != nil {
+		return err
+	}
+	if err := s.createNodes(ctx, client); err != nil {
+		return err
+	}
+	if err := s.startControllers(ctx); err != nil {
+		return err
+	}
+	if err := s.waitControllers(ctx, client); err != nil {
+		return err
+	}
+	if err := c.save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(logw, "cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
+	return nil
+}
+
+func (c *Cluster) save() error {
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(c.RunDir, stateFile), data, 0o644)
+}
+
+// LogPath is the file a component writes its output to.
+func (c *Cluster) LogPath(name string) string {
+	return filepath.Join(c.RunDir, "logs", name+".log")
+}
+
+// alive says whether pid is still the process this cluster started for name: a PID reused by
+// another program does not count.
+func (c *Cluster) alive(name string, pid int) bool {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+	if bin, ok := c.Binaries[name]; !ok || argv0 != bin {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// A zombie (state Z) has exited and only waits to be reaped by its parent.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+// Stop ends exactly the processes this cluster started (SIGTERM, then SIGKILL after 10 s) and
+// removes its run folder.
+func (c *Cluster) Stop() error {
+	var errs []error
+	for _, name := range stopOrder {
+		pid, ok := c.Processes[name]
+		if !ok || !c.alive(name, pid) {
+			continue
+		}
+		if err := stopProcess(pid, func() bool { return c.alive(name, pid) }); err != nil {
+			errs = append(errs, fmt.Errorf("stopping %s (pid %d): %w", name, pid, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return os.RemoveAll(c.RunDir)
+}
+
+// Stop stops the cluster recorded in runDir, if any.
+func Stop(runDir string) error { return stopRecorded(runDir) }
+
+func stopRecorded(runDir string) error {
+	data, err := os.ReadFile(filepath.Join(runDir, stateFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return os.RemoveAll(runDir)
+	}
+	if err != nil {
+		return err
+	}
+	var c Cluster
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("reading %s: %w", filepath.Join(runDir, stateFile), err)
+	}
+	return c.Stop()
+}
+
+func stopProcess(pid int, alive func() bool) error {
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive() {
+		if time.Now().After(deadline) {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+				return err
+			}
+			deadline = time.Now().Add(5 * time.Second)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// starter carries what the start-up steps share.
+type starter struct {
+	c    *Cluster
+	opts Options
+	log  io.Writer
+	pki  pki
+	// exited receives the name of a process as soon as it exits, so waits fail fast.
+	exited chan string
+}
+
+// run starts one component in the background with its output in its log file.
+func (s *starter) run(name, dir string, args ...string) error {
+	logFile, err := os.Create(s.c.LogPath(name))
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	cmd := exec.Command(s.c.Binaries[name], args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), "HOME="+s.c.RunDir) // KWOK and the operators read ~/.kube, ~/.kwok
+	// Own process group: a Ctrl-C on `make cluster` must not reach a cluster meant to outlive it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if s.opts.DieWithParent {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", name, err)
+	}
+	s.c.Processes[name] = cmd.Process.Pid
+	// Recorded at once, so that `down` can stop it even if start-up dies half-way.
+	if err := s.c.save(); err != nil {
+		return err
+	}
+	if s.exited == nil {
+		s.exited = make(chan string, len(binaries))
+	}
+	go func() {
+		_ = cmd.Wait()
+		s.exited <- name
+	}()
+	fmt.Fprintf(s.log, "started %s (pid %d)\n", name, cmd.Process.Pid)
+	return nil
+}
+
+// waitFor polls check until it returns true, failing fast when any started process exits.
+func (s *starter) waitFor(ctx context.Context, what string, timeout time.Duration, check func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ticker := time.NewTicker(100 * time.Millisecond)
+	defer ticker.Stop()
+	var lastErr error
+	for {
+		ok, err := check(ctx)
+		if ok {
+			return nil
+		}
+		if err != nil {
+			lastErr = err
+		}
+		select {
+		case name := <-s.exited:
+			return fmt.Errorf("%s exited while waiting for %s; last lines of %s:\n%s", name, what, s.c.LogPath(name), tail(s.c.LogPath(name), 25))
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w (last error: %v)", what, ctx.Err(), lastErr)
+		case <-ticker.C:
+		}
+	}
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *starter) startEtcd(ctx context.Context) error {
+	client := "http://127.0.0.1:" + strconv.Itoa(s.c.Ports["etcd"])
+	peer := "http://127.0.0.1:" + strconv.Itoa(s.c.Ports["etcd-peer"])
+	if err := s.run("etcd", s.c.RunDir,
+		"--name=local",
+		"--data-dir="+filepath.Join(s.c.RunDir, "etcd"),
+		"--listen-client-urls="+client, "--advertise-client-urls="+client,
+		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
+		"--initial-cluster=local="+peer,
+		// Test data is thrown away with the cluster: durability buys nothing but fsync waits.
+		"--unsafe-no-fsync",
+		"--log-level=warn",
+	); err != nil {
+		return err
+	}
+	return s.waitFor(ctx, "etcd", 30*time.Second, func(ctx context.Context) (bool, error) {
+		return httpOK(ctx, client+"/health")
+	})
+}
+
+func (s *starter) startAPIServer(ctx context.Context) error {
+	p := s.pki
+	if err := s.run("kube-apiserver", s.c.RunDir,
+		"--etcd-servers=http://127.0.0.1:"+strconv.Itoa(s.c.Ports["etcd"]),
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port="+strconv.Itoa(s.c.Ports["kube-apiserver"]),
+		"--tls-cert-file="+p.servingCert(), "--tls-private-key-file="+p.servingKey(),
+		"--client-ca-file="+p.caCert(),
+		"--authorization-mode=Node,RBAC",
+		"--service-account-key-file="+p.saPublicKey(),
+		"--service-account-signing-key-file="+p.saPrivateKey(),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		// Only allocated in etcd: nothing routes to Service IPs on this cluster.
+		"--service-cluster-ip-range=10.96.0.0/16",
+		// The "kubernetes" Service would point at 127.0.0.1, which is never reachable from a pod.
+		"--endpoint-reconciler-type=none",
+		"--allow-privileged=true",
+		"--profiling=false",
+	); err != nil {
+		return err
+	}
+	client, err := newClients(s.c.Kubeconfig)
+	if err != nil {
+		return err
+	}
+	return s.waitFor(ctx, "kube-apiserver to be ready", 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := client.kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err == nil, err
+	})
+}
+
+func (s *starter) startControllers(ctx context.Context) error {
+	p := s.pki
+	kubeconfig := "--kubeconfig=" + s.c.Kubeconfig
+	steps := []struct {
+		name string
+		args []string
+	}{
+		{"kube-controller-manager", []string{kubeconfig,
+			"--authentication-kubeconfig=" + s.c.Kubeconfig, "--authorization-kubeconfig=" + s.c.Kubeconfig,
+			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.c.Ports["kube-controller-manager"]),
+			"--leader-elect=false",
+			"--use-service-account-credentials=true",
+			"--service-account-private-key-file=" + p.saPrivateKey(),
+			"--root-ca-file=" + p.caCert(),
+		}},
+		{"kube-scheduler", []string{kubeconfig,
+			"--authentication-kubeconfig=" + s.c.Kubeconfig, "--authorization-kubeconfig=" + s.c.Kubeconfig,
+			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.c.Ports["kube-scheduler"]),
+			"--leader-elect=false",
+		}},
+		{"kwok", []string{kubeconfig,
+			"--config=" + filepath.Join(s.opts.SourceDir, "kwok-stages.yaml"),
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			"--server-address=",
+		}},
+		{"mpi-operator", []string{kubeconfig}},
+		{"training-operator", []string{kubeconfig,
+			"--webhook-port=" + strconv.Itoa(s.c.Ports["training-operator-webhook"]),
+			"--cert-dir=" + p.webhookCertDir(),
+		}},
+	}
+	for _, st := range steps {
+		if err := s.run(st.name, s.c.RunDir, st.args...); err != nil {
+			return err
+		}
+	}
+	// frameworkcontroller reads ./frameworkcontroller.yaml from its working folder.
+	fcDir := filepath.Join(s.c.RunDir, "frameworkcontroller")
+	if err := os.MkdirAll(fcDir, 0o755); err != nil {
+		return err
+	}
+	fcConfig := fmt.Sprintf("kubeConfigFilePath: %q\n", s.c.Kubeconfig)
+	if err := os.WriteFile(filepath.Join(fcDir, "frameworkcontroller.yaml"), []byte(fcConfig), 0o644); err != nil {
+		return err
+	}
+	return s.run("frameworkcontroller", fcDir)
+}

@@ -1,0 +1,93 @@
+// Command localcluster builds, starts and stops the local cluster the provider is tested on.
+//
+//	localcluster up     build what is missing, start (or reuse) the cluster, print the KUBECONFIG line
+//	localcluster down   stop the processes it started and remove the cluster's data
+//	localcluster build  only build the binaries
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
+)
+
+func main() {
+	fs := flag.NewFlagSet("localcluster", flag.ExitOnError)
+	dir := fs.String("dir", envOr("TRAINING_CLUSTER_DIR", ".cluster"), "folder for the running cluster's state, logs and kubeconfig")
+	cache := fs.String("cache", os.Getenv("TRAINING_CLUSTER_CACHE"), "folder for the built binaries (default: DIR/bin)")
+	nodes := fs.String("nodes", os.Getenv("TRAINING_CLUSTER_NODES"), "node layout file replacing the default nodes.yaml")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build\n")
+		fs.PrintDefaults()
+	}
+	if len(os.Args) < 2 {
+		fs.Usage()
+		os.Exit(2)
+	}
+	verb := os.Args[1]
+	_ = fs.Parse(os.Args[2:])
+
+	if err := run(verb, *dir, *cache, *nodes); err != nil {
+		fmt.Fprintln(os.Stderr, "localcluster:", err)
+		os.Exit(1)
+	}
+}
+
+func run(verb, dir, cache, nodes string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if cache == "" {
+		cache = filepath.Join(dir, "bin")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	source, err := cluster.FindSourceDir(wd)
+	if err != nil {
+		return err
+	}
+	opts := cluster.Options{
+		SourceDir: source,
+		CacheDir:  cache,
+		RunDir:    filepath.Join(dir, "run"),
+		NodesFile: nodes,
+		Log:       os.Stderr,
+	}
+	switch verb {
+	case "build":
+		_, err := cluster.Binaries(ctx, source, cache, os.Stderr)
+		return err
+	case "up":
+		c, reused, err := cluster.Start(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if reused {
+			fmt.Fprintln(os.Stderr, "the cluster is already running; reusing it")
+		}
+		fmt.Printf("export KUBECONFIG=%s\n", c.Kubeconfig)
+		return nil
+	case "down":
+		return cluster.Stop(opts.RunDir)
+	default:
+		return fmt.Errorf("unknown command %q (want up, down or build)", verb)
+	}
+}
+
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return fallback
+}

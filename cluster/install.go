@@ -1,0 +1,337 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+)
+
+// kwokNodeAnnotation marks the nodes KWOK simulates; nodes without it are left alone.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// SimulateExitAnnotation on a Running pod makes KWOK finish it with the phase given as its value
+// ("Succeeded" or "Failed"); see kwok-stages.yaml.
+const SimulateExitAnnotation = "training.kubetrain.io/simulate-exit"
+
+var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+
+// The CRDs installed from the operators' modules; frameworkcontroller creates its own.
+var crdManifests = []struct{ component, module, path string }{
+	{"mpi-operator", "github.com/kubeflow/mpi-operator", "manifests/base/kubeflow.org_mpijobs.yaml"},
+	{"training-operator", "github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_pytorchjobs.yaml"},
+	{"training-operator", "github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_tfjobs.yaml"},
+}
+
+// CRDs lists the CustomResourceDefinitions a ready cluster has established.
+var CRDs = []string{
+	"mpijobs.kubeflow.org",
+	"pytorchjobs.kubeflow.org",
+	"tfjobs.kubeflow.org",
+	"frameworks.frameworkcontroller.microsoft.com",
+}
+
+type clients struct {
+	kube    kubernetes.Interface
+	dynamic dynamic.Interface
+}
+
+func newClients(kubeconfig string) (*clients, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 100, 200
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{kube: kube, dynamic: dyn}, nil
+}
+
+func writeKubeconfig(path string, port int, p pki) error {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["local"] = &clientcmdapi.Cluster{
+		Server:               "https://127.0.0.1:" + strconv.Itoa(port),
+		CertificateAuthority: p.caCert(),
+	}
+	cfg.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificate: p.adminCert(), ClientKey: p.adminKey()}
+	cfg.Contexts["local"] = &clientcmdapi.Context{Cluster: "local", AuthInfo: "admin"}
+	cfg.CurrentContext = "local"
+	return clientcmd.WriteToFile(*cfg, path)
+}
+
+func (s *starter) installCRDs(ctx context.Context, c *clients) error {
+	var names []string
+	for _, m := range crdManifests {
+		dir, err := moduleDir(ctx, s.opts.SourceDir, m.component, m.module)
+		if err != nil {
+			return err
+		}
+		installed, err := applyManifests(ctx, c, filepath.Join(dir, m.path))
+		if err != nil {
+			return err
+		}
+		names = append(names, installed...)
+	}
+	return s.waitEstablished(ctx, c, names...)
+}
+
+// applyManifests applies every CRD in a YAML file and returns their names.
+func applyManifests(ctx context.Context, c *clients, path string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var obj unstructured.Unstructured
+		if err := dec.Decode(&obj.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return names, nil
+			}
+			return nil, fmt.Errorf("decoding %s: %w", path, err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		_, err := c.dynamic.Resource(crdGVR).Apply(ctx, obj.GetName(), &obj, metav1.ApplyOptions{FieldManager: "localcluster", Force: true})
+		if err != nil {
+			return nil, fmt.Errorf("installing %s from %s: %w", obj.GetName(), path, err)
+		}
+		names = append(names, obj.GetName())
+	}
+}
+
+// Nodes reads a node layout file: YAML documents, each a Node.
+func Nodes(path string) ([]corev1.Node, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var nodes []corev1.Node
+	for {
+		var n corev1.Node
+		if err := dec.Decode(&n); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nodes, nil
+			}
+			return nil, fmt.Errorf("decoding %s: %w", path, err)
+		}
+		if n.Name == "" {
+			continue
+		}
+		nodes = append(nodes, n)
+	}
+}
+
+func (s *starter) nodesFile() string {
+	if s.opts.NodesFile != "" {
+		return s.opts.NodesFile
+	}
+	return filepath.Join(s.opts.SourceDir, "nodes.yaml")
+}
+
+func (s *starter) createNodes(ctx context.Context, c *clients) error {
+	nodes, err := Nodes(s.nodesFile())
+	if err != nil {
+		return err
+	}
+	if len(nodes) == 0 {
+		return fmt.Errorf("%s holds no node", s.nodesFile())
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		if n.Annotations == nil {
+			n.Annotations = map[string]string{}
+		}
+		n.Annotations[kwokNodeAnnotation] = "fake"
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+		n.Labels[corev1.LabelHostname] = n.Name
+		n.Labels[corev1.LabelOSStable] = "linux"
+		n.Labels[corev1.LabelArchStable] = "amd64"
+		n.Labels["type"] = "kwok"
+		// A node's status is kept on create, so capacity and allocatable come from the file.
+		if _, err := c.kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// waitEstablished waits until the named CRDs are established, so that controllers started after
+// it find their kinds at once instead of retrying.
+func (s *starter) waitEstablished(ctx context.Context, c *clients, names ...string) error {
+	return s.waitFor(ctx, "CRDs to be established", 60*time.Second, func(ctx context.Context) (bool, error) {
+		for _, name := range names {
+			crd, err := c.dynamic.Resource(crdGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			conditions, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
+			established := false
+			for _, cond := range conditions {
+				m, _ := cond.(map[string]any)
+				if m["type"] == "Established" && m["status"] == "True" {
+					established = true
+				}
+			}
+			if !established {
+				return false, fmt.Errorf("%s not established", name)
+			}
+		}
+		return true, nil
+	})
+}
+
+func (s *starter) waitControllers(ctx context.Context, c *clients) error {
+	nodes, err := Nodes(s.nodesFile())
+	if err != nil {
+		return err
+	}
+	if err := s.waitFor(ctx, "nodes to be Ready", 60*time.Second, func(ctx context.Context) (bool, error) {
+		list, err := c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, n := range list.Items {
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+					ready++
+				}
+			}
+		}
+		return ready >= len(nodes), fmt.Errorf("%d of %d nodes Ready", ready, len(nodes))
+	}); err != nil {
+		return err
+	}
+	// frameworkcontroller creates its own CRD at start-up.
+	if err := s.waitEstablished(ctx, c, "frameworks.frameworkcontroller.microsoft.com"); err != nil {
+		return err
+	}
+	// The service-account controller creating "default" shows the controller-manager works.
+	if err := s.waitFor(ctx, "kube-controller-manager", 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.kube.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, err
+	}); err != nil {
+		return err
+	}
+	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // a health probe on loopback
+	}}
+	if err := s.waitFor(ctx, "kube-scheduler", 60*time.Second, func(ctx context.Context) (bool, error) {
+		return httpGetOK(ctx, insecure, "https://127.0.0.1:"+strconv.Itoa(s.c.Ports["kube-scheduler"])+"/healthz")
+	}); err != nil {
+		return err
+	}
+	webhookURL := "https://127.0.0.1:" + strconv.Itoa(s.c.Ports["training-operator-webhook"])
+	if err := s.waitFor(ctx, "training-operator's webhook server", 60*time.Second, func(ctx context.Context) (bool, error) {
+		resp, err := insecure.Get(webhookURL + "/")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	if err := s.registerWebhooks(ctx, c, webhookURL); err != nil {
+		return err
+	}
+	// mpi-operator and frameworkcontroller open no port: give them a moment to fail on start-up
+	// (a missing CRD, a bad kubeconfig) before calling the cluster ready.
+	return s.waitFor(ctx, "the operators to settle", 10*time.Second, func(ctx context.Context) (bool, error) {
+		select {
+		case <-time.After(1500 * time.Millisecond):
+			return true, nil
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	})
+}
+
+// registerWebhooks points the API server at training-operator's validating webhooks, as its own
+// manifests do for an in-cluster deployment, but by URL on loopback.
+func (s *starter) registerWebhooks(ctx context.Context, c *clients, baseURL string) error {
+	ca, err := os.ReadFile(s.pki.caCert())
+	if err != nil {
+		return err
+	}
+	var hooks []admissionregistrationv1.ValidatingWebhook
+	for _, kind := range []string{"pytorchjob", "tfjob"} {
+		hooks = append(hooks, admissionregistrationv1.ValidatingWebhook{
+			Name: "validator." + kind + ".training-operator.kubeflow.org",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				URL:      ptr.To(baseURL + "/validate-kubeflow-org-v1-" + kind),
+				CABundle: ca,
+			},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{"kubeflow.org"}, APIVersions: []string{"v1"}, Resources: []string{kind + "s"},
+				},
+			}},
+			FailurePolicy:           ptr.To(admissionregistrationv1.Fail),
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		})
+	}
+	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "validator.training-operator.kubeflow.org"},
+		Webhooks:   hooks,
+	}
+	_, err = c.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("registering training-operator's webhooks: %w", err)
+	}
+	return nil
+}
+
+func httpOK(ctx context.Context, url string) (bool, error) {
+	return httpGetOK(ctx, http.DefaultClient, url)
+}
+
+func httpGetOK(ctx context.Context, client *http.Client, url string) (bool, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return true, nil
+}
