@@ -1,0 +1,370 @@
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+)
+
+var (
+	mpiJobs     = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
+	tfJobs      = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}
+	pytorchJobs = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
+	frameworks  = schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"}
+)
+
+const ssdNode = "cn-beijing.192.168.3.230"
+
+// TestLocalCluster starts a cluster of its own (it checks how it stops), proves each part on it by
+// reading objects back, then stops it and checks that no process or port is left.
+func TestLocalCluster(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := clustertest.DefaultOptions(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	c, reused, err := cluster.Start(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reused {
+		t.Fatal("a new run folder must start a new cluster")
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = c.Stop()
+		}
+	}()
+
+	again, reused, err := cluster.Start(ctx, opts)
+	if err != nil || !reused || again.Processes["kube-apiserver"] != c.Processes["kube-apiserver"] {
+		t.Fatalf("starting again must reuse the running cluster: reused=%v err=%v", reused, err)
+	}
+
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.Kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube := kubernetes.NewForConfigOrDie(cfg)
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	e := &env{t: t, kube: kube, dyn: dyn}
+
+	t.Run("nodes", func(t *testing.T) { e.t = t; e.checkNodes(ctx) })
+	t.Run("crds", func(t *testing.T) {
+		for _, name := range cluster.CRDs {
+			if _, err := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				t.Errorf("CRD %s: %v", name, err)
+			}
+		}
+	})
+	t.Run("untolerated pod stays pending", func(t *testing.T) { e.t = t; e.checkUntolerated(ctx) })
+	t.Run("mpijob on the ssd node, succeeds, is garbage-collected", func(t *testing.T) { e.t = t; e.checkMPIJob(ctx) })
+	t.Run("tfjob runs", func(t *testing.T) {
+		e.t = t
+		e.create(ctx, tfJobs, tfJobYAML)
+		e.waitPods(ctx, "training.kubeflow.org/job-name=tf-dist", 3, corev1.PodRunning)
+	})
+	t.Run("invalid pytorchjob rejected by training-operator's webhook", func(t *testing.T) {
+		obj := decode(t, invalidPyTorchJobYAML)
+		_, err := dyn.Resource(pytorchJobs).Namespace("default").Create(ctx, obj, metav1.CreateOptions{})
+		if err == nil || !strings.Contains(err.Error(), "validator.pytorchjob.training-operator.kubeflow.org") {
+			t.Fatalf("want a rejection by the webhook, got %v", err)
+		}
+	})
+	t.Run("framework runs", func(t *testing.T) {
+		e.t = t
+		e.create(ctx, frameworks, frameworkYAML)
+		e.waitPods(ctx, "FC_FRAMEWORK_NAME=fw", 2, corev1.PodRunning)
+	})
+
+	pids := c.Processes
+	ports := c.Ports
+	if err := c.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	for name, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("%s (pid %d) is still there after Stop: %v", name, pid, err)
+		}
+	}
+	for name, port := range ports {
+		if conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
+			conn.Close()
+			t.Errorf("port %d (%s) still answers after Stop", port, name)
+		}
+	}
+	if _, err := os.Stat(opts.RunDir); !os.IsNotExist(err) {
+		t.Errorf("run folder %s is still there: %v", opts.RunDir, err)
+	}
+}
+
+type env struct {
+	t    *testing.T
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
+}
+
+func (e *env) checkNodes(ctx context.Context) {
+	nodes, err := e.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var got []string
+	for _, n := range nodes.Items {
+		var taints []string
+		for _, taint := range n.Spec.Taints {
+			taints = append(taints, taint.ToString())
+		}
+		gpus := n.Status.Allocatable["nvidia.com/gpu"]
+		ready := false
+		for _, cond := range n.Status.Conditions {
+			ready = ready || (cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue)
+		}
+		got = append(got, fmt.Sprintf("%s ready=%v gpus=%s taints=%s", n.Name, ready, gpus.String(), strings.Join(taints, ",")))
+	}
+	want := []string{
+		"cn-beijing.192.168.3.225 ready=true gpus=0 taints=node-role.kubernetes.io/control-plane:NoSchedule",
+		"cn-beijing.192.168.3.226 ready=true gpus=0 taints=node-role.kubernetes.io/control-plane:NoSchedule",
+		"cn-beijing.192.168.3.227 ready=true gpus=0 taints=node-role.kubernetes.io/control-plane:NoSchedule",
+		"cn-beijing.192.168.3.228 ready=true gpus=8 taints=gpu_node=invalid:NoSchedule",
+		"cn-beijing.192.168.3.229 ready=true gpus=8 taints=gpu_node=invalid:NoSchedule",
+		"cn-beijing.192.168.3.230 ready=true gpus=8 taints=ssd_node=invalid:NoSchedule",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		e.t.Fatalf("nodes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func (e *env) checkUntolerated(ctx context.Context) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "no-toleration", Namespace: "default"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}},
+	}
+	if _, err := e.kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	var reason string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := e.kube.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+				reason = cond.Message
+				return p.Status.Phase == corev1.PodPending, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for the scheduler to report the pod unschedulable: %v", err)
+	}
+	if !strings.Contains(reason, "untolerated taint") {
+		e.t.Fatalf("scheduler's reason %q does not name the untolerated taints", reason)
+	}
+}
+
+func (e *env) checkMPIJob(ctx context.Context) {
+	e.create(ctx, mpiJobs, mpiJobYAML)
+	selector := "training.kubeflow.org/job-name=mpi-dist"
+	pods := e.waitPods(ctx, selector, 3, corev1.PodRunning)
+	for _, p := range pods {
+		if p.Spec.NodeName != ssdNode {
+			e.t.Errorf("pod %s runs on %s, want the ssd node %s", p.Name, p.Spec.NodeName, ssdNode)
+		}
+	}
+
+	// Finish the launcher as a real one would when mpirun returns 0.
+	for _, p := range pods {
+		if p.Labels["training.kubeflow.org/job-role"] != "launcher" {
+			continue
+		}
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"Succeeded"}}}`, cluster.SimulateExitAnnotation)
+		if _, err := e.kube.CoreV1().Pods("default").Patch(ctx, p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		job, err := e.dyn.Resource(mpiJobs).Namespace("default").Get(ctx, "mpi-dist", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		conditions, _, _ := unstructured.NestedSlice(job.Object, "status", "conditions")
+		for _, c := range conditions {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Succeeded" && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for the MPIJob to report success: %v", err)
+	}
+
+	background := metav1.DeletePropagationBackground
+	if err := e.dyn.Resource(mpiJobs).Namespace("default").Delete(ctx, "mpi-dist", metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
+		e.t.Fatal(err)
+	}
+	// The garbage collector can take ~20 s on a CRD created seconds ago.
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := e.kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
+		return err == nil && len(list.Items) == 0, err
+	})
+	if err != nil {
+		e.t.Fatalf("the deleted MPIJob's pods were not garbage-collected: %v", err)
+	}
+}
+
+func (e *env) create(ctx context.Context, gvr schema.GroupVersionResource, manifest string) {
+	obj := decode(e.t, manifest)
+	if _, err := e.dyn.Resource(gvr).Namespace("default").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+		e.t.Fatalf("creating %s %s: %v", gvr.Resource, obj.GetName(), err)
+	}
+}
+
+// waitPods waits until exactly n pods match selector, all in phase.
+func (e *env) waitPods(ctx context.Context, selector string, n int, phase corev1.PodPhase) []corev1.Pod {
+	var pods []corev1.Pod
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := e.kube.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err
+		}
+		pods = list.Items
+		var states []string
+		for _, p := range pods {
+			states = append(states, p.Name+"="+string(p.Status.Phase))
+			if p.Status.Phase != phase {
+				return false, nil
+			}
+		}
+		last = strings.Join(states, " ")
+		return len(pods) == n, nil
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for %d %s pods matching %s (last seen: %s): %v", n, phase, selector, last, err)
+	}
+	return pods
+}
+
+func decode(t *testing.T, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+const mpiJobYAML = `
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: mpi-dist, namespace: default}
+spec:
+  slotsPerWorker: 1
+  runPolicy: {cleanPodPolicy: Running}
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          tolerations: [{key: ssd_node, operator: Exists}]
+          containers: [{name: launcher, image: horovod, command: [mpirun, python, train.py]}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          tolerations: [{key: ssd_node, operator: Exists}]
+          containers:
+          - name: worker
+            image: horovod
+            resources: {limits: {nvidia.com/gpu: 1}}
+`
+
+const tfJobYAML = `
+apiVersion: kubeflow.org/v1
+kind: TFJob
+metadata: {name: tf-dist, namespace: default}
+spec:
+  tfReplicaSpecs:
+    PS:
+      replicas: 1
+      template:
+        spec:
+          tolerations: [{key: gpu_node, operator: Exists}]
+          containers: [{name: tensorflow, image: tf}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          tolerations: [{key: gpu_node, operator: Exists}]
+          containers:
+          - name: tensorflow
+            image: tf
+            resources: {limits: {nvidia.com/gpu: 1}}
+`
+
+// The container must be named "pytorch"; the webhook rejects this one.
+const invalidPyTorchJobYAML = `
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt-invalid, namespace: default}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: not-pytorch, image: pt}]
+`
+
+const frameworkYAML = `
+apiVersion: frameworkcontroller.microsoft.com/v1
+kind: Framework
+metadata: {name: fw, namespace: default}
+spec:
+  executionType: Start
+  retryPolicy: {fancyRetryPolicy: false, maxRetryCount: 0}
+  taskRoles:
+  - name: worker
+    taskNumber: 2
+    frameworkAttemptCompletionPolicy: {minFailedTaskCount: 1, minSucceededTaskCount: -1}
+    task:
+      retryPolicy: {fancyRetryPolicy: false, maxRetryCount: 0}
+      pod:
+        spec:
+          restartPolicy: Never
+          tolerations: [{key: gpu_node, operator: Exists}]
+          containers: [{name: worker, image: pytorch}]
+`

@@ -1,0 +1,87 @@
+// Package clustertest gives a test binary one local cluster: started before its tests and stopped
+// after them, or, when TRAINING_TEST_KUBECONFIG names a kubeconfig, that cluster instead (kind,
+// a real cluster, or one started by `make cluster`), which is then neither started nor stopped.
+package clustertest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
+)
+
+// KubeconfigEnv names an existing cluster's kubeconfig to test against.
+const KubeconfigEnv = "TRAINING_TEST_KUBECONFIG"
+
+var kubeconfig string
+
+// Kubeconfig is the path of the kubeconfig of the cluster the tests run against; it is set by Run.
+func Kubeconfig() string { return kubeconfig }
+
+// Run provides the cluster, runs the tests and returns their exit code: use it as
+// `os.Exit(clustertest.Run(m))` in TestMain.
+func Run(m *testing.M) int {
+	if path := os.Getenv(KubeconfigEnv); path != "" {
+		kubeconfig = path
+		return m.Run()
+	}
+	c, err := start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "clustertest: starting the local cluster:", err)
+		return 1
+	}
+	kubeconfig = c.Kubeconfig
+	code := m.Run()
+	if err := c.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "clustertest: stopping the local cluster:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+func start() (*cluster.Cluster, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	opts, err := DefaultOptions(wd)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // a cold build included
+	defer cancel()
+	c, _, err := cluster.Start(ctx, opts)
+	return c, err
+}
+
+// DefaultOptions are the options of a test binary's own cluster: binaries from the shared cache
+// (TRAINING_CLUSTER_CACHE, else the repository's .cluster/bin), everything else in a new
+// temporary folder, and processes that die with the test binary.
+func DefaultOptions(wd string) (cluster.Options, error) {
+	source, err := cluster.FindSourceDir(wd)
+	if err != nil {
+		return cluster.Options{}, err
+	}
+	cache := os.Getenv("TRAINING_CLUSTER_CACHE")
+	if cache == "" {
+		cache = filepath.Join(filepath.Dir(source), ".cluster", "bin")
+	}
+	runDir, err := os.MkdirTemp("", "training-cluster-")
+	if err != nil {
+		return cluster.Options{}, err
+	}
+	return cluster.Options{
+		SourceDir:     source,
+		CacheDir:      cache,
+		RunDir:        runDir,
+		NodesFile:     os.Getenv("TRAINING_CLUSTER_NODES"),
+		Log:           os.Stderr,
+		DieWithParent: true,
+	}, nil
+}
