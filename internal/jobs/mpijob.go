@@ -1,0 +1,283 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+// MPIJobGVR is mpi-operator's MPIJob, version v2beta1.
+var MPIJobGVR = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
+
+// mpi-operator's pod labels and replica types.
+const (
+	MPIJobNameLabel = "training.kubeflow.org/job-name"
+	MPIJobRoleLabel = "training.kubeflow.org/job-role"
+
+	mpiLauncher = "Launcher"
+	mpiWorker   = "Worker"
+)
+
+// DefaultWorkerCommand runs the SSH daemon mpi-operator v2 expects in workers: the launcher's
+// mpirun reaches them over SSH.
+var DefaultWorkerCommand = []string{"/usr/sbin/sshd", "-De"}
+
+// Clean pod policies of the Kubeflow run policy.
+var CleanPodPolicies = []string{"None", "Running", "All"}
+
+// MPIJobSpec is everything a training_mpi_job says.
+type MPIJobSpec struct {
+	Name, Namespace string
+	Pod             PodOptions
+	// LauncherCommand runs mpirun; WorkerCommand defaults to DefaultWorkerCommand.
+	LauncherCommand []string
+	WorkerCommand   []string
+	Workers         int32
+	// SlotsPerWorker defaults to the GPUs per worker, at least 1.
+	SlotsPerWorker              int32
+	LauncherCPU, LauncherMemory string
+	CleanPodPolicy              string
+	TTLSecondsAfterFinished     *int32
+	BackoffLimit                *int32
+	ActiveDeadlineSeconds       *int64
+	QueueName                   string
+}
+
+// DefaultSlots is the slots per worker when none is set: one per GPU, at least one.
+func DefaultSlots(gpus int64) int32 {
+	if gpus < 1 {
+		return 1
+	}
+	return int32(gpus)
+}
+
+// mpiJob mirrors the fields of kubeflow.org/v2beta1 MPIJob this provider sets and reads; the
+// operator's own types would pull its whole dependency tree into the provider.
+type mpiJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              mpiJobSpec `json:"spec"`
+	Status            jobStatus  `json:"status,omitempty"`
+}
+
+type mpiJobSpec struct {
+	SlotsPerWorker    *int32                  `json:"slotsPerWorker,omitempty"`
+	RunPolicy         runPolicy               `json:"runPolicy,omitempty"`
+	MPIImplementation string                  `json:"mpiImplementation,omitempty"`
+	MPIReplicaSpecs   map[string]*replicaSpec `json:"mpiReplicaSpecs"`
+}
+
+type runPolicy struct {
+	CleanPodPolicy          *string `json:"cleanPodPolicy,omitempty"`
+	TTLSecondsAfterFinished *int32  `json:"ttlSecondsAfterFinished,omitempty"`
+	ActiveDeadlineSeconds   *int64  `json:"activeDeadlineSeconds,omitempty"`
+	BackoffLimit            *int32  `json:"backoffLimit,omitempty"`
+}
+
+type replicaSpec struct {
+	Replicas      *int32                 `json:"replicas,omitempty"`
+	Template      corev1.PodTemplateSpec `json:"template,omitempty"`
+	RestartPolicy string                 `json:"restartPolicy,omitempty"`
+}
+
+// jobStatus is the Kubeflow JobStatus, shared by MPIJob, TFJob and PyTorchJob.
+type jobStatus struct {
+	Conditions     []jobCondition `json:"conditions,omitempty"`
+	StartTime      *metav1.Time   `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time   `json:"completionTime,omitempty"`
+}
+
+type jobCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// NewMPIJob builds the MPIJob for spec.
+func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
+	workerResources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
+	if err != nil {
+		return nil, err
+	}
+	launcherResources, err := Resources(spec.LauncherCPU, spec.LauncherMemory, 0, "")
+	if err != nil {
+		return nil, fmt.Errorf("launcher: %w", err)
+	}
+	workerCommand := spec.WorkerCommand
+	if len(workerCommand) == 0 {
+		workerCommand = DefaultWorkerCommand
+	}
+	launcher, err := spec.Pod.podTemplate(container{name: "launcher", command: spec.LauncherCommand, resources: launcherResources}, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	worker, err := spec.Pod.podTemplate(container{name: "worker", command: workerCommand, resources: workerResources}, "", nil)
+	if err != nil {
+		return nil, err
+	}
+	slots := spec.SlotsPerWorker
+	if slots == 0 {
+		slots = DefaultSlots(spec.Pod.GPUs)
+	}
+	job := mpiJob{
+		TypeMeta: metav1.TypeMeta{APIVersion: MPIJobGVR.GroupVersion().String(), Kind: "MPIJob"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        spec.Name,
+			Namespace:   spec.Namespace,
+			Labels:      jobLabels(spec.Pod.Labels, spec.QueueName),
+			Annotations: copyMap(spec.Pod.Annotations),
+		},
+		Spec: mpiJobSpec{
+			SlotsPerWorker: ptr.To(slots),
+			RunPolicy: runPolicy{
+				CleanPodPolicy:          optional(spec.CleanPodPolicy),
+				TTLSecondsAfterFinished: spec.TTLSecondsAfterFinished,
+				ActiveDeadlineSeconds:   spec.ActiveDeadlineSeconds,
+				BackoffLimit:            spec.BackoffLimit,
+			},
+			MPIReplicaSpecs: map[string]*replicaSpec{
+				mpiLauncher: {Replicas: ptr.To[int32](1), Template: launcher, RestartPolicy: "OnFailure"},
+				mpiWorker:   {Replicas: ptr.To(spec.Workers), Template: worker},
+			},
+		},
+	}
+	return toUnstructured(&job)
+}
+
+// ReadMPIJob recovers the spec of an MPIJob (for import and drift detection).
+func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
+	var job mpiJob
+	if err := fromUnstructured(obj, &job); err != nil {
+		return MPIJobSpec{}, err
+	}
+	spec := MPIJobSpec{Name: job.Name, Namespace: job.Namespace}
+	worker, launcher := job.Spec.MPIReplicaSpecs[mpiWorker], job.Spec.MPIReplicaSpecs[mpiLauncher]
+	if worker == nil || launcher == nil {
+		return spec, fmt.Errorf("MPIJob %s/%s has no %s or %s replica spec", job.Namespace, job.Name, mpiLauncher, mpiWorker)
+	}
+	spec.Pod = readPodOptions(worker.Template)
+	spec.Pod.Labels, spec.QueueName = userLabels(job.Labels)
+	spec.Pod.Annotations = job.Annotations
+	spec.Workers = ptr.Deref(worker.Replicas, 1)
+	if len(worker.Template.Spec.Containers) > 0 {
+		spec.WorkerCommand = worker.Template.Spec.Containers[0].Command
+	}
+	if len(launcher.Template.Spec.Containers) > 0 {
+		c := launcher.Template.Spec.Containers[0]
+		spec.LauncherCommand = c.Command
+		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+			spec.LauncherCPU = q.String()
+		}
+		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
+			spec.LauncherMemory = q.String()
+		}
+	}
+	spec.SlotsPerWorker = ptr.Deref(job.Spec.SlotsPerWorker, 1)
+	spec.CleanPodPolicy = ptr.Deref(job.Spec.RunPolicy.CleanPodPolicy, "")
+	spec.TTLSecondsAfterFinished = job.Spec.RunPolicy.TTLSecondsAfterFinished
+	spec.BackoffLimit = job.Spec.RunPolicy.BackoffLimit
+	spec.ActiveDeadlineSeconds = job.Spec.RunPolicy.ActiveDeadlineSeconds
+	return spec, nil
+}
+
+// MPIWorkerReplicas returns the Worker replicas of an MPIJob object.
+func MPIWorkerReplicas(obj *unstructured.Unstructured) (int32, error) {
+	n, found, err := unstructured.NestedInt64(obj.Object, "spec", "mpiReplicaSpecs", mpiWorker, "replicas")
+	if err != nil {
+		return 0, err
+	}
+	if !found {
+		return 1, nil // the CRD's default
+	}
+	return int32(n), nil
+}
+
+// MPIRescalePatch is a JSON patch that changes the Worker replicas from one count to another,
+// guarded by a test op: if someone else changed the count since Terraform read it, the API
+// server rejects the patch instead of silently overwriting their change.
+func MPIRescalePatch(from, to int32) []byte {
+	const path = "/spec/mpiReplicaSpecs/" + mpiWorker + "/replicas"
+	patch, _ := json.Marshal([]map[string]any{
+		{"op": "test", "path": path, "value": from},
+		{"op": "replace", "path": path, "value": to},
+	})
+	return patch
+}
+
+// MPIPodSelector selects the launcher and worker pods of an MPIJob.
+func MPIPodSelector(name string) string { return MPIJobNameLabel + "=" + name }
+
+func jobLabels(user map[string]string, queue string) map[string]string {
+	labels := merge(user, map[string]string{ManagedByLabel: ManagedByValue})
+	if queue != "" {
+		labels[QueueLabel] = queue
+	}
+	return labels
+}
+
+// userLabels splits the labels this provider adds from the user's.
+func userLabels(labels map[string]string) (user map[string]string, queue string) {
+	for k, v := range labels {
+		switch k {
+		case ManagedByLabel:
+		case QueueLabel:
+			queue = v
+		default:
+			if user == nil {
+				user = map[string]string{}
+			}
+			user[k] = v
+		}
+	}
+	return user, queue
+}
+
+// IsManaged says whether this provider created obj.
+func IsManaged(obj *unstructured.Unstructured) bool {
+	return obj.GetLabels()[ManagedByLabel] == ManagedByValue
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toUnstructured(obj any) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	// Pod templates carry a null creationTimestamp that is noise in every diff.
+	removeNullCreationTimestamps(u.Object)
+	return u, nil
+}
+
+func fromUnstructured(obj *unstructured.Unstructured, into any) error {
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, into)
+}
+
+func removeNullCreationTimestamps(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		if ts, ok := t["creationTimestamp"]; ok && ts == nil {
+			delete(t, "creationTimestamp")
+		}
+		for _, child := range t {
+			removeNullCreationTimestamps(child)
+		}
+	case []any:
+		for _, child := range t {
+			removeNullCreationTimestamps(child)
+		}
+	}
+}

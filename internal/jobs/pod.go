@@ -1,0 +1,223 @@
+// Package jobs translates plain-Go job specs into the Kubernetes objects the operators run, and
+// their objects and pods back into a status like `arena get` shows. It makes no API call and
+// knows nothing of Terraform.
+package jobs
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+const (
+	// DefaultGPUResource is the extended resource NVIDIA's device plugin advertises.
+	DefaultGPUResource = "nvidia.com/gpu"
+	// ShmMountPath is where shm_size mounts a memory-backed volume.
+	ShmMountPath = "/dev/shm"
+
+	// ManagedByLabel marks the objects this provider created, so it can tell its own leftovers
+	// from somebody else's object of the same name.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "terraform-provider-training"
+	// QueueLabel submits a job to a Kueue LocalQueue.
+	QueueLabel = "kueue.x-k8s.io/queue-name"
+
+	shmVolumeName = "shm"
+)
+
+// PodOptions are the pod-level settings every job kind shares; each kind applies them to the pod
+// templates of all its roles.
+type PodOptions struct {
+	Image string
+	// GPUs per worker pod, requested as limits of GPUResource.
+	GPUs        int64
+	GPUResource string
+	// CPU and Memory per worker pod, as Kubernetes quantities; empty means unset. They are set as
+	// both requests and limits.
+	CPU, Memory string
+
+	Env                map[string]string
+	Labels             map[string]string
+	Annotations        map[string]string
+	NodeSelector       map[string]string
+	Tolerations        []corev1.Toleration
+	PriorityClassName  string
+	ServiceAccountName string
+	ImagePullSecrets   []string
+	ImagePullPolicy    corev1.PullPolicy
+	DataVolumes        []DataVolume
+	// ShmSize is the size limit of a memory-backed /dev/shm; empty means none is mounted.
+	ShmSize string
+}
+
+// container is what differs between the containers of one job's roles.
+type container struct {
+	name      string
+	command   []string
+	resources corev1.ResourceRequirements
+	ports     []corev1.ContainerPort
+}
+
+// Resources returns requests and limits for the given CPU, memory and GPUs.
+func Resources(cpu, memory string, gpus int64, gpuResource string) (corev1.ResourceRequirements, error) {
+	var r corev1.ResourceRequirements
+	set := func(name corev1.ResourceName, value string) error {
+		if value == "" {
+			return nil
+		}
+		q, err := resource.ParseQuantity(value)
+		if err != nil {
+			return fmt.Errorf("%s %q is not a Kubernetes quantity: %w", name, value, err)
+		}
+		if r.Requests == nil {
+			r.Requests, r.Limits = corev1.ResourceList{}, corev1.ResourceList{}
+		}
+		r.Requests[name], r.Limits[name] = q, q
+		return nil
+	}
+	if err := set(corev1.ResourceCPU, cpu); err != nil {
+		return r, err
+	}
+	if err := set(corev1.ResourceMemory, memory); err != nil {
+		return r, err
+	}
+	if gpus > 0 {
+		if gpuResource == "" {
+			gpuResource = DefaultGPUResource
+		}
+		if r.Limits == nil {
+			r.Limits = corev1.ResourceList{}
+		}
+		r.Limits[corev1.ResourceName(gpuResource)] = *resource.NewQuantity(gpus, resource.DecimalSI)
+	}
+	return r, nil
+}
+
+// podTemplate builds the pod template of one role from the shared options.
+func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy, roleLabels map[string]string) (corev1.PodTemplateSpec, error) {
+	main := corev1.Container{
+		Name:            c.name,
+		Image:           o.Image,
+		Command:         c.command,
+		Resources:       c.resources,
+		Ports:           c.ports,
+		ImagePullPolicy: o.ImagePullPolicy,
+		Env:             envVars(o.Env),
+	}
+	spec := corev1.PodSpec{
+		RestartPolicy:      restartPolicy,
+		NodeSelector:       o.NodeSelector,
+		Tolerations:        o.Tolerations,
+		PriorityClassName:  o.PriorityClassName,
+		ServiceAccountName: o.ServiceAccountName,
+	}
+	for _, name := range o.ImagePullSecrets {
+		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
+	}
+	for i, v := range o.DataVolumes {
+		name := "data-" + strconv.Itoa(i)
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: v.Claim},
+		}})
+		main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: v.MountPath})
+	}
+	if o.ShmSize != "" {
+		size, err := resource.ParseQuantity(o.ShmSize)
+		if err != nil {
+			return corev1.PodTemplateSpec{}, fmt.Errorf("shm_size %q is not a Kubernetes quantity: %w", o.ShmSize, err)
+		}
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: shmVolumeName, VolumeSource: corev1.VolumeSource{
+			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(size)},
+		}})
+		main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: shmVolumeName, MountPath: ShmMountPath})
+	}
+	spec.Containers = []corev1.Container{main}
+	return corev1.PodTemplateSpec{
+		ObjectMeta: metav1.ObjectMeta{Labels: merge(o.Labels, roleLabels), Annotations: copyMap(o.Annotations)},
+		Spec:       spec,
+	}, nil
+}
+
+// readPodOptions recovers the shared options from a role's pod template (for import).
+func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
+	var o PodOptions
+	o.NodeSelector = t.Spec.NodeSelector
+	o.Tolerations = t.Spec.Tolerations
+	o.PriorityClassName = t.Spec.PriorityClassName
+	o.ServiceAccountName = t.Spec.ServiceAccountName
+	for _, s := range t.Spec.ImagePullSecrets {
+		o.ImagePullSecrets = append(o.ImagePullSecrets, s.Name)
+	}
+	o.Annotations = t.Annotations
+	if len(t.Spec.Containers) == 0 {
+		return o
+	}
+	c := t.Spec.Containers[0]
+	o.Image = c.Image
+	o.ImagePullPolicy = c.ImagePullPolicy
+	if len(c.Env) > 0 {
+		o.Env = map[string]string{}
+		for _, e := range c.Env {
+			o.Env[e.Name] = e.Value
+		}
+	}
+	for name, q := range c.Resources.Limits {
+		switch name {
+		case corev1.ResourceCPU:
+			o.CPU = q.String()
+		case corev1.ResourceMemory:
+			o.Memory = q.String()
+		default:
+			o.GPUs, o.GPUResource = q.Value(), string(name)
+		}
+	}
+	mounts := map[string]string{}
+	for _, m := range c.VolumeMounts {
+		mounts[m.Name] = m.MountPath
+	}
+	for _, v := range t.Spec.Volumes {
+		switch {
+		case v.PersistentVolumeClaim != nil:
+			o.DataVolumes = append(o.DataVolumes, DataVolume{Claim: v.PersistentVolumeClaim.ClaimName, MountPath: mounts[v.Name]})
+		case v.Name == shmVolumeName && v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil:
+			o.ShmSize = v.EmptyDir.SizeLimit.String()
+		}
+	}
+	return o
+}
+
+func envVars(env map[string]string) []corev1.EnvVar {
+	names := make([]string, 0, len(env))
+	for name := range env {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	vars := make([]corev1.EnvVar, 0, len(names))
+	for _, name := range names {
+		vars = append(vars, corev1.EnvVar{Name: name, Value: env[name]})
+	}
+	if len(vars) == 0 {
+		return nil
+	}
+	return vars
+}
+
+func merge(maps ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func copyMap(m map[string]string) map[string]string { return merge(m) }

@@ -1,0 +1,210 @@
+package jobs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// Job phases, as `arena get` shows them.
+const (
+	Pending   = "PENDING"
+	Running   = "RUNNING"
+	Succeeded = "SUCCEEDED"
+	Failed    = "FAILED"
+	Suspended = "SUSPENDED"
+)
+
+// Finished says whether a job in this phase will not run again by itself.
+func Finished(phase string) bool { return phase == Succeeded || phase == Failed }
+
+// Observed is what a wait or a read sees of one job: its object, its pods and the events about it.
+type Observed struct {
+	Object *unstructured.Unstructured
+	Pods   []corev1.Pod
+	Events []corev1.Event
+}
+
+// Status is a job's state like `arena get` shows it.
+type Status struct {
+	Phase          string
+	StartTime      *time.Time
+	CompletionTime *time.Time
+	// Duration is the training time: from start to completion, or to now while it runs.
+	Duration  time.Duration
+	Instances []Instance
+}
+
+// Instance is one pod of a job.
+type Instance struct {
+	Name  string
+	Role  string
+	Phase string
+	Node  string
+}
+
+// KubeflowStatus reads the status of a Kubeflow job (MPIJob, TFJob, PyTorchJob: they share the
+// JobStatus type) and its pods; roleLabel names the pod label holding each pod's role.
+func KubeflowStatus(o Observed, roleLabel string, now time.Time) (Status, error) {
+	var job struct {
+		Status jobStatus `json:"status"`
+	}
+	if err := fromUnstructured(o.Object, &job); err != nil {
+		return Status{}, err
+	}
+	s := Status{Phase: Pending, Instances: instances(o.Pods, roleLabel)}
+	conditions := map[string]bool{}
+	for _, c := range job.Status.Conditions {
+		conditions[c.Type] = c.Status == string(corev1.ConditionTrue)
+	}
+	switch {
+	case conditions["Succeeded"]:
+		s.Phase = Succeeded
+	case conditions["Failed"]:
+		s.Phase = Failed
+	case conditions["Suspended"]:
+		s.Phase = Suspended
+	case conditions["Running"]:
+		s.Phase = Running
+	}
+	if t := job.Status.StartTime; t != nil {
+		s.StartTime = &t.Time
+	}
+	if t := job.Status.CompletionTime; t != nil {
+		s.CompletionTime = &t.Time
+	}
+	s.Duration = trainingDuration(s.StartTime, s.CompletionTime, now)
+	return s, nil
+}
+
+func trainingDuration(start, end *time.Time, now time.Time) time.Duration {
+	if start == nil {
+		return 0
+	}
+	if end == nil {
+		end = &now
+	}
+	if d := end.Sub(*start); d > 0 {
+		return d.Round(time.Second)
+	}
+	return 0
+}
+
+// instances lists the pods, the launcher (or master) first, then by role and name.
+func instances(pods []corev1.Pod, roleLabel string) []Instance {
+	out := make([]Instance, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, Instance{Name: p.Name, Role: p.Labels[roleLabel], Phase: string(p.Status.Phase), Node: p.Spec.NodeName})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Role != out[j].Role {
+			return out[i].Role < out[j].Role
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// fatalEventReasons are the Warning events after which an operator will not go on by itself:
+// mpi-operator reports an invalid spec only as a ValidationError event.
+var fatalEventReasons = map[string]bool{"ValidationError": true, "ErrResourceExists": true}
+
+// KubeflowFailure returns why a Kubeflow job failed or was refused by its operator, or "".
+func KubeflowFailure(o Observed) string {
+	if o.Object != nil {
+		conditions, _, _ := unstructured.NestedSlice(o.Object.Object, "status", "conditions")
+		for _, c := range conditions {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Failed" && m["status"] == "True" {
+				return fmt.Sprintf("the job failed: %v: %v", m["reason"], m["message"])
+			}
+		}
+	}
+	for _, e := range o.Events {
+		if e.Type == corev1.EventTypeWarning && fatalEventReasons[e.Reason] {
+			return fmt.Sprintf("the operator refused the job: %s: %s", e.Reason, e.Message)
+		}
+	}
+	return ""
+}
+
+// RunningCount counts the pods of a role that are Running and not being deleted.
+func RunningCount(pods []corev1.Pod, roleLabel, role string) (running, total int) {
+	for _, p := range pods {
+		if p.Labels[roleLabel] != role || p.DeletionTimestamp != nil {
+			continue
+		}
+		total++
+		if p.Status.Phase == corev1.PodRunning {
+			running++
+		}
+	}
+	return running, total
+}
+
+// MPIJobRunning says whether an MPIJob runs with exactly workers workers: mpi-operator reports
+// it Running, its launcher and that many worker pods are Running, and no other worker pod is
+// left. A job that finished before the wait saw it run counts as having run. It returns an error
+// when the job has failed or was refused, so waits fail fast.
+func MPIJobRunning(o Observed, workers int32) (bool, error) {
+	if reason := KubeflowFailure(o); reason != "" {
+		return false, fmt.Errorf("%s", reason)
+	}
+	if o.Object == nil {
+		return false, nil
+	}
+	if o.Object.GetDeletionTimestamp() != nil {
+		return false, fmt.Errorf("the MPIJob is being deleted")
+	}
+	status, err := KubeflowStatus(o, MPIJobRoleLabel, time.Now())
+	if err != nil {
+		return false, err
+	}
+	if status.Phase == Succeeded {
+		return true, nil
+	}
+	launchers, _ := RunningCount(o.Pods, MPIJobRoleLabel, "launcher")
+	running, total := RunningCount(o.Pods, MPIJobRoleLabel, "worker")
+	return status.Phase == Running && launchers == 1 && running == int(workers) && total == int(workers), nil
+}
+
+// WhyNotRunning explains from the pods and events why a job is not running yet: the scheduler's
+// messages (untolerated taints, insufficient GPUs), waiting containers and Warning events.
+func WhyNotRunning(o Observed) string {
+	var reasons []string
+	seen := map[string]bool{}
+	add := func(s string) {
+		if s != "" && !seen[s] {
+			seen[s] = true
+			reasons = append(reasons, s)
+		}
+	}
+	for _, p := range o.Pods {
+		if p.Status.Phase == corev1.PodRunning || p.Status.Phase == corev1.PodSucceeded {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				add(fmt.Sprintf("pod %s is not scheduled: %s", p.Name, c.Message))
+			}
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason != "" {
+				add(fmt.Sprintf("pod %s container %s is waiting: %s %s", p.Name, cs.Name, w.Reason, w.Message))
+			}
+		}
+	}
+	for _, e := range o.Events {
+		if e.Type == corev1.EventTypeWarning {
+			add(fmt.Sprintf("%s: %s", e.Reason, e.Message))
+		}
+	}
+	if len(o.Pods) == 0 {
+		add("no pod has been created yet")
+	}
+	return strings.Join(reasons, "; ")
+}

@@ -1,0 +1,129 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// ErrWaitTimeout is wrapped by Until's error when its context's deadline passed.
+var ErrWaitTimeout = errors.New("timed out")
+
+// Until watches the target object, its pods and the events about it, and returns once check
+// says done or fails. check sees a consistent snapshot after every change, so nothing is polled.
+// On timeout or cancellation it returns the last snapshot with the error, so the caller can
+// say why the job did not get there.
+func (c *Client) Until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
+	dyn, err := c.dynamic()
+	if err != nil {
+		return jobs.Observed{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	notify := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	handler := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { notify() },
+		UpdateFunc: func(any, any) { notify() },
+		DeleteFunc: func(any) { notify() },
+	}
+	watch := func(gvrInformer cache.SharedIndexInformer) (cache.SharedIndexInformer, error) {
+		if _, err := gvrInformer.AddEventHandler(handler); err != nil {
+			return nil, err
+		}
+		go gvrInformer.RunWithContext(ctx)
+		return gvrInformer, nil
+	}
+	objects, err := watch(dynamicinformer.NewFilteredDynamicInformer(dyn, t.GVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", t.Name).String()
+	}).Informer())
+	if err != nil {
+		return jobs.Observed{}, err
+	}
+	pods, err := watch(dynamicinformer.NewFilteredDynamicInformer(dyn, podsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+		o.LabelSelector = t.PodSelector
+	}).Informer())
+	if err != nil {
+		return jobs.Observed{}, err
+	}
+	events, err := watch(dynamicinformer.NewFilteredDynamicInformer(dyn, eventsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+		o.FieldSelector = t.eventSelector()
+	}).Informer())
+	if err != nil {
+		return jobs.Observed{}, err
+	}
+
+	tflog.Debug(ctx, "watching "+t.String())
+	started := time.Now()
+	var last jobs.Observed
+	timedOut := func() error {
+		err := ctx.Err()
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w after %s", ErrWaitTimeout, time.Since(started).Round(time.Second))
+		}
+		return err
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), objects.HasSynced, pods.HasSynced, events.HasSynced) {
+		return last, timedOut()
+	}
+	notify() // check the initial state, even if it is empty and so raised no event
+	for {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return last, timedOut()
+		}
+		last, err = snapshot(objects, pods, events)
+		if err != nil {
+			return last, err
+		}
+		done, err := check(last)
+		if err != nil || done {
+			tflog.Debug(ctx, "finished watching "+t.String(), map[string]any{"seconds": time.Since(started).Seconds(), "error": fmt.Sprint(err)})
+			return last, err
+		}
+	}
+}
+
+func snapshot(objects, pods, events cache.SharedIndexInformer) (jobs.Observed, error) {
+	var o jobs.Observed
+	if items := objects.GetStore().List(); len(items) > 0 {
+		o.Object = items[0].(*unstructured.Unstructured)
+	}
+	var err error
+	if o.Pods, err = toPods(unstructuredItems(pods.GetStore().List())); err != nil {
+		return o, err
+	}
+	if o.Events, err = toEvents(unstructuredItems(events.GetStore().List())); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+func unstructuredItems(items []any) []unstructured.Unstructured {
+	out := make([]unstructured.Unstructured, 0, len(items))
+	for _, item := range items {
+		out = append(out, *item.(*unstructured.Unstructured))
+	}
+	return out
+}
+
+// Gone is a check for Until: the object and all its pods no longer exist.
+func Gone(o jobs.Observed) (bool, error) {
+	return o.Object == nil && len(o.Pods) == 0, nil
+}

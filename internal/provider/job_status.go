@@ -1,0 +1,113 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+// What a job resource waits for after create and update.
+const (
+	waitCreated = "created"
+	waitRunning = "running"
+)
+
+// statusModel is the computed status every job resource shares, like `arena get` shows it.
+type statusModel struct {
+	Status         types.String `tfsdk:"status"`
+	StartTime      types.String `tfsdk:"start_time"`
+	CompletionTime types.String `tfsdk:"completion_time"`
+	Duration       types.String `tfsdk:"duration"`
+	Instances      types.List   `tfsdk:"instances"`
+}
+
+var instanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"name":  types.StringType,
+	"role":  types.StringType,
+	"phase": types.StringType,
+	"node":  types.StringType,
+}}
+
+func statusAttributes() map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"status": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "The job's state as `arena get` shows it: `PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`."},
+		"start_time": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "When the job started (RFC 3339), or empty before it has."},
+		"completion_time": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "When the job finished (RFC 3339), or empty while it has not."},
+		"duration": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "Training duration (`arena get`'s TRAINING DURATION): from start to completion, or to the last refresh while it runs."},
+		"instances": schema.ListNestedAttribute{Computed: true,
+			MarkdownDescription: "The job's pods, as `arena get` lists its instances.",
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"name":  schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name."},
+				"role":  schema.StringAttribute{Computed: true, MarkdownDescription: "Its role in the job (`launcher`, `worker`, ...)."},
+				"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Pod phase: `Pending`, `Running`, `Succeeded`, `Failed`."},
+				"node":  schema.StringAttribute{Computed: true, MarkdownDescription: "The node it runs on; empty while unscheduled."},
+			}},
+		},
+	}
+}
+
+func (m *statusModel) set(s jobs.Status) diag.Diagnostics {
+	m.Status = types.StringValue(s.Phase)
+	m.StartTime = timeString(s.StartTime)
+	m.CompletionTime = timeString(s.CompletionTime)
+	m.Duration = types.StringValue(s.Duration.String())
+	values := make([]attr.Value, 0, len(s.Instances))
+	var diags diag.Diagnostics
+	for _, in := range s.Instances {
+		v, d := types.ObjectValue(instanceType.AttrTypes, map[string]attr.Value{
+			"name":  types.StringValue(in.Name),
+			"role":  types.StringValue(in.Role),
+			"phase": types.StringValue(in.Phase),
+			"node":  types.StringValue(in.Node),
+		})
+		diags.Append(d...)
+		values = append(values, v)
+	}
+	list, d := types.ListValue(instanceType, values)
+	diags.Append(d...)
+	m.Instances = list
+	return diags
+}
+
+func timeString(t *time.Time) types.String {
+	if t == nil {
+		return types.StringValue("")
+	}
+	return types.StringValue(t.UTC().Format(time.RFC3339))
+}
+
+// waitError explains a failed wait: the job's own failure, or on timeout why its pods are not
+// running (the scheduler's messages and Warning events), so the user knows what to fix.
+func waitError(err error, o jobs.Observed) string {
+	if errors.Is(err, kube.ErrWaitTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		why := jobs.WhyNotRunning(o)
+		if why == "" {
+			why = "every pod is running, but the operator has not reported the job running yet"
+		}
+		return fmt.Sprintf("%v. Not running because: %s. Raise timeouts.create (or timeouts.update), or fix the cause; the job was created and stays in state (tainted), so the next apply replaces it.", err, why)
+	}
+	return err.Error()
+}
+
+// splitID reads an import ID "namespace/name".
+func splitID(id string) (namespace, name string, err error) {
+	namespace, name, ok := strings.Cut(id, "/")
+	if !ok || namespace == "" || name == "" || strings.Contains(name, "/") {
+		return "", "", fmt.Errorf("import ID %q is not of the form NAMESPACE/NAME", id)
+	}
+	return namespace, name, nil
+}

@@ -1,0 +1,283 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// podModel holds the pod-level attributes every job resource shares, under the same names.
+type podModel struct {
+	Image              types.String      `tfsdk:"image"`
+	GPUs               types.Int64       `tfsdk:"gpus"`
+	GPUResourceName    types.String      `tfsdk:"gpu_resource_name"`
+	CPU                types.String      `tfsdk:"cpu"`
+	Memory             types.String      `tfsdk:"memory"`
+	Env                types.Map         `tfsdk:"env"`
+	Labels             types.Map         `tfsdk:"labels"`
+	Annotations        types.Map         `tfsdk:"annotations"`
+	NodeSelector       types.Map         `tfsdk:"node_selector"`
+	Tolerations        types.List        `tfsdk:"tolerations"`
+	Toleration         []tolerationModel `tfsdk:"toleration"`
+	PriorityClassName  types.String      `tfsdk:"priority_class_name"`
+	ServiceAccountName types.String      `tfsdk:"service_account_name"`
+	ImagePullSecrets   types.List        `tfsdk:"image_pull_secrets"`
+	ImagePullPolicy    types.String      `tfsdk:"image_pull_policy"`
+	DataVolumes        types.List        `tfsdk:"data_volumes"`
+	ShmSize            types.String      `tfsdk:"shm_size"`
+}
+
+// tolerationModel is the structured form, for what Arena's strings cannot say.
+type tolerationModel struct {
+	Key               types.String `tfsdk:"key"`
+	Operator          types.String `tfsdk:"operator"`
+	Value             types.String `tfsdk:"value"`
+	Effect            types.String `tfsdk:"effect"`
+	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
+}
+
+var effects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
+
+// podAttributes are the shared attributes; all of them are baked into the pods, so changing
+// any of them replaces the job. role names the pods they apply to, for the descriptions.
+func podAttributes(role string) map[string]schema.Attribute {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	replaceMap := []planmodifier.Map{mapplanmodifier.RequiresReplace()}
+	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
+	return map[string]schema.Attribute{
+		"image": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
+			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			MarkdownDescription: "Container image of " + role + " (Arena: `--image`)."},
+		"gpus": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
+			PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+			Validators:          []validator.Int64{int64validator.Between(0, 64)},
+			MarkdownDescription: "GPUs per worker, set as a limit of `gpu_resource_name` (Arena: `--gpus`). Default 0."},
+		"gpu_resource_name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultGPUResource),
+			PlanModifiers: replaceString, Validators: []validator.String{gpuResourceRule},
+			MarkdownDescription: "Extended resource the GPUs are requested as. Default `" + jobs.DefaultGPUResource + "`."},
+		"cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "CPU per worker as a Kubernetes quantity (`4`, `500m`), set as request and limit (Arena: `--cpu`)."},
+		"memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "Memory per worker as a Kubernetes quantity (`16Gi`), set as request and limit (Arena: `--memory`)."},
+		"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
+			Validators:          []validator.Map{mapvalidator.KeysAre(envNameRule)},
+			MarkdownDescription: "Environment variables of " + role + " (Arena: `--env`)."},
+		"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
+			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
+			MarkdownDescription: "Labels of the job object and of " + role + "."},
+		"annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
+			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule)},
+			MarkdownDescription: "Annotations of the job object and of " + role + " (Arena: `--annotation`)."},
+		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
+			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
+			MarkdownDescription: "Node labels " + role + " must run on (Arena: `--selector`)."},
+		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
+			MarkdownDescription: "Taints " + role + " tolerate, in Arena's `--toleration` grammar: a bare key (`ssd_node`) tolerates " +
+				"every taint with that key, `all` tolerates every taint, and `key=value:Effect`, `key:Effect` and `key=value` " +
+				"are accepted too. Effects are `NoSchedule`, `PreferNoSchedule` and `NoExecute`. A malformed entry is a plan-time error."},
+		"priority_class_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+			MarkdownDescription: "PriorityClass of " + role + " (Arena: `--priority`)."},
+		"service_account_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+			MarkdownDescription: "ServiceAccount " + role + " run as."},
+		"image_pull_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			Validators:          []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
+			MarkdownDescription: "Secrets to pull the image with (Arena: `--image-pull-secret`)."},
+		"image_pull_policy": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
+			Validators:          []validator.String{stringvalidator.OneOf(string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))},
+			MarkdownDescription: "`Always`, `IfNotPresent` or `Never`; unset leaves Kubernetes' default."},
+		"data_volumes": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			Validators:          []validator.List{listvalidator.ValueStringsAre(dataVolumeRule)},
+			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path` (Arena: `--data`)."},
+		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
+	}
+}
+
+func podBlocks(role string) map[string]schema.Block {
+	return map[string]schema.Block{
+		"toleration": schema.ListNestedBlock{
+			MarkdownDescription: "A toleration in Kubernetes' own terms, for what the `tolerations` strings cannot say (a `toleration_seconds`). Applied to " + role + ".",
+			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
+			NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+				"key": schema.StringAttribute{Optional: true, Validators: []validator.String{labelKeyRule},
+					MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint."},
+				"operator": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.TolerationOpEqual)),
+					Validators:          []validator.String{stringvalidator.OneOf(string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists))},
+					MarkdownDescription: "`Equal` (default) or `Exists`."},
+				"value": schema.StringAttribute{Optional: true, Validators: []validator.String{labelValueRule},
+					MarkdownDescription: "Taint value, with operator `Equal`."},
+				"effect": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(effects...)},
+					MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all effects."},
+				"toleration_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
+					MarkdownDescription: "How long a pod stays bound to a node after a `NoExecute` taint appears."},
+			}},
+		},
+	}
+}
+
+// podOptions converts the shared attributes into the plain spec. Values were validated at plan
+// time, so parse errors here can only come from unknown values, which are reported.
+func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	o := jobs.PodOptions{
+		Image:              m.Image.ValueString(),
+		GPUs:               m.GPUs.ValueInt64(),
+		GPUResource:        m.GPUResourceName.ValueString(),
+		CPU:                m.CPU.ValueString(),
+		Memory:             m.Memory.ValueString(),
+		PriorityClassName:  m.PriorityClassName.ValueString(),
+		ServiceAccountName: m.ServiceAccountName.ValueString(),
+		ImagePullPolicy:    corev1.PullPolicy(m.ImagePullPolicy.ValueString()),
+		ShmSize:            m.ShmSize.ValueString(),
+	}
+	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)
+	diags.Append(m.Labels.ElementsAs(ctx, &o.Labels, true)...)
+	diags.Append(m.Annotations.ElementsAs(ctx, &o.Annotations, true)...)
+	diags.Append(m.NodeSelector.ElementsAs(ctx, &o.NodeSelector, true)...)
+	diags.Append(m.ImagePullSecrets.ElementsAs(ctx, &o.ImagePullSecrets, true)...)
+
+	var tolerations, volumes []string
+	diags.Append(m.Tolerations.ElementsAs(ctx, &tolerations, true)...)
+	diags.Append(m.DataVolumes.ElementsAs(ctx, &volumes, true)...)
+	for i, s := range tolerations {
+		t, err := jobs.ParseToleration(s)
+		if err != nil {
+			diags.AddAttributeError(path.Root("tolerations").AtListIndex(i), "Invalid toleration", err.Error())
+			continue
+		}
+		o.Tolerations = append(o.Tolerations, t)
+	}
+	for _, t := range m.Toleration {
+		tol := corev1.Toleration{
+			Key:      t.Key.ValueString(),
+			Operator: corev1.TolerationOperator(t.Operator.ValueString()),
+			Value:    t.Value.ValueString(),
+			Effect:   corev1.TaintEffect(t.Effect.ValueString()),
+		}
+		if !t.TolerationSeconds.IsNull() {
+			tol.TolerationSeconds = ptr.To(t.TolerationSeconds.ValueInt64())
+		}
+		o.Tolerations = append(o.Tolerations, tol)
+	}
+	for i, s := range volumes {
+		v, err := jobs.ParseDataVolume(s)
+		if err != nil {
+			diags.AddAttributeError(path.Root("data_volumes").AtListIndex(i), "Invalid data volume", err.Error())
+			continue
+		}
+		o.DataVolumes = append(o.DataVolumes, v)
+	}
+	return o, diags
+}
+
+// setFromPodOptions fills the shared attributes from what the cluster holds (import).
+func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) diag.Diagnostics {
+	var diags diag.Diagnostics
+	m.Image = types.StringValue(o.Image)
+	m.GPUs = types.Int64Value(o.GPUs)
+	m.GPUResourceName = types.StringValue(o.GPUResource)
+	if o.GPUResource == "" {
+		m.GPUResourceName = types.StringValue(jobs.DefaultGPUResource)
+	}
+	m.CPU = optionalString(o.CPU)
+	m.Memory = optionalString(o.Memory)
+	m.PriorityClassName = optionalString(o.PriorityClassName)
+	m.ServiceAccountName = optionalString(o.ServiceAccountName)
+	m.ImagePullPolicy = optionalString(string(o.ImagePullPolicy))
+	m.ShmSize = optionalString(o.ShmSize)
+	m.Env = optionalMap(ctx, o.Env, &diags)
+	m.Labels = optionalMap(ctx, o.Labels, &diags)
+	m.Annotations = optionalMap(ctx, o.Annotations, &diags)
+	m.NodeSelector = optionalMap(ctx, o.NodeSelector, &diags)
+	m.ImagePullSecrets = optionalList(ctx, o.ImagePullSecrets, &diags)
+
+	var tolerations []string
+	m.Toleration = nil
+	for _, t := range o.Tolerations {
+		if s, ok := jobs.FormatToleration(t); ok {
+			tolerations = append(tolerations, s)
+			continue
+		}
+		tm := tolerationModel{
+			Key:      optionalString(t.Key),
+			Operator: types.StringValue(string(t.Operator)),
+			Value:    optionalString(t.Value),
+			Effect:   optionalString(string(t.Effect)),
+		}
+		if t.TolerationSeconds != nil {
+			tm.TolerationSeconds = types.Int64Value(*t.TolerationSeconds)
+		} else {
+			tm.TolerationSeconds = types.Int64Null()
+		}
+		m.Toleration = append(m.Toleration, tm)
+	}
+	m.Tolerations = optionalList(ctx, tolerations, &diags)
+	var volumes []string
+	for _, v := range o.DataVolumes {
+		volumes = append(volumes, v.String())
+	}
+	m.DataVolumes = optionalList(ctx, volumes, &diags)
+	return diags
+}
+
+func optionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+func optionalMap(ctx context.Context, m map[string]string, diags *diag.Diagnostics) types.Map {
+	if len(m) == 0 {
+		return types.MapNull(types.StringType)
+	}
+	v, d := types.MapValueFrom(ctx, types.StringType, m)
+	diags.Append(d...)
+	return v
+}
+
+func optionalList(ctx context.Context, l []string, diags *diag.Diagnostics) types.List {
+	if len(l) == 0 {
+		return types.ListNull(types.StringType)
+	}
+	v, d := types.ListValueFrom(ctx, types.StringType, l)
+	diags.Append(d...)
+	return v
+}
+
+func mergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attribute {
+	out := map[string]schema.Attribute{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// stringList converts a list attribute (known) to a Go slice.
+func stringList(ctx context.Context, l types.List, diags *diag.Diagnostics) []string {
+	var out []string
+	diags.Append(l.ElementsAs(ctx, &out, true)...)
+	return out
+}

@@ -1,0 +1,169 @@
+// Package provider is the Terraform glue of the training provider: schemas, conversions between
+// Terraform models and the plain specs of internal/jobs, and diagnostics.
+package provider
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+var _ provider.Provider = (*trainingProvider)(nil)
+
+// New returns the provider factory for the given release version.
+func New(version string) func() provider.Provider {
+	return func() provider.Provider { return &trainingProvider{version: version} }
+}
+
+type trainingProvider struct {
+	version string
+}
+
+type providerModel struct {
+	ConfigPath            types.String `tfsdk:"config_path"`
+	ConfigPaths           types.List   `tfsdk:"config_paths"`
+	ConfigContext         types.String `tfsdk:"config_context"`
+	ConfigContextAuthInfo types.String `tfsdk:"config_context_auth_info"`
+	ConfigContextCluster  types.String `tfsdk:"config_context_cluster"`
+	Host                  types.String `tfsdk:"host"`
+	Username              types.String `tfsdk:"username"`
+	Password              types.String `tfsdk:"password"`
+	Token                 types.String `tfsdk:"token"`
+	ClusterCACertificate  types.String `tfsdk:"cluster_ca_certificate"`
+	ClientCertificate     types.String `tfsdk:"client_certificate"`
+	ClientKey             types.String `tfsdk:"client_key"`
+	Insecure              types.Bool   `tfsdk:"insecure"`
+	TLSServerName         types.String `tfsdk:"tls_server_name"`
+	ProxyURL              types.String `tfsdk:"proxy_url"`
+	Exec                  []execModel  `tfsdk:"exec"`
+}
+
+type execModel struct {
+	APIVersion types.String `tfsdk:"api_version"`
+	Command    types.String `tfsdk:"command"`
+	Args       types.List   `tfsdk:"args"`
+	Env        types.Map    `tfsdk:"env"`
+}
+
+func (p *trainingProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
+	resp.TypeName = "training"
+	resp.Version = p.version
+}
+
+func (p *trainingProvider) Schema(_ context.Context, _ provider.SchemaRequest, resp *provider.SchemaResponse) {
+	str := func(desc string, sensitive bool) schema.StringAttribute {
+		return schema.StringAttribute{Optional: true, Sensitive: sensitive, MarkdownDescription: desc}
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Declares distributed training jobs (MPI, elastic PyTorch) on a Kubernetes cluster. " +
+			"Connection settings have the names and environment variables of the `kubernetes` provider; " +
+			"the cluster is contacted only when a job is read, created, changed or deleted.",
+		Attributes: map[string]schema.Attribute{
+			"config_path": str("Path to a kubeconfig file. Environment: `KUBE_CONFIG_PATH`.", false),
+			"config_paths": schema.ListAttribute{ElementType: types.StringType, Optional: true,
+				MarkdownDescription: "Paths to kubeconfig files, merged in order. Environment: `KUBE_CONFIG_PATHS` (separated by `:`)."},
+			"config_context":           str("The kubeconfig context to use. Environment: `KUBE_CTX`.", false),
+			"config_context_auth_info": str("The user of the kubeconfig context to use. Environment: `KUBE_CTX_AUTH_INFO`.", false),
+			"config_context_cluster":   str("The cluster of the kubeconfig context to use. Environment: `KUBE_CTX_CLUSTER`.", false),
+			"host":                     str("The API server's address, overriding the kubeconfig's. Environment: `KUBE_HOST`.", false),
+			"username":                 str("Username for basic authentication. Environment: `KUBE_USER`.", false),
+			"password":                 str("Password for basic authentication. Environment: `KUBE_PASSWORD`.", true),
+			"token":                    str("Bearer token. Environment: `KUBE_TOKEN`.", true),
+			"cluster_ca_certificate":   str("PEM-encoded root certificates of the API server. Environment: `KUBE_CLUSTER_CA_CERT_DATA`.", false),
+			"client_certificate":       str("PEM-encoded client certificate. Environment: `KUBE_CLIENT_CERT_DATA`.", false),
+			"client_key":               str("PEM-encoded client key. Environment: `KUBE_CLIENT_KEY_DATA`.", true),
+			"insecure": schema.BoolAttribute{Optional: true,
+				MarkdownDescription: "Skip TLS verification of the API server. Environment: `KUBE_INSECURE`. Off by default."},
+			"tls_server_name": str("Server name for TLS verification of the API server. Environment: `KUBE_TLS_SERVER_NAME`.", false),
+			"proxy_url":       str("URL of a proxy to reach the API server through. Environment: `KUBE_PROXY_URL`.", false),
+		},
+		Blocks: map[string]schema.Block{
+			"exec": schema.ListNestedBlock{
+				MarkdownDescription: "A credential plugin run to get a token, as in a kubeconfig's `exec` section.",
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"api_version": schema.StringAttribute{Required: true, MarkdownDescription: "API version of the ExecCredential, e.g. `client.authentication.k8s.io/v1beta1`."},
+					"command":     schema.StringAttribute{Required: true, MarkdownDescription: "The command to run."},
+					"args":        schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Its arguments."},
+					"env":         schema.MapAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Environment variables to set for it."},
+				}},
+			},
+		},
+	}
+}
+
+func (p *trainingProvider) Configure(ctx context.Context, req provider.ConfigureRequest, resp *provider.ConfigureResponse) {
+	var m providerModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	s := kube.Settings{
+		ConfigPath:            stringOrEnv(m.ConfigPath, "KUBE_CONFIG_PATH"),
+		ConfigContext:         stringOrEnv(m.ConfigContext, "KUBE_CTX"),
+		ConfigContextAuthInfo: stringOrEnv(m.ConfigContextAuthInfo, "KUBE_CTX_AUTH_INFO"),
+		ConfigContextCluster:  stringOrEnv(m.ConfigContextCluster, "KUBE_CTX_CLUSTER"),
+		Host:                  stringOrEnv(m.Host, "KUBE_HOST"),
+		Username:              stringOrEnv(m.Username, "KUBE_USER"),
+		Password:              stringOrEnv(m.Password, "KUBE_PASSWORD"),
+		Token:                 stringOrEnv(m.Token, "KUBE_TOKEN"),
+		ClusterCACertificate:  stringOrEnv(m.ClusterCACertificate, "KUBE_CLUSTER_CA_CERT_DATA"),
+		ClientCertificate:     stringOrEnv(m.ClientCertificate, "KUBE_CLIENT_CERT_DATA"),
+		ClientKey:             stringOrEnv(m.ClientKey, "KUBE_CLIENT_KEY_DATA"),
+		TLSServerName:         stringOrEnv(m.TLSServerName, "KUBE_TLS_SERVER_NAME"),
+		ProxyURL:              stringOrEnv(m.ProxyURL, "KUBE_PROXY_URL"),
+	}
+	resp.Diagnostics.Append(m.ConfigPaths.ElementsAs(ctx, &s.ConfigPaths, true)...)
+	if len(s.ConfigPaths) == 0 {
+		if v := os.Getenv("KUBE_CONFIG_PATHS"); v != "" {
+			s.ConfigPaths = filepath.SplitList(v)
+		}
+	}
+	if !m.Insecure.IsNull() {
+		s.Insecure = m.Insecure.ValueBool()
+	} else if v := os.Getenv("KUBE_INSECURE"); v != "" {
+		insecure, err := strconv.ParseBool(v)
+		if err != nil {
+			resp.Diagnostics.AddError("Invalid KUBE_INSECURE", "KUBE_INSECURE must be true or false, not "+strconv.Quote(v)+".")
+		}
+		s.Insecure = insecure
+	}
+	if len(m.Exec) > 0 {
+		e := m.Exec[0]
+		s.Exec = &kube.ExecSettings{APIVersion: e.APIVersion.ValueString(), Command: e.Command.ValueString()}
+		resp.Diagnostics.Append(e.Args.ElementsAs(ctx, &s.Exec.Args, true)...)
+		resp.Diagnostics.Append(e.Env.ElementsAs(ctx, &s.Exec.Env, true)...)
+	}
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	// No connection is made here: the client connects on its first call.
+	client := kube.NewClient(s)
+	resp.ResourceData = client
+	resp.DataSourceData = client
+}
+
+func stringOrEnv(v types.String, env string) string {
+	if !v.IsNull() && !v.IsUnknown() {
+		return v.ValueString()
+	}
+	return os.Getenv(env)
+}
+
+func (p *trainingProvider) Resources(context.Context) []func() resource.Resource {
+	return []func() resource.Resource{
+		newMPIJobResource,
+	}
+}
+
+func (p *trainingProvider) DataSources(context.Context) []func() datasource.DataSource {
+	return nil
+}

@@ -1,0 +1,448 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*mpiJobResource)(nil)
+	_ resource.ResourceWithImportState = (*mpiJobResource)(nil)
+)
+
+const defaultTimeout = 10 * time.Minute
+
+func newMPIJobResource() resource.Resource { return &mpiJobResource{} }
+
+type mpiJobResource struct {
+	client *kube.Client
+}
+
+type mpiJobModel struct {
+	ID        types.String `tfsdk:"id"`
+	Name      types.String `tfsdk:"name"`
+	Namespace types.String `tfsdk:"namespace"`
+	podModel
+	Command                 types.List     `tfsdk:"command"`
+	WorkerCommand           types.List     `tfsdk:"worker_command"`
+	WorkerCount             types.Int64    `tfsdk:"worker_count"`
+	SlotsPerWorker          types.Int64    `tfsdk:"slots_per_worker"`
+	LauncherCPU             types.String   `tfsdk:"launcher_cpu"`
+	LauncherMemory          types.String   `tfsdk:"launcher_memory"`
+	CleanPodPolicy          types.String   `tfsdk:"clean_pod_policy"`
+	TTLSecondsAfterFinished types.Int64    `tfsdk:"ttl_seconds_after_finished"`
+	BackoffLimit            types.Int64    `tfsdk:"backoff_limit"`
+	ActiveDeadlineSeconds   types.Int64    `tfsdk:"active_deadline_seconds"`
+	QueueName               types.String   `tfsdk:"queue_name"`
+	WaitFor                 types.String   `tfsdk:"wait_for"`
+	Timeouts                timeouts.Value `tfsdk:"timeouts"`
+	statusModel
+}
+
+func (r *mpiJobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_mpi_job"
+}
+
+func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+	own := map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "`namespace/name` of the MPIJob."},
+		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
+			Validators:          []validator.String{jobNameRule("-launcher-xxxxx")},
+			MarkdownDescription: "Name of the MPIJob (Arena: `--name`): a DNS label short enough for its pods' names."},
+		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
+			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
+			MarkdownDescription: "Namespace of the MPIJob. Default `default`."},
+		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
+			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
+			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+			MarkdownDescription: "The launcher's command in exec form, usually starting with `mpirun` (Arena: the command after the flags)."},
+		"worker_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true,
+			Default:             listdefault.StaticValue(stringListValue(jobs.DefaultWorkerCommand)),
+			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
+			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+			MarkdownDescription: "The workers' command. Default: the SSH daemon (`/usr/sbin/sshd -De`) that mpi-operator v2's launcher reaches them through."},
+		"worker_count": schema.Int64Attribute{Required: true,
+			Validators: []validator.Int64{int64validator.Between(1, 10000)},
+			MarkdownDescription: "Number of workers (Arena: `--workers`). Changing it rescales the running job in place; " +
+				"with `wait_for = \"running\"` the apply waits until exactly that many workers run."},
+		"slots_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
+			PlanModifiers:       []planmodifier.Int64{slotsDefault{}, int64planmodifier.RequiresReplace()},
+			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
+			MarkdownDescription: "MPI slots (processes) per worker. Default: the GPUs per worker, at least 1."},
+		"launcher_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "CPU of the launcher as a Kubernetes quantity."},
+		"launcher_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "Memory of the launcher as a Kubernetes quantity."},
+		"clean_pod_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Running"),
+			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.CleanPodPolicies...)},
+			MarkdownDescription: "Which pods to delete when the job finishes: `None`, `Running` or `All`. Default `Running`, " +
+				"since workers run an SSH daemon that never exits and would otherwise hold their GPUs."},
+		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Seconds after which a finished job is deleted by the operator. The resource then stays in state with a warning; `terraform apply -replace` runs it again."},
+		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Retries of the launcher before the job is marked failed."},
+		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			MarkdownDescription: "Seconds the job may run before it is stopped and marked failed."},
+		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{labelValueRule},
+			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`)."},
+		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
+			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitRunning)},
+			MarkdownDescription: "What create and update wait for: `created` (the MPIJob is accepted) or `running` (the launcher and exactly " +
+				"`worker_count` workers are Running). Default `running`. A job that fails, or that mpi-operator rejects, ends the wait at once with the reason."},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "An MPI (Horovod) training job run by mpi-operator: a Kubeflow `MPIJob` (`kubeflow.org/v2beta1`) " +
+			"with one launcher and `worker_count` workers. It does what `arena submit mpi` does. Changing `worker_count` rescales " +
+			"the job in place; changing anything baked into its pods replaces it. Destroy deletes the MPIJob with foreground " +
+			"propagation and waits until it and all its pods are gone.",
+		Attributes: mergeAttributes(own, podAttributes("the launcher and workers"), statusAttributes()),
+		Blocks: map[string]schema.Block{
+			"toleration": podBlocks("the launcher and workers")["toleration"],
+			"timeouts":   timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func (r *mpiJobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	client, ok := req.ProviderData.(*kube.Client)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data",
+			fmt.Sprintf("Expected *kube.Client, got %T. This is a bug in the provider; please report this issue.", req.ProviderData))
+		return
+	}
+	r.client = client
+}
+
+func (m mpiJobModel) target() kube.Target {
+	return kube.Target{
+		GVR:         jobs.MPIJobGVR,
+		Kind:        "MPIJob",
+		Namespace:   m.Namespace.ValueString(),
+		Name:        m.Name.ValueString(),
+		PodSelector: jobs.MPIPodSelector(m.Name.ValueString()),
+	}
+}
+
+func (m mpiJobModel) spec(ctx context.Context) (jobs.MPIJobSpec, diag.Diagnostics) {
+	pod, diags := m.podOptions(ctx)
+	spec := jobs.MPIJobSpec{
+		Name:            m.Name.ValueString(),
+		Namespace:       m.Namespace.ValueString(),
+		Pod:             pod,
+		LauncherCommand: stringList(ctx, m.Command, &diags),
+		WorkerCommand:   stringList(ctx, m.WorkerCommand, &diags),
+		Workers:         int32(m.WorkerCount.ValueInt64()),
+		SlotsPerWorker:  int32(m.SlotsPerWorker.ValueInt64()),
+		LauncherCPU:     m.LauncherCPU.ValueString(),
+		LauncherMemory:  m.LauncherMemory.ValueString(),
+		CleanPodPolicy:  m.CleanPodPolicy.ValueString(),
+		QueueName:       m.QueueName.ValueString(),
+	}
+	if !m.TTLSecondsAfterFinished.IsNull() {
+		spec.TTLSecondsAfterFinished = ptr.To(int32(m.TTLSecondsAfterFinished.ValueInt64()))
+	}
+	if !m.BackoffLimit.IsNull() {
+		spec.BackoffLimit = ptr.To(int32(m.BackoffLimit.ValueInt64()))
+	}
+	if !m.ActiveDeadlineSeconds.IsNull() {
+		spec.ActiveDeadlineSeconds = ptr.To(m.ActiveDeadlineSeconds.ValueInt64())
+	}
+	return spec, diags
+}
+
+// setFromSpec fills every configurable attribute from the cluster's object (import).
+func (m *mpiJobModel) setFromSpec(ctx context.Context, s jobs.MPIJobSpec) diag.Diagnostics {
+	diags := m.setFromPodOptions(ctx, s.Pod)
+	m.Command = stringListValue(s.LauncherCommand)
+	m.WorkerCommand = stringListValue(s.WorkerCommand)
+	m.WorkerCount = types.Int64Value(int64(s.Workers))
+	m.SlotsPerWorker = types.Int64Value(int64(s.SlotsPerWorker))
+	m.LauncherCPU = optionalString(s.LauncherCPU)
+	m.LauncherMemory = optionalString(s.LauncherMemory)
+	m.CleanPodPolicy = types.StringValue(s.CleanPodPolicy)
+	m.QueueName = optionalString(s.QueueName)
+	m.TTLSecondsAfterFinished = optionalInt(s.TTLSecondsAfterFinished)
+	m.BackoffLimit = optionalInt(s.BackoffLimit)
+	m.ActiveDeadlineSeconds = types.Int64PointerValue(s.ActiveDeadlineSeconds)
+	return diags
+}
+
+func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan mpiJobModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, err := jobs.NewMPIJob(spec)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid MPI job", err.Error())
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	t := plan.target()
+	if _, err := r.client.Create(ctx, t, obj); err != nil {
+		resp.Diagnostics.AddError("Error creating MPI job", r.createErrorDetail(ctx, t, err))
+		return
+	}
+	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	resp.Diagnostics.Append(plan.statusModel.set(jobs.Status{Phase: jobs.Pending})...)
+	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+
+	r.settle(ctx, &plan, "create", &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// createErrorDetail says what to do when an MPIJob cannot be created, in particular when one of
+// that name exists: this provider's own leftover, or somebody else's object.
+func (r *mpiJobResource) createErrorDetail(ctx context.Context, t kube.Target, err error) string {
+	if !apierrors.IsAlreadyExists(err) {
+		return err.Error()
+	}
+	existing, getErr := r.client.Get(ctx, t)
+	if getErr == nil && existing != nil && jobs.IsManaged(existing) {
+		return fmt.Sprintf("%s already exists and was created by this provider, perhaps by an interrupted apply. "+
+			"Adopt it with: terraform import <address> %s/%s", t, t.Namespace, t.Name)
+	}
+	return fmt.Sprintf("%s already exists and was not created by this provider. Choose another name, "+
+		"or take it over with: terraform import <address> %s/%s", t, t.Namespace, t.Name)
+}
+
+// settle waits as wait_for says, then records the job's status. Wait failures become errors,
+// but the status seen is recorded all the same.
+func (r *mpiJobResource) settle(ctx context.Context, m *mpiJobModel, action string, diags *diag.Diagnostics) {
+	t := m.target()
+	var observed jobs.Observed
+	if m.WaitFor.ValueString() == waitRunning {
+		workers := int32(m.WorkerCount.ValueInt64())
+		var err error
+		observed, err = r.client.Until(ctx, t, func(o jobs.Observed) (bool, error) { return jobs.MPIJobRunning(o, workers) })
+		if err != nil {
+			diags.AddError(fmt.Sprintf("Error waiting for MPI job %s/%s to run (%s)", t.Namespace, t.Name, action), waitError(err, observed))
+		}
+	}
+	if observed.Object == nil {
+		// After a timed-out wait ctx is spent; the status read gets a moment of its own.
+		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		var err error
+		observed, err = r.client.Observe(readCtx, t)
+		if err != nil {
+			diags.AddError("Error reading MPI job", err.Error())
+			return
+		}
+		if observed.Object == nil {
+			diags.AddError("MPI job disappeared", fmt.Sprintf("%s was deleted by someone else while Terraform was working on it.", t))
+			return
+		}
+	}
+	status, err := jobs.KubeflowStatus(observed, jobs.MPIJobRoleLabel, time.Now())
+	if err != nil {
+		diags.AddError("Error reading MPI job status", err.Error())
+		return
+	}
+	diags.Append(m.statusModel.set(status)...)
+}
+
+func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state mpiJobModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	t := state.target()
+	observed, err := r.client.Observe(ctx, t)
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading MPI job", err.Error())
+		return
+	}
+	if observed.Object == nil {
+		if jobs.Finished(state.Status.ValueString()) {
+			// Re-creating it would silently re-run a finished training.
+			resp.Diagnostics.AddWarning("Finished MPI job is gone from the cluster",
+				fmt.Sprintf("%s finished (%s) and was then deleted, probably by ttl_seconds_after_finished. It stays in state so that "+
+					"Terraform does not run it again; to run it again, use terraform apply -replace=<address>.", t, state.Status.ValueString()))
+			return
+		}
+		resp.State.RemoveResource(ctx)
+		return
+	}
+
+	if state.Image.IsNull() {
+		// Just imported: everything comes from the cluster.
+		spec, err := jobs.ReadMPIJob(observed.Object)
+		if err != nil {
+			resp.Diagnostics.AddError("Error importing MPI job", err.Error())
+			return
+		}
+		resp.Diagnostics.Append(state.setFromSpec(ctx, spec)...)
+	} else {
+		workers, err := jobs.MPIWorkerReplicas(observed.Object)
+		if err != nil {
+			resp.Diagnostics.AddError("Error reading MPI job", fmt.Sprintf("%s: %v", t, err))
+			return
+		}
+		state.WorkerCount = types.Int64Value(int64(workers))
+	}
+	state.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	status, err := jobs.KubeflowStatus(observed, jobs.MPIJobRoleLabel, time.Now())
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading MPI job status", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(state.statusModel.set(status)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state mpiJobModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	t := plan.target()
+	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
+	if from != to {
+		_, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, jobs.MPIRescalePatch(from, to))
+		if err != nil {
+			detail := err.Error()
+			if apierrors.IsInvalid(err) || strings.Contains(detail, "test") {
+				detail = fmt.Sprintf("The worker count of %s is no longer %d, as Terraform last read it: someone changed it since. "+
+					"Nothing was changed; run terraform plan again to see the current count. (%v)", t, from, err)
+			}
+			resp.Diagnostics.AddError("Error rescaling MPI job", detail)
+			return
+		}
+	}
+	plan.ID = state.ID
+	r.settle(ctx, &plan, "rescale", &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state mpiJobModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	t := state.target()
+	if err := r.client.Delete(ctx, t); err != nil {
+		resp.Diagnostics.AddError("Error deleting MPI job", err.Error())
+		return
+	}
+	observed, err := r.client.Until(ctx, t, kube.Gone)
+	if err != nil {
+		var left []string
+		if observed.Object != nil {
+			left = append(left, "the MPIJob")
+		}
+		for _, p := range observed.Pods {
+			left = append(left, "pod "+p.Name)
+		}
+		resp.Diagnostics.AddError("Error waiting for MPI job to be deleted",
+			fmt.Sprintf("%s: %v; still there: %s. Running terraform destroy again resumes the wait.", t, err, strings.Join(left, ", ")))
+	}
+}
+
+func (r *mpiJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	namespace, name, err := splitID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), namespace+"/"+name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for"), waitRunning)...)
+}
+
+// slotsDefault plans slots_per_worker, when not configured, as one slot per GPU (at least one),
+// so the plan shows the value the MPIJob will get.
+type slotsDefault struct{}
+
+func (slotsDefault) Description(context.Context) string {
+	return "defaults to the GPUs per worker, at least 1"
+}
+func (s slotsDefault) MarkdownDescription(ctx context.Context) string { return s.Description(ctx) }
+
+func (slotsDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	var gpus types.Int64
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("gpus"), &gpus)...)
+	if gpus.IsUnknown() {
+		return
+	}
+	resp.PlanValue = types.Int64Value(int64(jobs.DefaultSlots(gpus.ValueInt64())))
+}
+
+func stringListValue(l []string) types.List {
+	values := make([]attr.Value, len(l))
+	for i, s := range l {
+		values[i] = types.StringValue(s)
+	}
+	return types.ListValueMust(types.StringType, values)
+}
+
+func optionalInt(p *int32) types.Int64 {
+	if p == nil {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(*p))
+}
