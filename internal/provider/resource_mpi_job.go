@@ -107,8 +107,10 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			MarkdownDescription: "Which pods to delete when the job finishes: `None`, `Running` or `All`. Default `Running`, " +
 				"since workers run an SSH daemon that never exits and would otherwise hold their GPUs."},
 		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
-			Validators:          []validator.Int64{int64validator.AtLeast(0)},
-			MarkdownDescription: "Seconds after which a finished job is deleted by the operator. The resource then stays in state with a warning; `terraform apply -replace` runs it again."},
+			Validators: []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Seconds after which the finished launcher is cleaned up (mpi-operator passes it to the launcher Job). " +
+				"Whenever a finished job is gone from the cluster, the resource stays in state with a warning rather than re-running; " +
+				"`terraform apply -replace` runs it again."},
 		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
 			Validators:          []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Retries of the launcher before the job is marked failed."},

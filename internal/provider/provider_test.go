@@ -1,0 +1,143 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+)
+
+var testProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
+	"training": providerserver.NewProtocol6WithError(New("test")()),
+}
+
+// TestMain gives the acceptance tests (TF_ACC=1) one local cluster for the whole binary, or the
+// cluster named by TRAINING_TEST_KUBECONFIG.
+func TestMain(m *testing.M) {
+	if os.Getenv("TF_ACC") == "" {
+		os.Exit(m.Run())
+	}
+	if _, err := exec.LookPath("terraform"); err != nil {
+		fmt.Fprintln(os.Stderr, "acceptance tests need the terraform CLI on PATH; none was found (they never download one)")
+		os.Exit(1)
+	}
+	// The environment may name a CLI config file that does not exist; terraform then fails.
+	dir, err := os.MkdirTemp("", "tf-acc-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cliConfig := filepath.Join(dir, "terraformrc")
+	if err := os.WriteFile(cliConfig, nil, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("TF_CLI_CONFIG_FILE", cliConfig)
+	code := clustertest.Run(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func providerConfig() string {
+	return fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", clustertest.Kubeconfig())
+}
+
+// api gives tests direct access to the cluster, to check what the provider did there.
+type api struct {
+	t    *testing.T
+	kube kubernetes.Interface
+	dyn  dynamic.Interface
+}
+
+func newAPI(t *testing.T) *api {
+	t.Helper()
+	if os.Getenv("TF_ACC") == "" {
+		t.Skip("acceptance test: set TF_ACC=1 (make testacc)")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", clustertest.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &api{t: t, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
+}
+
+func (a *api) get(gvr schema.GroupVersionResource, namespace, name string) (*unstructured.Unstructured, error) {
+	return a.dyn.Resource(gvr).Namespace(namespace).Get(context.Background(), name, metav1.GetOptions{})
+}
+
+func (a *api) pods(namespace, selector string) []corev1.Pod {
+	a.t.Helper()
+	list, err := a.kube.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return list.Items
+}
+
+// waitPods waits until the pods matching selector satisfy ok; it returns the error for a check.
+func (a *api) waitPods(namespace, selector string, ok func([]corev1.Pod) bool) error {
+	var last []corev1.Pod
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := a.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err
+		}
+		last = list.Items
+		return ok(last), nil
+	})
+	if err != nil {
+		var states []string
+		for _, p := range last {
+			states = append(states, fmt.Sprintf("%s=%s@%s", p.Name, p.Status.Phase, p.Spec.NodeName))
+		}
+		return fmt.Errorf("pods %q: %w (last seen %v)", selector, err, states)
+	}
+	return nil
+}
+
+// finishPods makes KWOK end the matching pods with the given phase, as their processes would.
+func (a *api) finishPods(namespace, selector string, phase corev1.PodPhase) {
+	a.t.Helper()
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, cluster.SimulateExitAnnotation, phase)
+	for _, p := range a.pods(namespace, selector) {
+		if _, err := a.kube.CoreV1().Pods(namespace).Patch(context.Background(), p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			a.t.Fatal(err)
+		}
+	}
+}
+
+func TestProviderSchemaIsValid(t *testing.T) {
+	// Building the provider server validates every schema; a bad default or plan modifier fails here.
+	server, err := testProviderFactories["training"]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := server.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range resp.Diagnostics {
+		t.Errorf("%s: %s", d.Summary, d.Detail)
+	}
+	if _, ok := resp.ResourceSchemas["training_mpi_job"]; !ok {
+		t.Error("training_mpi_job is not served")
+	}
+}

@@ -1,0 +1,447 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// The local cluster's nodes, from the Arena walkthrough's layout.
+const ssdNode = "cn-beijing.192.168.3.230"
+
+var gpuNodes = map[string]bool{"cn-beijing.192.168.3.228": true, "cn-beijing.192.168.3.229": true, ssdNode: true}
+
+func mpiJobConfig(name string, workers int, extra string) string {
+	return providerConfig() + fmt.Sprintf(`
+resource "training_mpi_job" "test" {
+  name         = %[1]q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "/benchmarks/tf_cnn_benchmarks.py", "--model", "resnet101"]
+  worker_count = %[2]d
+%[3]s
+}
+`, name, workers, extra)
+}
+
+func mpiJobName() string { return acctest.RandomWithPrefix("tf-acc-mpi") }
+
+// checkMPIPods checks the job's pods in the API: one launcher and workers workers, all Running,
+// each passing onNode.
+func checkMPIPods(a *api, name string, workers int, onNode func(node string) bool) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		return a.waitPods("default", jobs.MPIPodSelector(name), func(pods []corev1.Pod) bool {
+			launchers, w := 0, 0
+			for _, p := range pods {
+				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !onNode(p.Spec.NodeName) {
+					return false
+				}
+				switch p.Labels[jobs.MPIJobRoleLabel] {
+				case "launcher":
+					launchers++
+				case "worker":
+					w++
+				}
+			}
+			return launchers == 1 && w == workers
+		})
+	}
+}
+
+func checkMPIJobGone(a *api) resource.TestCheckFunc {
+	return func(s *terraform.State) error {
+		for _, rs := range s.RootModule().Resources {
+			if rs.Type != "training_mpi_job" {
+				continue
+			}
+			ns, name := rs.Primary.Attributes["namespace"], rs.Primary.Attributes["name"]
+			if _, err := a.get(jobs.MPIJobGVR, ns, name); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("MPIJob %s/%s still exists after destroy (err=%v)", ns, name, err)
+			}
+			if pods := a.pods(ns, jobs.MPIPodSelector(name)); len(pods) > 0 {
+				return fmt.Errorf("%d pods of MPIJob %s/%s are left after destroy", len(pods), ns, name)
+			}
+		}
+		return nil
+	}
+}
+
+func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{
+			{
+				Config: mpiJobConfig(name, 2, `  gpus = 1
+  tolerations = ["ssd_node"]`),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					checkMPIPods(a, name, 2, func(node string) bool { return node == ssdNode }),
+					func(*terraform.State) error {
+						for _, p := range a.pods("default", jobs.MPIPodSelector(name)) {
+							want := []corev1.Toleration{{Key: "ssd_node", Operator: corev1.TolerationOpExists}}
+							if got := userTolerations(p); fmt.Sprint(got) != fmt.Sprint(want) {
+								return fmt.Errorf("pod %s tolerations %v, want %v", p.Name, got, want)
+							}
+							if p.Labels[jobs.MPIJobRoleLabel] == "worker" {
+								if gpus := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; gpus.Value() != 1 {
+									return fmt.Errorf("worker %s has %s GPUs, want 1", p.Name, gpus.String())
+								}
+							}
+						}
+						return nil
+					},
+				),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running)),
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("id"), knownvalue.StringExact("default/"+name)),
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("slots_per_worker"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("instances"), knownvalue.ListSizeExact(3)),
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("instances").AtSliceIndex(1).AtMapKey("node"), knownvalue.StringExact(ssdNode)),
+				},
+			},
+			{
+				// A second plan of the same config changes nothing.
+				Config:           mpiJobConfig(name, 2, "  gpus = 1\n  tolerations = [\"ssd_node\"]"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				ResourceName:      "training_mpi_job.test",
+				ImportState:       true,
+				ImportStateId:     "default/" + name,
+				ImportStateVerify: true,
+				// The status is read anew at import time; the training duration has moved on.
+				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
+			},
+		},
+	})
+}
+
+// userTolerations drops the tolerations Kubernetes adds to every pod by default.
+func userTolerations(p corev1.Pod) []corev1.Toleration {
+	var out []corev1.Toleration
+	for _, t := range p.Spec.Tolerations {
+		if t.TolerationSeconds == nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func TestAccMPIJob_tolerateTwoTaints(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	// 3 workers of 4 GPUs cannot fit on one 8-GPU node: the job spreads over the tolerated nodes.
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{{
+			Config: mpiJobConfig(name, 3, `  gpus = 4
+  tolerations = ["gpu_node", "ssd_node"]`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkMPIPods(a, name, 3, func(node string) bool { return gpuNodes[node] }),
+				func(*terraform.State) error {
+					nodes := map[string]bool{}
+					for _, p := range a.pods("default", jobs.MPIPodSelector(name)) {
+						if p.Labels[jobs.MPIJobRoleLabel] == "worker" {
+							nodes[p.Spec.NodeName] = true
+						}
+					}
+					if len(nodes) < 2 {
+						return fmt.Errorf("12 GPUs of workers fit on %d node(s): %v", len(nodes), nodes)
+					}
+					return nil
+				},
+			),
+			ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("slots_per_worker"), knownvalue.Int64Exact(4)),
+			},
+		}},
+	})
+}
+
+func TestAccMPIJob_tolerateAll(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{{
+			Config: mpiJobConfig(name, 2, `  tolerations = ["all"]`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				checkMPIPods(a, name, 2, func(node string) bool { return node != "" }),
+				func(*terraform.State) error {
+					for _, p := range a.pods("default", jobs.MPIPodSelector(name)) {
+						want := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+						if got := userTolerations(p); fmt.Sprint(got) != fmt.Sprint(want) {
+							return fmt.Errorf("pod %s tolerations %v, want %v", p.Name, got, want)
+						}
+					}
+					return nil
+				},
+			),
+		}},
+	})
+}
+
+func TestAccMPIJob_rescaleAndDrift(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	onSSD := func(node string) bool { return node == ssdNode }
+	config := func(workers int) string { return mpiJobConfig(name, workers, `  tolerations = ["ssd_node"]`) }
+	update := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+		plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionUpdate),
+	}}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{
+			{Config: config(2), Check: checkMPIPods(a, name, 2, onSSD)},
+			{Config: config(4), ConfigPlanChecks: update, Check: checkMPIPods(a, name, 4, onSSD)},
+			{Config: config(1), ConfigPlanChecks: update, Check: checkMPIPods(a, name, 1, onSSD)},
+			{
+				// Scaled outside Terraform: the next plan sets it back, in place.
+				PreConfig: func() {
+					patch := `{"spec":{"mpiReplicaSpecs":{"Worker":{"replicas":3}}}}`
+					if _, err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: config(1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("worker_count"), knownvalue.Int64Exact(1)),
+				}},
+				Check: checkMPIPods(a, name, 1, onSSD),
+			},
+			{
+				// Deleted outside Terraform while running: the next plan creates it again.
+				PreConfig: func() {
+					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					waitGone(t, a, name)
+				},
+				Config: config(1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionCreate),
+				}},
+				Check: checkMPIPods(a, name, 1, onSSD),
+			},
+		},
+	})
+}
+
+func waitGone(t *testing.T, a *api, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := a.get(jobs.MPIJobGVR, "default", name)
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("MPIJob %s was not deleted: %v", name, err)
+	}
+}
+
+func TestAccMPIJob_finishedJobRemovedIsNotRerun(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	config := mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{
+			{Config: config},
+			{
+				// The launcher's mpirun exits 0: the job succeeds, and a refresh records it.
+				PreConfig: func() {
+					a.finishPods("default", jobs.MPIPodSelector(name)+","+jobs.MPIJobRoleLabel+"=launcher", corev1.PodSucceeded)
+					err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+						obj, err := a.get(jobs.MPIJobGVR, "default", name)
+						if err != nil {
+							return false, err
+						}
+						s, err := jobs.KubeflowStatus(jobs.Observed{Object: obj}, jobs.MPIJobRoleLabel, time.Now())
+						return err == nil && s.Phase == jobs.Succeeded, err
+					})
+					if err != nil {
+						t.Fatalf("the MPIJob did not succeed: %v", err)
+					}
+				},
+				RefreshState: true,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Succeeded),
+					resource.TestMatchResourceAttr("training_mpi_job.test", "completion_time", regexp.MustCompile(`^\d{4}-`)),
+				),
+			},
+			{
+				// Cleaned up after it finished: the plan keeps it (with a warning) instead of re-running it.
+				PreConfig: func() {
+					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					waitGone(t, a, name)
+				},
+				Config:           config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+		},
+	})
+}
+
+func TestAccMPIJob_unschedulableFailsWithSchedulerReason(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	// Every node of the local cluster is tainted: without tolerations nothing can run.
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{
+			{
+				Config: mpiJobConfig(name, 1, `  timeouts {
+    create = "5s"
+  }`),
+				ExpectError: regexp.MustCompile(`(?s)timed out.*untolerated taint`),
+			},
+			{
+				// The job was kept in state, tainted: the next plan replaces it.
+				Config:   mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`),
+				PlanOnly: true, ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
+			},
+		},
+	})
+}
+
+func TestAccMPIJob_insufficientGPUsFailsWithSchedulerReason(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{{
+			Config: mpiJobConfig(name, 1, `  gpus = 16
+  tolerations = ["ssd_node"]
+  timeouts {
+    create = "5s"
+  }`),
+			ExpectError: regexp.MustCompile(`Insufficient nvidia.com/gpu`),
+		}},
+	})
+}
+
+// Bad input fails at plan time, with an error naming the attribute and the rule, and nothing is
+// written to the cluster.
+func TestAccMPIJob_invalidInputFailsAtPlan(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	cases := []struct {
+		extra string
+		want  string
+	}{
+		{`  tolerations = ["gpu_node=invalid:NoSchedul"]`, `effect "NoSchedul" is not one of`},
+		{`  tolerations = [":NoSchedule"]`, `empty taint key`},
+		{`  tolerations = ["gpu_node="]`, `empty value`},
+		{`  tolerations = ["bad key"]`, `taint key "bad key" is invalid`},
+		{`  cpu = "four"`, `"four" is not a Kubernetes quantity`},
+		{`  memory = "-1Gi"`, `must be greater than zero`},
+		{`  gpus = -1`, `gpus value must be between 0 and 64`},
+		{`  gpu_resource_name = "gpu"`, `must be a domain-prefixed extended resource name`},
+		{`  env = { "1BAD" = "x" }`, `Invalid environment variable name`},
+		{`  data_volumes = ["no-path"]`, `not of the form PVC_NAME:/MOUNT/PATH`},
+		{`  data_volumes = ["data:relative/path"]`, `must be an absolute, clean path`},
+		{`  clean_pod_policy = "Sometimes"`, `value must be one of`},
+		{`  wait_for = "finished"`, `value must be one of`},
+		{`  namespace = "Not_A_Namespace"`, `Invalid namespace`},
+		{`  image_pull_policy = "Sometimes"`, `value must be one of`},
+		{`  labels = { "a b" = "c" }`, `Invalid label or annotation key`},
+	}
+	var steps []resource.TestStep
+	for _, c := range cases {
+		steps = append(steps, resource.TestStep{
+			Config:      mpiJobConfig(name, 1, c.extra),
+			PlanOnly:    true,
+			ExpectError: wrappedText(c.want),
+		})
+	}
+	steps = append(steps,
+		resource.TestStep{Config: mpiJobConfig(name, 0, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`worker_count value must be between 1 and`)},
+		resource.TestStep{Config: mpiJobConfig("Bad_Name", 1, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`Invalid job name`)},
+		resource.TestStep{Config: mpiJobConfig(strings.Repeat("a", 60), 1, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`at most 48 are allowed`)},
+	)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps:                    steps,
+		CheckDestroy: func(*terraform.State) error {
+			if _, err := a.get(jobs.MPIJobGVR, "default", name); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("an invalid config wrote MPIJob %s (err=%v)", name, err)
+			}
+			return nil
+		},
+	})
+}
+
+// wrappedText matches text in terraform's output, which wraps long lines at any space.
+func wrappedText(text string) *regexp.Regexp {
+	return regexp.MustCompile(strings.ReplaceAll(regexp.QuoteMeta(text), " ", `\s+`))
+}
+
+// validate and a plan that only creates jobs work with no cluster reachable.
+func TestAccMPIJob_planWithoutCluster(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	unreachable := `apiVersion: v1
+kind: Config
+clusters: [{name: gone, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: gone, context: {cluster: gone, user: u}}]
+current-context: gone
+`
+	if err := os.WriteFile(kubeconfig, []byte(unreachable), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`provider "training" {
+  config_path = %q
+}
+resource "training_mpi_job" "test" {
+  name         = "offline"
+  image        = "horovod"
+  command      = ["mpirun", "true"]
+  worker_count = 2
+  tolerations  = ["ssd_node"]
+}
+`, kubeconfig)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps: []resource.TestStep{{
+			Config:             config,
+			PlanOnly:           true,
+			ExpectNonEmptyPlan: true,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionCreate),
+				plancheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("slots_per_worker"), knownvalue.Int64Exact(1)),
+			}},
+		}},
+	})
+}
