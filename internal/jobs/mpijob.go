@@ -63,7 +63,7 @@ type mpiJob struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	Spec              mpiJobSpec `json:"spec"`
-	Status            jobStatus  `json:"status,omitempty"`
+	Status            *jobStatus `json:"status,omitempty"`
 }
 
 type mpiJobSpec struct {

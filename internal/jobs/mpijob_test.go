@@ -1,0 +1,244 @@
+package jobs
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// arenaSSDSpec is the Arena walkthrough's `arena submit mpi --name=mpi-dist --gpus=1 --workers=1
+// --toleration ssd_node`, plus every optional setting so the golden shows where each one lands.
+func arenaSSDSpec() MPIJobSpec {
+	ssd, _ := ParseToleration("ssd_node")
+	return MPIJobSpec{
+		Name:      "mpi-dist",
+		Namespace: "default",
+		Pod: PodOptions{
+			Image:              "registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5",
+			GPUs:               1,
+			CPU:                "4",
+			Memory:             "16Gi",
+			Env:                map[string]string{"NCCL_DEBUG": "INFO", "B_VAR": "b"},
+			Labels:             map[string]string{"team": "vision"},
+			Annotations:        map[string]string{"owner": "ml-platform"},
+			NodeSelector:       map[string]string{"nvidia.com/gpu.present": "true"},
+			Tolerations:        []corev1.Toleration{ssd},
+			PriorityClassName:  "high",
+			ServiceAccountName: "trainer",
+			ImagePullSecrets:   []string{"registry"},
+			ImagePullPolicy:    corev1.PullIfNotPresent,
+			DataVolumes:        []DataVolume{{Claim: "imagenet", MountPath: "/data"}},
+			ShmSize:            "2Gi",
+		},
+		LauncherCommand:         []string{"mpirun", "python", "/benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py", "--model", "resnet101"},
+		Workers:                 1,
+		LauncherCPU:             "1",
+		LauncherMemory:          "1Gi",
+		CleanPodPolicy:          "Running",
+		TTLSecondsAfterFinished: ptr.To[int32](3600),
+		BackoffLimit:            ptr.To[int32](3),
+		ActiveDeadlineSeconds:   ptr.To[int64](86400),
+		QueueName:               "gpu-queue",
+	}
+}
+
+func TestNewMPIJobGolden(t *testing.T) {
+	obj, err := NewMPIJob(arenaSSDSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := yaml.Marshal(obj.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "mpijob-arena-ssd.yaml")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/jobs -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("MPIJob differs from %s (-want +got):\n%s", golden, diff)
+	}
+}
+
+func TestReadMPIJobRoundTrip(t *testing.T) {
+	spec := arenaSSDSpec()
+	obj, err := NewMPIJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadMPIJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec
+	want.WorkerCommand = DefaultWorkerCommand
+	want.SlotsPerWorker = 1
+	want.Pod.GPUResource = DefaultGPUResource
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadMPIJob(NewMPIJob(spec)) (-want +got):\n%s", diff)
+	}
+}
+
+func TestDefaultSlots(t *testing.T) {
+	for gpus, want := range map[int64]int32{0: 1, 1: 1, 4: 4, 8: 8} {
+		if got := DefaultSlots(gpus); got != want {
+			t.Errorf("DefaultSlots(%d) = %d, want %d", gpus, got, want)
+		}
+	}
+}
+
+func TestMPIRescalePatch(t *testing.T) {
+	var ops []map[string]any
+	if err := json.Unmarshal(MPIRescalePatch(2, 4), &ops); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"op": "test", "path": "/spec/mpiReplicaSpecs/Worker/replicas", "value": 2.0},
+		{"op": "replace", "path": "/spec/mpiReplicaSpecs/Worker/replicas", "value": 4.0},
+	}
+	if diff := cmp.Diff(want, ops); diff != "" {
+		t.Errorf("patch (-want +got):\n%s", diff)
+	}
+}
+
+func mpiJobWithStatus(t *testing.T, status map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	obj, err := NewMPIJob(MPIJobSpec{Name: "j", Namespace: "default", Pod: PodOptions{Image: "i"}, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != nil {
+		obj.Object["status"] = status
+	}
+	return obj
+}
+
+func condition(kind string) map[string]any { return map[string]any{"type": kind, "status": "True"} }
+
+func pod(name, role string, phase corev1.PodPhase, node string) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{MPIJobRoleLabel: role}},
+		Spec:       corev1.PodSpec{NodeName: node},
+		Status:     corev1.PodStatus{Phase: phase},
+	}
+}
+
+func TestKubeflowStatus(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	now := start.Add(29 * time.Second)
+	cases := []struct {
+		name       string
+		conditions []any
+		completion bool
+		phase      string
+		duration   time.Duration
+	}{
+		{"no conditions", nil, false, Pending, 29 * time.Second},
+		{"created", []any{condition("Created")}, false, Pending, 29 * time.Second},
+		{"running", []any{condition("Created"), condition("Running")}, false, Running, 29 * time.Second},
+		{"succeeded", []any{condition("Running"), condition("Succeeded")}, true, Succeeded, 10 * time.Second},
+		{"failed", []any{condition("Failed")}, true, Failed, 10 * time.Second},
+		{"suspended", []any{condition("Suspended")}, false, Suspended, 29 * time.Second},
+		{"running condition false", []any{map[string]any{"type": "Running", "status": "False"}}, false, Pending, 29 * time.Second},
+	}
+	for _, c := range cases {
+		status := map[string]any{"startTime": start.Format(time.RFC3339)}
+		if c.conditions != nil {
+			status["conditions"] = c.conditions
+		}
+		if c.completion {
+			status["completionTime"] = start.Add(10 * time.Second).Format(time.RFC3339)
+		}
+		o := Observed{
+			Object: mpiJobWithStatus(t, status),
+			Pods: []corev1.Pod{
+				pod("j-worker-1", "worker", corev1.PodRunning, "n2"),
+				pod("j-launcher-x", "launcher", corev1.PodRunning, "n1"),
+				pod("j-worker-0", "worker", corev1.PodPending, ""),
+			},
+		}
+		got, err := KubeflowStatus(o, MPIJobRoleLabel, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Phase != c.phase || got.Duration != c.duration {
+			t.Errorf("%s: phase %s duration %s, want %s %s", c.name, got.Phase, got.Duration, c.phase, c.duration)
+		}
+		wantInstances := []Instance{
+			{Name: "j-launcher-x", Role: "launcher", Phase: "Running", Node: "n1"},
+			{Name: "j-worker-0", Role: "worker", Phase: "Pending"},
+			{Name: "j-worker-1", Role: "worker", Phase: "Running", Node: "n2"},
+		}
+		if diff := cmp.Diff(wantInstances, got.Instances); diff != "" {
+			t.Errorf("%s: instances (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
+func TestMPIJobRunning(t *testing.T) {
+	running := mpiJobWithStatus(t, map[string]any{"conditions": []any{condition("Running")}})
+	pods := func(workers int, extra ...corev1.Pod) []corev1.Pod {
+		out := []corev1.Pod{pod("l", "launcher", corev1.PodRunning, "n")}
+		for i := 0; i < workers; i++ {
+			out = append(out, pod("w"+string(rune('0'+i)), "worker", corev1.PodRunning, "n"))
+		}
+		return append(out, extra...)
+	}
+	cases := []struct {
+		name    string
+		o       Observed
+		done    bool
+		failure string
+	}{
+		{"not created yet", Observed{}, false, ""},
+		{"exactly the workers", Observed{Object: running, Pods: pods(2)}, true, ""},
+		{"one worker short", Observed{Object: running, Pods: pods(1)}, false, ""},
+		{"a removed worker still there", Observed{Object: running, Pods: pods(2, pod("w9", "worker", corev1.PodRunning, "n"))}, false, ""},
+		{"pods run but not reported running", Observed{Object: mpiJobWithStatus(t, nil), Pods: pods(2)}, false, ""},
+		{"succeeded before the wait saw it", Observed{Object: mpiJobWithStatus(t, map[string]any{"conditions": []any{condition("Succeeded")}})}, true, ""},
+		{"failed", Observed{Object: mpiJobWithStatus(t, map[string]any{"conditions": []any{
+			map[string]any{"type": "Failed", "status": "True", "reason": "MPIJobFailed", "message": "launcher failed"}}})}, false, "launcher failed"},
+		{"refused by the operator", Observed{Object: running, Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "ValidationError", Message: "Found validation errors"}}}, false, "ValidationError"},
+	}
+	for _, c := range cases {
+		done, err := MPIJobRunning(c.o, 2)
+		if done != c.done {
+			t.Errorf("%s: done = %v, want %v", c.name, done, c.done)
+		}
+		if (err != nil) != (c.failure != "") || (err != nil && !contains(err.Error(), c.failure)) {
+			t.Errorf("%s: err = %v, want one containing %q", c.name, err, c.failure)
+		}
+	}
+}
+
+func TestWhyNotRunning(t *testing.T) {
+	p := pod("w0", "worker", corev1.PodPending, "")
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Message: "0/6 nodes are available: 6 node(s) had untolerated taint(s)."}}
+	got := WhyNotRunning(Observed{Pods: []corev1.Pod{p, p}})
+	want := "pod w0 is not scheduled: 0/6 nodes are available: 6 node(s) had untolerated taint(s)."
+	if got != want {
+		t.Errorf("WhyNotRunning = %q, want %q (once, though two pods say it)", got, want)
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }

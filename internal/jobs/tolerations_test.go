@@ -1,0 +1,82 @@
+package jobs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestParseToleration(t *testing.T) {
+	accepted := []struct {
+		in   string
+		want corev1.Toleration
+	}{
+		{"all", corev1.Toleration{Operator: corev1.TolerationOpExists}},
+		{"ssd_node", corev1.Toleration{Key: "ssd_node", Operator: corev1.TolerationOpExists}},
+		{"gpu_node:NoSchedule", corev1.Toleration{Key: "gpu_node", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		{"gpu_node=invalid", corev1.Toleration{Key: "gpu_node", Operator: corev1.TolerationOpEqual, Value: "invalid"}},
+		{"gpu_node=invalid:NoSchedule", corev1.Toleration{Key: "gpu_node", Operator: corev1.TolerationOpEqual, Value: "invalid", Effect: corev1.TaintEffectNoSchedule}},
+		{"node.kubernetes.io/unreachable:NoExecute", corev1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
+		{"dedicated=ml:PreferNoSchedule", corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectPreferNoSchedule}},
+	}
+	for _, c := range accepted {
+		got, err := ParseToleration(c.in)
+		if err != nil {
+			t.Errorf("ParseToleration(%q): %v", c.in, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("ParseToleration(%q) (-want +got):\n%s", c.in, diff)
+		}
+		// Every accepted form is written back the same way, so import round-trips.
+		if s, ok := FormatToleration(got); !ok || s != c.in {
+			t.Errorf("FormatToleration(ParseToleration(%q)) = %q, %v", c.in, s, ok)
+		}
+	}
+
+	rejected := []struct{ in, why string }{
+		{"", "empty taint key"},
+		{":NoSchedule", "empty taint key"},
+		{"=v", "empty taint key"},
+		{"gpu_node=invalid:NoSchedul", `effect "NoSchedul"`},
+		{"gpu_node:noschedule", `effect "noschedule"`},
+		{"gpu_node:", `effect ""`},
+		{"gpu_node=", "empty value"},
+		{"gpu_node=:NoSchedule", "empty value"},
+		{"bad key", "is invalid"},
+		{"gpu_node=bad value", "is invalid"},
+		{"ALL ", "is invalid"},
+	}
+	for _, c := range rejected {
+		_, err := ParseToleration(c.in)
+		if err == nil || !strings.Contains(err.Error(), c.why) {
+			t.Errorf("ParseToleration(%q) = %v, want an error containing %q", c.in, err, c.why)
+		}
+	}
+}
+
+func TestFormatTolerationWithoutStringForm(t *testing.T) {
+	for _, tol := range []corev1.Toleration{
+		{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)},
+		{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+	} {
+		if s, ok := FormatToleration(tol); ok {
+			t.Errorf("FormatToleration(%+v) = %q; it has no string form and belongs in a toleration block", tol, s)
+		}
+	}
+}
+
+func TestParseDataVolume(t *testing.T) {
+	v, err := ParseDataVolume("training-data:/data")
+	if err != nil || v != (DataVolume{Claim: "training-data", MountPath: "/data"}) {
+		t.Fatalf("ParseDataVolume = %+v, %v", v, err)
+	}
+	for _, bad := range []string{"no-path", "Bad_Claim:/data", "data:relative", "data:/a/../b", "data:/dev/shm", ":/data"} {
+		if _, err := ParseDataVolume(bad); err == nil {
+			t.Errorf("ParseDataVolume(%q) accepted", bad)
+		}
+	}
+}
