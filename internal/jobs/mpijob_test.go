@@ -93,6 +93,7 @@ func TestReadMPIJobRoundTrip(t *testing.T) {
 	want.WorkerCommand = DefaultWorkerCommand
 	want.SlotsPerWorker = 1
 	want.Pod.GPUResource = DefaultGPUResource
+	want.Pod.MountShm = true // a shm volume is mounted, since shm_size is set
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ReadMPIJob(NewMPIJob(spec)) (-want +got):\n%s", diff)
 	}

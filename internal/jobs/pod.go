@@ -27,7 +27,7 @@ const (
 	// QueueLabel submits a job to a Kueue LocalQueue.
 	QueueLabel = "kueue.x-k8s.io/queue-name"
 
-	shmVolumeName = "shm"
+	shmVolumeName = "shm-volume"
 )
 
 // PodOptions are the pod-level settings every job kind shares; each kind applies them to the pod
@@ -51,8 +51,10 @@ type PodOptions struct {
 	ImagePullSecrets   []string
 	ImagePullPolicy    corev1.PullPolicy
 	DataVolumes        []DataVolume
-	// ShmSize is the size limit of a memory-backed /dev/shm; empty means none is mounted.
-	ShmSize string
+	// ShmSize is the size limit of a memory-backed /dev/shm. MountShm mounts one even without a
+	// limit; with neither, none is mounted.
+	ShmSize  string
+	MountShm bool
 }
 
 // container is what differs between the containers of one job's roles.
@@ -126,14 +128,16 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy,
 		}})
 		main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: name, MountPath: v.MountPath})
 	}
-	if o.ShmSize != "" {
-		size, err := resource.ParseQuantity(o.ShmSize)
-		if err != nil {
-			return corev1.PodTemplateSpec{}, fmt.Errorf("shm_size %q is not a Kubernetes quantity: %w", o.ShmSize, err)
+	if o.ShmSize != "" || o.MountShm {
+		shm := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}
+		if o.ShmSize != "" {
+			size, err := resource.ParseQuantity(o.ShmSize)
+			if err != nil {
+				return corev1.PodTemplateSpec{}, fmt.Errorf("shm_size %q is not a Kubernetes quantity: %w", o.ShmSize, err)
+			}
+			shm.SizeLimit = ptr.To(size)
 		}
-		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: shmVolumeName, VolumeSource: corev1.VolumeSource{
-			EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptr.To(size)},
-		}})
+		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: shmVolumeName, VolumeSource: corev1.VolumeSource{EmptyDir: shm}})
 		main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: shmVolumeName, MountPath: ShmMountPath})
 	}
 	spec.Containers = []corev1.Container{main}
@@ -184,8 +188,11 @@ func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
 		switch {
 		case v.PersistentVolumeClaim != nil:
 			o.DataVolumes = append(o.DataVolumes, DataVolume{Claim: v.PersistentVolumeClaim.ClaimName, MountPath: mounts[v.Name]})
-		case v.Name == shmVolumeName && v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil:
-			o.ShmSize = v.EmptyDir.SizeLimit.String()
+		case v.Name == shmVolumeName && v.EmptyDir != nil:
+			o.MountShm = true
+			if v.EmptyDir.SizeLimit != nil {
+				o.ShmSize = v.EmptyDir.SizeLimit.String()
+			}
 		}
 	}
 	return o

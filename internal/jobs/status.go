@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,9 +44,14 @@ type Status struct {
 type Instance struct {
 	Name  string
 	Role  string
+	Index int32
+	// Phase is the pod's phase, or for an elastic job its task's state.
 	Phase string
 	Node  string
 }
+
+// kubeflowIndexLabel is the replica index the Kubeflow operators put on each pod.
+const kubeflowIndexLabel = "training.kubeflow.org/replica-index"
 
 // KubeflowStatus reads the status of a Kubeflow job (MPIJob, TFJob, PyTorchJob: they share the
 // JobStatus type) and its pods; roleLabel names the pod label holding each pod's role.
@@ -98,11 +104,15 @@ func trainingDuration(start, end *time.Time, now time.Time) time.Duration {
 func instances(pods []corev1.Pod, roleLabel string) []Instance {
 	out := make([]Instance, 0, len(pods))
 	for _, p := range pods {
-		out = append(out, Instance{Name: p.Name, Role: p.Labels[roleLabel], Phase: string(p.Status.Phase), Node: p.Spec.NodeName})
+		index, _ := strconv.ParseInt(p.Labels[kubeflowIndexLabel], 10, 32)
+		out = append(out, Instance{Name: p.Name, Role: p.Labels[roleLabel], Index: int32(index), Phase: string(p.Status.Phase), Node: p.Spec.NodeName})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Role != out[j].Role {
 			return out[i].Role < out[j].Role
+		}
+		if out[i].Index != out[j].Index {
+			return out[i].Index < out[j].Index
 		}
 		return out[i].Name < out[j].Name
 	})

@@ -1,0 +1,388 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// FrameworkGVR is FrameworkController's Framework.
+var FrameworkGVR = schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"}
+
+// ServiceGVR is the core Service.
+var ServiceGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+
+// FrameworkController's pod labels, and the task roles of an elastic job.
+const (
+	FrameworkNameLabel = "FC_FRAMEWORK_NAME"
+	TaskRoleLabel      = "FC_TASKROLE_NAME"
+	TaskIndexLabel     = "FC_TASK_INDEX"
+
+	EtcdRole   = "etcd"
+	WorkerRole = "worker"
+	// workerRoleIndex is the worker role's index in spec.taskRoles, which the rescale patch tests.
+	workerRoleIndex = 1
+	etcdPort        = 2379
+)
+
+// FrameworkNamePattern is FrameworkController's rule for Framework names: no hyphens.
+var FrameworkNamePattern = regexp.MustCompile(`^[a-z0-9]{1,63}$`)
+
+// Defaults from the FrameworkController PyTorch elastic example.
+const (
+	DefaultEtcdImage                  = "quay.io/coreos/etcd:v3.4.9"
+	DefaultPodGracefulDeletionTimeout = 1800
+	DefaultMaxRetryCount              = 2
+	// MaxTaskNumber is FrameworkController's bound on a task role's taskNumber.
+	MaxTaskNumber = 10000
+)
+
+// ElasticJobSpec is everything a training_elastic_job says: torchelastic workers that meet at
+// a rendezvous in an etcd of their own, all in one Framework.
+type ElasticJobSpec struct {
+	Name, Namespace string
+	Pod             PodOptions
+	// Script and ScriptArgs run under torchelastic's launcher; Command replaces the whole
+	// worker command instead (an escape hatch).
+	Script     string
+	ScriptArgs []string
+	Command    []string
+	Workers    int32
+	MinWorkers int32
+	MaxWorkers int32
+	// ProcsPerNode is torchelastic's --nproc_per_node.
+	ProcsPerNode int32
+
+	EtcdImage           string
+	EtcdCPU, EtcdMemory string
+
+	// MaxRetryCount is the framework's and each worker's retry count (fancy retry policy).
+	MaxRetryCount              int32
+	PodGracefulDeletionTimeout int64
+}
+
+// Worker command as the example runs it: torchelastic's launcher with an etcd rendezvous at
+// the job's own etcd Service, the rendezvous ID being the job's name.
+func (s ElasticJobSpec) workerCommand() []string {
+	if len(s.Command) > 0 {
+		return s.Command
+	}
+	parts := []string{
+		"python -m torchelastic.distributed.launch",
+		"--rdzv_backend=etcd",
+		"--rdzv_endpoint=${FC_FRAMEWORK_NAME}-etcd:" + strconv.Itoa(etcdPort),
+		"--rdzv_id=${FC_FRAMEWORK_NAME}",
+		fmt.Sprintf("--nnodes=%d:%d", s.MinWorkers, s.MaxWorkers),
+		fmt.Sprintf("--nproc_per_node=%d", s.ProcsPerNode),
+		shellQuote(s.Script),
+	}
+	for _, a := range s.ScriptArgs {
+		parts = append(parts, shellQuote(a))
+	}
+	return []string{"sh", "-c", strings.Join(parts, " ")}
+}
+
+// shellQuote quotes an argument for sh -c only when it needs it, so plain arguments read as
+// the example writes them.
+func shellQuote(s string) string {
+	if s != "" && regexp.MustCompile(`^[A-Za-z0-9_./=:,@%+-]+$`).MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+}
+
+var etcdCommand = []string{"sh", "-c", strings.Join([]string{
+	"/usr/local/bin/etcd",
+	"--data-dir /var/lib/etcd --enable-v2",
+	"--listen-client-urls http://0.0.0.0:2379",
+	"--advertise-client-urls http://0.0.0.0:2379",
+	"--initial-cluster-state new",
+}, " ")}
+
+// framework mirrors the fields of frameworkcontroller.microsoft.com/v1 Framework this provider
+// sets; FrameworkController's own module is from Kubernetes 1.16 and cannot be imported here.
+type framework struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              frameworkSpec `json:"spec"`
+}
+
+type frameworkSpec struct {
+	ExecutionType string          `json:"executionType"`
+	RetryPolicy   retryPolicy     `json:"retryPolicy"`
+	TaskRoles     []*taskRoleSpec `json:"taskRoles"`
+}
+
+type retryPolicy struct {
+	FancyRetryPolicy bool  `json:"fancyRetryPolicy"`
+	MaxRetryCount    int32 `json:"maxRetryCount"`
+}
+
+type taskRoleSpec struct {
+	Name                             string               `json:"name"`
+	TaskNumber                       int32                `json:"taskNumber"`
+	FrameworkAttemptCompletionPolicy completionPolicySpec `json:"frameworkAttemptCompletionPolicy"`
+	Task                             taskSpec             `json:"task"`
+}
+
+type completionPolicySpec struct {
+	MinFailedTaskCount    int32 `json:"minFailedTaskCount"`
+	MinSucceededTaskCount int32 `json:"minSucceededTaskCount"`
+}
+
+type taskSpec struct {
+	RetryPolicy                   retryPolicy            `json:"retryPolicy"`
+	PodGracefulDeletionTimeoutSec *int64                 `json:"podGracefulDeletionTimeoutSec,omitempty"`
+	Pod                           corev1.PodTemplateSpec `json:"pod"`
+}
+
+// NewElasticJob builds the Framework and its two Services: one for the etcd, so workers find
+// it, and a headless one for the workers, so they find each other.
+func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstructured.Unstructured, err error) {
+	workerResources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	etcdResources, err := Resources(spec.EtcdCPU, spec.EtcdMemory, 0, "")
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("etcd: %w", err)
+	}
+	workerPod := spec.Pod
+	// PyTorch's data loaders need more shared memory than a container's default 64Mi.
+	workerPod.MountShm = true
+	worker, err := workerPod.podTemplate(container{name: "pytorch", command: spec.workerCommand(), resources: workerResources}, corev1.RestartPolicyNever, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// The seed's stable names: worker-0.NAME-worker is each worker's DNS name.
+	worker.Spec.Hostname = "{{FC_TASKROLE_NAME}}-{{FC_TASK_INDEX}}"
+	worker.Spec.Subdomain = "{{FC_FRAMEWORK_NAME}}-{{FC_TASKROLE_NAME}}"
+
+	// The etcd pod shares only the scheduling settings: it must land where the workers may.
+	etcdPod := PodOptions{
+		Image:             ptr.Deref(optional(spec.EtcdImage), DefaultEtcdImage),
+		NodeSelector:      spec.Pod.NodeSelector,
+		Tolerations:       spec.Pod.Tolerations,
+		PriorityClassName: spec.Pod.PriorityClassName,
+		ImagePullSecrets:  spec.Pod.ImagePullSecrets,
+		ImagePullPolicy:   spec.Pod.ImagePullPolicy,
+		Labels:            spec.Pod.Labels,
+		Annotations:       spec.Pod.Annotations,
+	}
+	etcd, err := etcdPod.podTemplate(container{name: "etcd", command: etcdCommand, resources: etcdResources,
+		ports: []corev1.ContainerPort{{ContainerPort: etcdPort}}}, corev1.RestartPolicyAlways, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+
+	grace := ptr.To(spec.PodGracefulDeletionTimeout)
+	f := framework{
+		TypeMeta:   metav1.TypeMeta{APIVersion: FrameworkGVR.GroupVersion().String(), Kind: "Framework"},
+		ObjectMeta: objectMeta(spec.Name, spec.Namespace, spec.Pod),
+		Spec: frameworkSpec{
+			ExecutionType: "Start",
+			RetryPolicy:   retryPolicy{FancyRetryPolicy: true, MaxRetryCount: spec.MaxRetryCount},
+			TaskRoles: []*taskRoleSpec{
+				{
+					Name:       EtcdRole,
+					TaskNumber: 1,
+					// The etcd never completes the job by itself: only its failure ends the attempt.
+					FrameworkAttemptCompletionPolicy: completionPolicySpec{MinFailedTaskCount: 1, MinSucceededTaskCount: -1},
+					// -2: retry the etcd without limit while only it fails.
+					Task: taskSpec{RetryPolicy: retryPolicy{MaxRetryCount: -2}, PodGracefulDeletionTimeoutSec: grace, Pod: etcd},
+				},
+				{
+					Name:       WorkerRole,
+					TaskNumber: spec.Workers,
+					// torchelastic has no exit barrier: the job succeeds when every worker has.
+					FrameworkAttemptCompletionPolicy: completionPolicySpec{MinFailedTaskCount: 1, MinSucceededTaskCount: spec.Workers},
+					Task: taskSpec{RetryPolicy: retryPolicy{FancyRetryPolicy: true, MaxRetryCount: spec.MaxRetryCount},
+						PodGracefulDeletionTimeoutSec: grace, Pod: worker},
+				},
+			},
+		},
+	}
+	if fw, err = toUnstructured(&f); err != nil {
+		return nil, nil, nil, err
+	}
+	selector := func(role string) map[string]string {
+		return map[string]string{FrameworkNameLabel: spec.Name, TaskRoleLabel: role}
+	}
+	etcdSvc := corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(spec.Name+"-"+EtcdRole, spec.Namespace, PodOptions{}),
+		Spec: corev1.ServiceSpec{
+			Selector: selector(EtcdRole),
+			Ports:    []corev1.ServicePort{{Port: etcdPort, TargetPort: intstr.FromInt32(etcdPort)}},
+		},
+	}
+	workerSvc := corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: objectMeta(spec.Name+"-"+WorkerRole, spec.Namespace, PodOptions{}),
+		Spec: corev1.ServiceSpec{
+			ClusterIP:                corev1.ClusterIPNone,
+			PublishNotReadyAddresses: true,
+			Selector:                 selector(WorkerRole),
+		},
+	}
+	if etcdService, err = toUnstructured(&etcdSvc); err != nil {
+		return nil, nil, nil, err
+	}
+	if workerService, err = toUnstructured(&workerSvc); err != nil {
+		return nil, nil, nil, err
+	}
+	return fw, etcdService, workerService, nil
+}
+
+func objectMeta(name, namespace string, o PodOptions) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(o.Labels, ""), Annotations: copyMap(o.Annotations)}
+}
+
+// ElasticRescalePatch is the example's guarded JSON patch on /spec: it tests that the task role
+// at the worker index is still "worker", and that its taskNumber is still what Terraform last
+// read (so a concurrent rescale is not silently overwritten), then replaces taskNumber and
+// minSucceededTaskCount together.
+func ElasticRescalePatch(from, to int32) []byte {
+	role := fmt.Sprintf("/spec/taskRoles/%d", workerRoleIndex)
+	patch, _ := json.Marshal([]map[string]any{
+		{"op": "test", "path": role + "/name", "value": WorkerRole},
+		{"op": "test", "path": role + "/taskNumber", "value": from},
+		{"op": "replace", "path": role + "/taskNumber", "value": to},
+		{"op": "replace", "path": role + "/frameworkAttemptCompletionPolicy/minSucceededTaskCount", "value": to},
+	})
+	return patch
+}
+
+// ElasticPodSelector selects every pod of an elastic job, the etcd's included.
+func ElasticPodSelector(name string) string { return FrameworkNameLabel + "=" + name }
+
+// ElasticWorkers returns the worker taskNumber of a Framework object.
+func ElasticWorkers(obj *unstructured.Unstructured) (int32, error) {
+	var f framework
+	if err := fromUnstructured(obj, &f); err != nil {
+		return 0, err
+	}
+	for _, r := range f.Spec.TaskRoles {
+		if r != nil && r.Name == WorkerRole {
+			return r.TaskNumber, nil
+		}
+	}
+	return 0, fmt.Errorf("Framework %s/%s has no %q task role", obj.GetNamespace(), obj.GetName(), WorkerRole)
+}
+
+// frameworkStatus mirrors the parts of FrameworkStatus the status mapping reads.
+type frameworkStatus struct {
+	Status *struct {
+		StartTime      *metav1.Time `json:"startTime"`
+		CompletionTime *metav1.Time `json:"completionTime"`
+		State          string       `json:"state"`
+		AttemptStatus  struct {
+			CompletionStatus *struct {
+				Diagnostics string `json:"diagnostics"`
+				Type        struct {
+					Name string `json:"name"`
+				} `json:"type"`
+			} `json:"completionStatus"`
+			TaskRoleStatuses []struct {
+				Name         string `json:"name"`
+				TaskStatuses []struct {
+					Index         int32  `json:"index"`
+					State         string `json:"state"`
+					AttemptStatus struct {
+						PodName     string  `json:"podName"`
+						PodNodeName *string `json:"podNodeName"`
+					} `json:"attemptStatus"`
+				} `json:"taskStatuses"`
+			} `json:"taskRoleStatuses"`
+		} `json:"attemptStatus"`
+	} `json:"status"`
+}
+
+// FrameworkStatus maps a Framework's state to the job phases, and its task statuses to the
+// instances (role, index, task state, pod, node).
+func FrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status, error) {
+	var f frameworkStatus
+	if err := fromUnstructured(obj, &f); err != nil {
+		return Status{}, err
+	}
+	s := Status{Phase: Pending, Instances: []Instance{}}
+	if f.Status == nil {
+		return s, nil
+	}
+	st := f.Status
+	switch st.State {
+	case "AttemptRunning":
+		s.Phase = Running
+	case "Completed":
+		s.Phase = Failed
+		if cs := st.AttemptStatus.CompletionStatus; cs != nil && cs.Type.Name == "Succeeded" {
+			s.Phase = Succeeded
+		}
+	}
+	if st.StartTime != nil {
+		s.StartTime = &st.StartTime.Time
+	}
+	if st.CompletionTime != nil {
+		s.CompletionTime = &st.CompletionTime.Time
+	}
+	s.Duration = trainingDuration(s.StartTime, s.CompletionTime, now)
+	for _, role := range st.AttemptStatus.TaskRoleStatuses {
+		for _, task := range role.TaskStatuses {
+			s.Instances = append(s.Instances, Instance{
+				Name:  task.AttemptStatus.PodName,
+				Role:  role.Name,
+				Index: task.Index,
+				Phase: task.State,
+				Node:  ptr.Deref(task.AttemptStatus.PodNodeName, ""),
+			})
+		}
+	}
+	return s, nil
+}
+
+// FrameworkFailure returns why a Framework failed, or "".
+func FrameworkFailure(obj *unstructured.Unstructured) string {
+	var f frameworkStatus
+	if obj == nil || fromUnstructured(obj, &f) != nil || f.Status == nil || f.Status.State != "Completed" {
+		return ""
+	}
+	if cs := f.Status.AttemptStatus.CompletionStatus; cs != nil && cs.Type.Name != "Succeeded" {
+		return fmt.Sprintf("the job failed: %s: %s", cs.Type.Name, cs.Diagnostics)
+	}
+	return ""
+}
+
+// ElasticJobRunning says whether an elastic job runs with exactly workers workers: the
+// Framework is AttemptRunning, its etcd and that many worker pods are Running, and no removed
+// worker pod is left.
+func ElasticJobRunning(o Observed, workers int32) (bool, error) {
+	if reason := FrameworkFailure(o.Object); reason != "" {
+		return false, fmt.Errorf("%s", reason)
+	}
+	if o.Object == nil {
+		return false, nil
+	}
+	if o.Object.GetDeletionTimestamp() != nil {
+		return false, fmt.Errorf("the Framework is being deleted")
+	}
+	s, err := FrameworkStatus(o.Object, time.Now())
+	if err != nil {
+		return false, err
+	}
+	if s.Phase == Succeeded {
+		return true, nil
+	}
+	etcd, _ := RunningCount(o.Pods, TaskRoleLabel, EtcdRole)
+	running, total := RunningCount(o.Pods, TaskRoleLabel, WorkerRole)
+	return s.Phase == Running && etcd == 1 && running == int(workers) && total == int(workers), nil
+}

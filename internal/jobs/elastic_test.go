@@ -1,0 +1,227 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// seedElasticSpec is the seed example's inputs: job pet, 4 workers in 1:4, one GPU and one
+// process each, the ImageNet script and its arguments.
+func seedElasticSpec() ElasticJobSpec {
+	return ElasticJobSpec{
+		Name:                       "pet",
+		Namespace:                  "default",
+		Pod:                        PodOptions{Image: "torchelastic/examples:0.2.0", GPUs: 1},
+		Script:                     "/workspace/examples/imagenet/main.py",
+		ScriptArgs:                 []string{"--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"},
+		Workers:                    4,
+		MinWorkers:                 1,
+		MaxWorkers:                 4,
+		ProcsPerNode:               1,
+		MaxRetryCount:              DefaultMaxRetryCount,
+		PodGracefulDeletionTimeout: DefaultPodGracefulDeletionTimeout,
+	}
+}
+
+// comparable strips what this provider adds on purpose (namespace, its managed-by label) and
+// decodes into typed objects, so the comparison is field for field, not text.
+func comparable(t *testing.T, obj map[string]any) any {
+	t.Helper()
+	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
+	u.SetNamespace("")
+	labels := u.GetLabels()
+	delete(labels, ManagedByLabel)
+	u.SetLabels(labels)
+	data, err := json.Marshal(u.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var typed any
+	switch u.GetKind() {
+	case "Framework":
+		typed = &framework{}
+	case "Service":
+		typed = &corev1.Service{}
+	default:
+		t.Fatalf("unexpected kind %q", u.GetKind())
+	}
+	if err := json.Unmarshal(data, typed); err != nil {
+		t.Fatal(err)
+	}
+	return typed
+}
+
+func TestNewElasticJobMatchesSeed(t *testing.T) {
+	data, err := os.ReadFile("testdata/seed-pytorch-elastic.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var seed []map[string]any
+	for {
+		var obj map[string]any
+		if err := dec.Decode(&obj); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			t.Fatal(err)
+		}
+		seed = append(seed, obj)
+	}
+	if len(seed) != 3 {
+		t.Fatalf("the seed has %d objects, want 3", len(seed))
+	}
+	fw, etcdSvc, workerSvc, err := NewElasticJob(seedElasticSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range []*unstructured.Unstructured{etcdSvc, workerSvc, fw} {
+		want := comparable(t, seed[i])
+		if diff := cmp.Diff(want, comparable(t, got.Object), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s %s differs from the seed (-seed +built):\n%s", got.GetKind(), got.GetName(), diff)
+		}
+	}
+	if got := fw.GetLabels()[ManagedByLabel]; got != ManagedByValue {
+		t.Errorf("Framework is not labelled as this provider's: %q", got)
+	}
+}
+
+func TestElasticCustomCommandAndQuoting(t *testing.T) {
+	spec := seedElasticSpec()
+	spec.ScriptArgs = []string{"--name", "it's mine"}
+	got := spec.workerCommand()[2]
+	want := `python -m torchelastic.distributed.launch --rdzv_backend=etcd --rdzv_endpoint=${FC_FRAMEWORK_NAME}-etcd:2379 --rdzv_id=${FC_FRAMEWORK_NAME} --nnodes=1:4 --nproc_per_node=1 /workspace/examples/imagenet/main.py --name 'it'"'"'s mine'`
+	if got != want {
+		t.Errorf("worker command\n got %s\nwant %s", got, want)
+	}
+	spec.Command = []string{"torchrun", "train.py"}
+	if diff := cmp.Diff(spec.Command, spec.workerCommand()); diff != "" {
+		t.Errorf("custom command not used as is:\n%s", diff)
+	}
+}
+
+func TestElasticRescalePatch(t *testing.T) {
+	// The seed's scale-down 4 -> 2, with one more test op: the count Terraform last read.
+	var ops []map[string]any
+	if err := json.Unmarshal(ElasticRescalePatch(4, 2), &ops); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{
+		{"op": "test", "path": "/spec/taskRoles/1/name", "value": "worker"},
+		{"op": "test", "path": "/spec/taskRoles/1/taskNumber", "value": 4.0},
+		{"op": "replace", "path": "/spec/taskRoles/1/taskNumber", "value": 2.0},
+		{"op": "replace", "path": "/spec/taskRoles/1/frameworkAttemptCompletionPolicy/minSucceededTaskCount", "value": 2.0},
+	}
+	if diff := cmp.Diff(want, ops); diff != "" {
+		t.Errorf("patch (-want +got):\n%s", diff)
+	}
+	fw, _, _, err := NewElasticJob(seedElasticSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ElasticWorkers(fw); err != nil || n != 4 {
+		t.Errorf("ElasticWorkers = %d, %v; want 4", n, err)
+	}
+}
+
+func TestFrameworkStatus(t *testing.T) {
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	node := "n1"
+	status := func(state, completion string) *unstructured.Unstructured {
+		st := map[string]any{
+			"startTime": start.Format(time.RFC3339),
+			"state":     state,
+			"attemptStatus": map[string]any{
+				"taskRoleStatuses": []any{
+					map[string]any{"name": "etcd", "taskStatuses": []any{
+						map[string]any{"index": int64(0), "state": "AttemptRunning", "attemptStatus": map[string]any{"podName": "pet-etcd-0", "podNodeName": node}},
+					}},
+					map[string]any{"name": "worker", "taskStatuses": []any{
+						map[string]any{"index": int64(0), "state": "AttemptRunning", "attemptStatus": map[string]any{"podName": "pet-worker-0", "podNodeName": node}},
+						map[string]any{"index": int64(1), "state": "AttemptCreationPending", "attemptStatus": map[string]any{"podName": "pet-worker-1"}},
+					}},
+				},
+			},
+		}
+		if completion != "" {
+			st["completionTime"] = start.Add(time.Minute).Format(time.RFC3339)
+			st["attemptStatus"].(map[string]any)["completionStatus"] = map[string]any{"type": map[string]any{"name": completion}, "diagnostics": "exit 1"}
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"status": st}}
+	}
+	cases := []struct {
+		obj      *unstructured.Unstructured
+		phase    string
+		duration time.Duration
+		failure  bool
+	}{
+		{&unstructured.Unstructured{Object: map[string]any{}}, Pending, 0, false},
+		{status("AttemptCreationPending", ""), Pending, 30 * time.Second, false},
+		{status("AttemptRunning", ""), Running, 30 * time.Second, false},
+		{status("Completed", "Succeeded"), Succeeded, time.Minute, false},
+		{status("Completed", "Failed"), Failed, time.Minute, true},
+	}
+	for _, c := range cases {
+		got, err := FrameworkStatus(c.obj, start.Add(30*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Phase != c.phase || got.Duration != c.duration {
+			t.Errorf("state %v: phase %s duration %s, want %s %s", c.obj.Object["status"], got.Phase, got.Duration, c.phase, c.duration)
+		}
+		if (FrameworkFailure(c.obj) != "") != c.failure {
+			t.Errorf("FrameworkFailure(%s) = %q", got.Phase, FrameworkFailure(c.obj))
+		}
+	}
+	got, _ := FrameworkStatus(status("AttemptRunning", ""), start)
+	want := []Instance{
+		{Name: "pet-etcd-0", Role: "etcd", Phase: "AttemptRunning", Node: "n1"},
+		{Name: "pet-worker-0", Role: "worker", Phase: "AttemptRunning", Node: "n1"},
+		{Name: "pet-worker-1", Role: "worker", Index: 1, Phase: "AttemptCreationPending"},
+	}
+	if diff := cmp.Diff(want, got.Instances); diff != "" {
+		t.Errorf("instances (-want +got):\n%s", diff)
+	}
+}
+
+func TestFrameworkStatusOfSeedCompletedFramework(t *testing.T) {
+	data, err := os.ReadFile("testdata/seed-framework-completed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{}
+	if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(&obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	got, err := FrameworkStatus(obj, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 06:52:25 to 07:56:14, as the seed's status says.
+	if got.Phase != Succeeded || got.Duration != 63*time.Minute+49*time.Second {
+		t.Errorf("phase %s duration %s, want SUCCEEDED 1h3m49s", got.Phase, got.Duration)
+	}
+	want := []Instance{
+		{Name: "pet-etcd-0", Role: "etcd", Phase: "Completed", Node: "node11"},
+		{Name: "pet-worker-0", Role: "worker", Phase: "Completed", Node: "node9"},
+		{Name: "pet-worker-1", Role: "worker", Index: 1, Phase: "Completed", Node: "node10"},
+		{Name: "pet-worker-2", Role: "worker", Index: 2, Phase: "Completed", Node: "node6"},
+	}
+	if diff := cmp.Diff(want, got.Instances); diff != "" {
+		t.Errorf("instances (-want +got):\n%s", diff)
+	}
+	if n, err := ElasticWorkers(obj); err != nil || n != 3 {
+		t.Errorf("ElasticWorkers = %d, %v; want 3 (after the seed's rescale)", n, err)
+	}
+}
