@@ -35,6 +35,19 @@ const (
 	etcdPort        = 2379
 )
 
+// ElasticInputsAnnotation records on the Framework the inputs that only survive inside the
+// worker's shell command (script, arguments, bounds), so that import can recover them exactly.
+const ElasticInputsAnnotation = "training.kubetrain.io/elastic-inputs"
+
+type elasticInputs struct {
+	Script       string   `json:"script,omitempty"`
+	ScriptArgs   []string `json:"scriptArgs,omitempty"`
+	Command      []string `json:"command,omitempty"`
+	MinWorkers   int32    `json:"minWorkers"`
+	MaxWorkers   int32    `json:"maxWorkers"`
+	ProcsPerNode int32    `json:"procsPerNode"`
+}
+
 // FrameworkNamePattern is FrameworkController's rule for Framework names: no hyphens.
 var FrameworkNamePattern = regexp.MustCompile(`^[a-z0-9]{1,63}$`)
 
@@ -212,6 +225,12 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 			},
 		},
 	}
+	inputs, err := json.Marshal(elasticInputs{Script: spec.Script, ScriptArgs: spec.ScriptArgs, Command: spec.Command,
+		MinWorkers: spec.MinWorkers, MaxWorkers: spec.MaxWorkers, ProcsPerNode: spec.ProcsPerNode})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f.Annotations = merge(f.Annotations, map[string]string{ElasticInputsAnnotation: string(inputs)})
 	if fw, err = toUnstructured(&f); err != nil {
 		return nil, nil, nil, err
 	}
@@ -265,6 +284,53 @@ func ElasticRescalePatch(from, to int32) []byte {
 
 // ElasticPodSelector selects every pod of an elastic job, the etcd's included.
 func ElasticPodSelector(name string) string { return FrameworkNameLabel + "=" + name }
+
+// ReadElasticJob recovers the spec of an elastic job from its Framework (for import).
+func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
+	var f framework
+	if err := fromUnstructured(obj, &f); err != nil {
+		return ElasticJobSpec{}, err
+	}
+	spec := ElasticJobSpec{Name: f.Name, Namespace: f.Namespace}
+	var etcd, worker *taskRoleSpec
+	for _, r := range f.Spec.TaskRoles {
+		switch {
+		case r == nil:
+		case r.Name == EtcdRole:
+			etcd = r
+		case r.Name == WorkerRole:
+			worker = r
+		}
+	}
+	if etcd == nil || worker == nil {
+		return spec, fmt.Errorf("Framework %s/%s has no %q and %q task roles: it is not an elastic job", f.Namespace, f.Name, EtcdRole, WorkerRole)
+	}
+	raw, ok := f.Annotations[ElasticInputsAnnotation]
+	if !ok {
+		return spec, fmt.Errorf("Framework %s/%s has no %s annotation: it was not created by this provider", f.Namespace, f.Name, ElasticInputsAnnotation)
+	}
+	var in elasticInputs
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		return spec, fmt.Errorf("Framework %s/%s: annotation %s: %w", f.Namespace, f.Name, ElasticInputsAnnotation, err)
+	}
+	spec.Script, spec.ScriptArgs, spec.Command = in.Script, in.ScriptArgs, in.Command
+	spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode
+
+	spec.Pod = readPodOptions(worker.Task.Pod)
+	spec.Pod.MountShm = false // always mounted for elastic jobs; not an input
+	spec.Pod.Labels, _ = userLabels(f.Labels)
+	spec.Pod.Annotations = f.Annotations
+	delete(spec.Pod.Annotations, ElasticInputsAnnotation)
+	if len(spec.Pod.Annotations) == 0 {
+		spec.Pod.Annotations = nil
+	}
+	spec.Workers = worker.TaskNumber
+	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
+	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)
+	etcdPod := readPodOptions(etcd.Task.Pod)
+	spec.EtcdImage, spec.EtcdCPU, spec.EtcdMemory = etcdPod.Image, etcdPod.CPU, etcdPod.Memory
+	return spec, nil
+}
 
 // ElasticWorkers returns the worker taskNumber of a Framework object.
 func ElasticWorkers(obj *unstructured.Unstructured) (int32, error) {
@@ -362,9 +428,10 @@ func FrameworkFailure(obj *unstructured.Unstructured) string {
 	return ""
 }
 
-// ElasticJobRunning says whether an elastic job runs with exactly workers workers: the
-// Framework is AttemptRunning, its etcd and that many worker pods are Running, and no removed
-// worker pod is left.
+// ElasticJobRunning says whether an elastic job runs with exactly workers workers, in both
+// views: the Framework is AttemptRunning and lists the etcd task and exactly that many worker
+// tasks, all AttemptRunning; and the etcd and that many worker pods are Running, with no removed
+// worker pod left.
 func ElasticJobRunning(o Observed, workers int32) (bool, error) {
 	if reason := FrameworkFailure(o.Object); reason != "" {
 		return false, fmt.Errorf("%s", reason)
@@ -382,7 +449,15 @@ func ElasticJobRunning(o Observed, workers int32) (bool, error) {
 	if s.Phase == Succeeded {
 		return true, nil
 	}
+	tasks := map[string]int{}
+	for _, in := range s.Instances {
+		if in.Phase != "AttemptRunning" {
+			return false, nil
+		}
+		tasks[in.Role]++
+	}
 	etcd, _ := RunningCount(o.Pods, TaskRoleLabel, EtcdRole)
 	running, total := RunningCount(o.Pods, TaskRoleLabel, WorkerRole)
-	return s.Phase == Running && etcd == 1 && running == int(workers) && total == int(workers), nil
+	return s.Phase == Running && tasks[EtcdRole] == 1 && tasks[WorkerRole] == int(workers) &&
+		etcd == 1 && running == int(workers) && total == int(workers), nil
 }

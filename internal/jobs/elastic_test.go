@@ -43,6 +43,9 @@ func comparable(t *testing.T, obj map[string]any) any {
 	labels := u.GetLabels()
 	delete(labels, ManagedByLabel)
 	u.SetLabels(labels)
+	annotations := u.GetAnnotations()
+	delete(annotations, ElasticInputsAnnotation)
+	u.SetAnnotations(annotations)
 	data, err := json.Marshal(u.Object)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +97,27 @@ func TestNewElasticJobMatchesSeed(t *testing.T) {
 	}
 	if got := fw.GetLabels()[ManagedByLabel]; got != ManagedByValue {
 		t.Errorf("Framework is not labelled as this provider's: %q", got)
+	}
+}
+
+func TestReadElasticJobRoundTrip(t *testing.T) {
+	spec := seedElasticSpec()
+	spec.Pod.Tolerations = []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}
+	spec.Pod.Labels = map[string]string{"team": "vision"}
+	spec.EtcdImage = DefaultEtcdImage
+	spec.EtcdCPU = "1"
+	fw, _, _, err := NewElasticJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadElasticJob(fw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := spec
+	want.Pod.GPUResource = DefaultGPUResource
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadElasticJob(NewElasticJob(spec)) (-want +got):\n%s", diff)
 	}
 }
 

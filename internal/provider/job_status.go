@@ -34,6 +34,7 @@ type statusModel struct {
 var instanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"name":  types.StringType,
 	"role":  types.StringType,
+	"index": types.Int64Type,
 	"phase": types.StringType,
 	"node":  types.StringType,
 }}
@@ -52,8 +53,9 @@ func statusAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "The job's pods, as `arena get` lists its instances.",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"name":  schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name."},
-				"role":  schema.StringAttribute{Computed: true, MarkdownDescription: "Its role in the job (`launcher`, `worker`, ...)."},
-				"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Pod phase: `Pending`, `Running`, `Succeeded`, `Failed`."},
+				"role":  schema.StringAttribute{Computed: true, MarkdownDescription: "Its role in the job (`launcher`, `worker`, `etcd`, ...)."},
+				"index": schema.Int64Attribute{Computed: true, MarkdownDescription: "Its index within the role."},
+				"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Pod phase (`Pending`, `Running`, `Succeeded`, `Failed`), or for an elastic job its task's state (`AttemptRunning`, `Completed`, ...)."},
 				"node":  schema.StringAttribute{Computed: true, MarkdownDescription: "The node it runs on; empty while unscheduled."},
 			}},
 		},
@@ -71,6 +73,7 @@ func (m *statusModel) set(s jobs.Status) diag.Diagnostics {
 		v, d := types.ObjectValue(instanceType.AttrTypes, map[string]attr.Value{
 			"name":  types.StringValue(in.Name),
 			"role":  types.StringValue(in.Role),
+			"index": types.Int64Value(int64(in.Index)),
 			"phase": types.StringValue(in.Phase),
 			"node":  types.StringValue(in.Node),
 		})

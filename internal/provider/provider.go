@@ -161,6 +161,7 @@ func stringOrEnv(v types.String, env string) string {
 func (p *trainingProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newMPIJobResource,
+		newElasticJobResource,
 	}
 }
 

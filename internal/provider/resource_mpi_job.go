@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
@@ -36,12 +35,10 @@ var (
 	_ resource.ResourceWithImportState = (*mpiJobResource)(nil)
 )
 
-const defaultTimeout = 10 * time.Minute
-
 func newMPIJobResource() resource.Resource { return &mpiJobResource{} }
 
 type mpiJobResource struct {
-	client *kube.Client
+	jobResource
 }
 
 type mpiJobModel struct {
@@ -95,7 +92,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			MarkdownDescription: "Number of workers (Arena: `--workers`). Changing it rescales the running job in place; " +
 				"with `wait_for = \"running\"` the apply waits until exactly that many workers run."},
 		"slots_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
-			PlanModifiers:       []planmodifier.Int64{slotsDefault{}, int64planmodifier.RequiresReplace()},
+			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "MPI slots (processes) per worker. Default: the GPUs per worker, at least 1."},
 		"launcher_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
@@ -135,19 +132,6 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"timeouts":   timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 		},
 	}
-}
-
-func (r *mpiJobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
-	}
-	client, ok := req.ProviderData.(*kube.Client)
-	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data",
-			fmt.Sprintf("Expected *kube.Client, got %T. This is a bug in the provider; please report this issue.", req.ProviderData))
-		return
-	}
-	r.client = client
 }
 
 func (m mpiJobModel) target() kube.Target {
@@ -227,7 +211,7 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 
 	t := plan.target()
 	if _, err := r.client.Create(ctx, t, obj); err != nil {
-		resp.Diagnostics.AddError("Error creating MPI job", r.createErrorDetail(ctx, t, err))
+		resp.Diagnostics.AddError("Error creating MPI job", alreadyExistsDetail(ctx, r.client, t, t.Namespace+"/"+t.Name, err))
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
@@ -239,48 +223,13 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
-// createErrorDetail says what to do when an MPIJob cannot be created, in particular when one of
-// that name exists: this provider's own leftover, or somebody else's object.
-func (r *mpiJobResource) createErrorDetail(ctx context.Context, t kube.Target, err error) string {
-	if !apierrors.IsAlreadyExists(err) {
-		return err.Error()
-	}
-	existing, getErr := r.client.Get(ctx, t)
-	if getErr == nil && existing != nil && jobs.IsManaged(existing) {
-		return fmt.Sprintf("%s already exists and was created by this provider, perhaps by an interrupted apply. "+
-			"Adopt it with: terraform import <address> %s/%s", t, t.Namespace, t.Name)
-	}
-	return fmt.Sprintf("%s already exists and was not created by this provider. Choose another name, "+
-		"or take it over with: terraform import <address> %s/%s", t, t.Namespace, t.Name)
-}
-
-// settle waits as wait_for says, then records the job's status. Wait failures become errors,
-// but the status seen is recorded all the same.
+// settle waits as wait_for says, then records the job's status.
 func (r *mpiJobResource) settle(ctx context.Context, m *mpiJobModel, action string, diags *diag.Diagnostics) {
-	t := m.target()
-	var observed jobs.Observed
-	if m.WaitFor.ValueString() == waitRunning {
-		workers := int32(m.WorkerCount.ValueInt64())
-		var err error
-		observed, err = r.client.Until(ctx, t, func(o jobs.Observed) (bool, error) { return jobs.MPIJobRunning(o, workers) })
-		if err != nil {
-			diags.AddError(fmt.Sprintf("Error waiting for MPI job %s/%s to run (%s)", t.Namespace, t.Name, action), waitError(err, observed))
-		}
-	}
-	if observed.Object == nil {
-		// After a timed-out wait ctx is spent; the status read gets a moment of its own.
-		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		var err error
-		observed, err = r.client.Observe(readCtx, t)
-		if err != nil {
-			diags.AddError("Error reading MPI job", err.Error())
-			return
-		}
-		if observed.Object == nil {
-			diags.AddError("MPI job disappeared", fmt.Sprintf("%s was deleted by someone else while Terraform was working on it.", t))
-			return
-		}
+	workers := int32(m.WorkerCount.ValueInt64())
+	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action,
+		func(o jobs.Observed) (bool, error) { return jobs.MPIJobRunning(o, workers) }, diags)
+	if !ok {
+		return
 	}
 	status, err := jobs.KubeflowStatus(observed, jobs.MPIJobRoleLabel, time.Now())
 	if err != nil {
@@ -303,14 +252,9 @@ func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	if observed.Object == nil {
-		if jobs.Finished(state.Status.ValueString()) {
-			// Re-creating it would silently re-run a finished training.
-			resp.Diagnostics.AddWarning("Finished MPI job is gone from the cluster",
-				fmt.Sprintf("%s finished (%s) and was then deleted, probably by ttl_seconds_after_finished. It stays in state so that "+
-					"Terraform does not run it again; to run it again, use terraform apply -replace=<address>.", t, state.Status.ValueString()))
-			return
+		if !goneAfterFinishing(t, state.Status, &resp.Diagnostics) {
+			resp.State.RemoveResource(ctx)
 		}
-		resp.State.RemoveResource(ctx)
 		return
 	}
 
@@ -387,51 +331,11 @@ func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest,
 		resp.Diagnostics.AddError("Error deleting MPI job", err.Error())
 		return
 	}
-	observed, err := r.client.Until(ctx, t, kube.Gone)
-	if err != nil {
-		var left []string
-		if observed.Object != nil {
-			left = append(left, "the MPIJob")
-		}
-		for _, p := range observed.Pods {
-			left = append(left, "pod "+p.Name)
-		}
-		resp.Diagnostics.AddError("Error waiting for MPI job to be deleted",
-			fmt.Sprintf("%s: %v; still there: %s. Running terraform destroy again resumes the wait.", t, err, strings.Join(left, ", ")))
-	}
+	r.waitDeleted(ctx, &resp.Diagnostics, t)
 }
 
 func (r *mpiJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	namespace, name, err := splitID(req.ID)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid import ID", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), namespace+"/"+name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for"), waitRunning)...)
-}
-
-// slotsDefault plans slots_per_worker, when not configured, as one slot per GPU (at least one),
-// so the plan shows the value the MPIJob will get.
-type slotsDefault struct{}
-
-func (slotsDefault) Description(context.Context) string {
-	return "defaults to the GPUs per worker, at least 1"
-}
-func (s slotsDefault) MarkdownDescription(ctx context.Context) string { return s.Description(ctx) }
-
-func (slotsDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
-	if !req.ConfigValue.IsNull() {
-		return
-	}
-	var gpus types.Int64
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("gpus"), &gpus)...)
-	if gpus.IsUnknown() {
-		return
-	}
-	resp.PlanValue = types.Int64Value(int64(jobs.DefaultSlots(gpus.ValueInt64())))
+	importNamespacedName(ctx, req, resp)
 }
 
 func stringListValue(l []string) types.List {

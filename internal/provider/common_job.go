@@ -1,0 +1,148 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+const defaultTimeout = 10 * time.Minute
+
+// jobResource is what every job resource embeds: the client, set by Configure.
+type jobResource struct {
+	client *kube.Client
+}
+
+func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	if req.ProviderData == nil {
+		return
+	}
+	client, ok := req.ProviderData.(*kube.Client)
+	if !ok {
+		resp.Diagnostics.AddError("Unexpected provider data",
+			fmt.Sprintf("Expected *kube.Client, got %T. This is a bug in the provider; please report this issue.", req.ProviderData))
+		return
+	}
+	r.client = client
+}
+
+// waitOrObserve waits as wait_for says, with running deciding when a job runs, and returns what
+// it last saw of the job. A failed wait is reported in diags, and the job is read anyway so its
+// status can be recorded: after a timeout ctx is spent, so the read gets a moment of its own.
+func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor, action string,
+	running func(jobs.Observed) (bool, error), diags *diag.Diagnostics) (jobs.Observed, bool) {
+	var observed jobs.Observed
+	if waitFor == waitRunning {
+		var err error
+		observed, err = r.client.Until(ctx, t, running)
+		if err != nil {
+			diags.AddError(fmt.Sprintf("Error waiting for %s to run (%s)", t, action), waitError(err, observed))
+		}
+	}
+	if observed.Object != nil {
+		return observed, true
+	}
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	observed, err := r.client.Observe(readCtx, t)
+	if err != nil {
+		diags.AddError("Error reading "+t.String(), err.Error())
+		return observed, false
+	}
+	if observed.Object == nil {
+		diags.AddError(t.Kind+" disappeared", fmt.Sprintf("%s was deleted by someone else while Terraform was working on it.", t))
+		return observed, false
+	}
+	return observed, true
+}
+
+// waitDeleted waits until each target object and the pods of the first are gone.
+func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, targets ...kube.Target) {
+	for _, t := range targets {
+		observed, err := r.client.Until(ctx, t, kube.Gone)
+		if err == nil {
+			continue
+		}
+		var left []string
+		if observed.Object != nil {
+			left = append(left, t.String())
+		}
+		for _, p := range observed.Pods {
+			left = append(left, "pod "+p.Name)
+		}
+		diags.AddError("Error waiting for "+t.String()+" to be deleted",
+			fmt.Sprintf("%v; still there: %s. Running terraform destroy again resumes the wait.", err, strings.Join(left, ", ")))
+		return
+	}
+}
+
+// goneAfterFinishing keeps a finished job that is gone from the cluster in state, with a
+// warning, rather than letting the next apply silently run the training again.
+func goneAfterFinishing(t kube.Target, status types.String, diags *diag.Diagnostics) bool {
+	if !jobs.Finished(status.ValueString()) {
+		return false
+	}
+	diags.AddWarning("Finished job is gone from the cluster",
+		fmt.Sprintf("%s finished (%s) and was then deleted, for example by a TTL or its operator's retention. It stays in state so "+
+			"that Terraform does not run it again; to run it again, use terraform apply -replace=<address>.", t, status.ValueString()))
+	return true
+}
+
+func importNamespacedName(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	namespace, name, err := splitID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), namespace+"/"+name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for"), waitRunning)...)
+}
+
+// perGPUDefault plans an unset count (MPI slots, torchelastic processes per worker) as one per
+// GPU of the worker, at least one, so the plan shows the value the job will get.
+type perGPUDefault struct{}
+
+func (perGPUDefault) Description(context.Context) string {
+	return "defaults to the GPUs per worker, at least 1"
+}
+func (d perGPUDefault) MarkdownDescription(ctx context.Context) string { return d.Description(ctx) }
+
+func (perGPUDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	var gpus types.Int64
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("gpus"), &gpus)...)
+	if gpus.IsUnknown() {
+		return
+	}
+	resp.PlanValue = types.Int64Value(int64(jobs.DefaultSlots(gpus.ValueInt64())))
+}
+
+// alreadyExistsDetail says what to do when an object cannot be created, in particular when one
+// of that name exists: this provider's own leftover (an interrupted apply), or somebody else's.
+func alreadyExistsDetail(ctx context.Context, client *kube.Client, t kube.Target, importID string, err error) string {
+	if !apierrors.IsAlreadyExists(err) {
+		return err.Error()
+	}
+	existing, getErr := client.Get(ctx, t)
+	if getErr == nil && existing != nil && jobs.IsManaged(existing) {
+		return fmt.Sprintf("%s already exists and was created by this provider, perhaps by an interrupted apply. "+
+			"Adopt the job with: terraform import <address> %s (or delete it)", t, importID)
+	}
+	return fmt.Sprintf("%s already exists and was not created by this provider. Choose another name, "+
+		"or take the job over with: terraform import <address> %s", t, importID)
+}

@@ -1,0 +1,391 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+var (
+	_ resource.ResourceWithConfigure        = (*elasticJobResource)(nil)
+	_ resource.ResourceWithImportState      = (*elasticJobResource)(nil)
+	_ resource.ResourceWithConfigValidators = (*elasticJobResource)(nil)
+	_ resource.ResourceWithValidateConfig   = (*elasticJobResource)(nil)
+)
+
+func newElasticJobResource() resource.Resource { return &elasticJobResource{} }
+
+type elasticJobResource struct {
+	jobResource
+}
+
+type elasticJobModel struct {
+	ID        types.String `tfsdk:"id"`
+	Name      types.String `tfsdk:"name"`
+	Namespace types.String `tfsdk:"namespace"`
+	podModel
+	Script                     types.String   `tfsdk:"script"`
+	ScriptArgs                 types.List     `tfsdk:"script_args"`
+	Command                    types.List     `tfsdk:"command"`
+	WorkerCount                types.Int64    `tfsdk:"worker_count"`
+	MinWorkers                 types.Int64    `tfsdk:"min_workers"`
+	MaxWorkers                 types.Int64    `tfsdk:"max_workers"`
+	ProcessesPerWorker         types.Int64    `tfsdk:"processes_per_worker"`
+	EtcdImage                  types.String   `tfsdk:"etcd_image"`
+	EtcdCPU                    types.String   `tfsdk:"etcd_cpu"`
+	EtcdMemory                 types.String   `tfsdk:"etcd_memory"`
+	MaxRetryCount              types.Int64    `tfsdk:"max_retry_count"`
+	PodGracefulDeletionTimeout types.Int64    `tfsdk:"pod_graceful_deletion_timeout_seconds"`
+	WaitFor                    types.String   `tfsdk:"wait_for"`
+	Timeouts                   timeouts.Value `tfsdk:"timeouts"`
+	statusModel
+}
+
+func (r *elasticJobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_elastic_job"
+}
+
+func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
+	count := []validator.Int64{int64validator.Between(1, jobs.MaxTaskNumber)}
+	own := map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "`namespace/name` of the Framework."},
+		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
+			Validators: []validator.String{stringvalidator.RegexMatches(jobs.FrameworkNamePattern,
+				"must be 1 to 63 lowercase letters and digits: FrameworkController allows no hyphens in a Framework name")},
+			MarkdownDescription: "Name of the Framework, also the torchelastic rendezvous ID and the prefix of its Services (`NAME-etcd`, `NAME-worker`). " +
+				"FrameworkController's rule: `^[a-z0-9]{1,63}$`, no hyphens."},
+		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
+			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
+			MarkdownDescription: "Namespace of the job. Default `default`."},
+		"script": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
+			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			MarkdownDescription: "The training script torchelastic's launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `command` is set."},
+		"script_args": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			Validators:          []validator.List{listvalidator.ConflictsWith(path.MatchRoot("command"))},
+			MarkdownDescription: "Arguments of the script."},
+		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+			MarkdownDescription: "Escape hatch: the workers' whole command, in exec form, instead of the generated " +
+				"`python -m torchelastic.distributed.launch --rdzv_backend=etcd --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N SCRIPT ARGS`."},
+		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
+			MarkdownDescription: "Number of workers, within `min_workers` and `max_workers`. Changing it rescales the running job in place " +
+				"(the seed's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
+		"min_workers": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+			PlanModifiers: replaceInt, Validators: count,
+			MarkdownDescription: "Fewest workers the training goes on with: the MIN of torchelastic's `--nnodes=MIN:MAX`. Default 1. Changing it replaces the job."},
+		"max_workers": schema.Int64Attribute{Required: true, PlanModifiers: replaceInt, Validators: count,
+			MarkdownDescription: "Most workers the job can be scaled to: the MAX of `--nnodes=MIN:MAX`. Changing it replaces the job."},
+		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
+			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
+			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
+			MarkdownDescription: "Training processes per worker (torchelastic's `--nproc_per_node`). Default: the GPUs per worker, at least 1."},
+		"etcd_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultEtcdImage),
+			PlanModifiers:       replaceString,
+			MarkdownDescription: "Image of the job's own rendezvous etcd. Default `" + jobs.DefaultEtcdImage + "`."},
+		"etcd_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "CPU of the etcd pod as a Kubernetes quantity."},
+		"etcd_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "Memory of the etcd pod as a Kubernetes quantity."},
+		"max_retry_count": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(jobs.DefaultMaxRetryCount),
+			PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.Between(-2, 1000)},
+			MarkdownDescription: "Retries of the job and of each worker (FrameworkController's fancy retry policy: transient failures retry, permanent ones do not). Default 2; -1 retries without limit, -2 always."},
+		"pod_graceful_deletion_timeout_seconds": schema.Int64Attribute{Optional: true, Computed: true,
+			Default: int64default.StaticInt64(jobs.DefaultPodGracefulDeletionTimeout), PlanModifiers: replaceInt,
+			Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Seconds FrameworkController waits for a pod's graceful deletion before forcing it. Default 1800, as in the example."},
+		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
+			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitRunning)},
+			MarkdownDescription: "What create and update wait for: `created`, or `running` (the etcd and exactly `worker_count` workers Running, " +
+				"removed workers gone). Default `running`. A failed job ends the wait at once with FrameworkController's diagnostics."},
+	}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "Elastic PyTorch training run by FrameworkController, with a rendezvous etcd of its own: a `Framework` " +
+			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchelastic, " +
+			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
+			"Changing `worker_count` rescales the job in place; destroy removes the Framework (foreground), both Services and every pod, the etcd's included, and waits until all are gone.",
+		Attributes: mergeAttributes(own, podAttributes("the workers"), statusAttributes()),
+		Blocks: map[string]schema.Block{
+			"toleration": podBlocks("the workers and the etcd")["toleration"],
+			"timeouts":   timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		},
+	}
+}
+
+func (r *elasticJobResource) ConfigValidators(context.Context) []resource.ConfigValidator {
+	return []resource.ConfigValidator{
+		resourcevalidator.ExactlyOneOf(path.MatchRoot("script"), path.MatchRoot("command")),
+	}
+}
+
+// ValidateConfig checks torchelastic's bounds at plan time: min_workers <= worker_count <= max_workers.
+func (r *elasticJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var workers, minWorkers, maxWorkers types.Int64
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("min_workers"), &minWorkers)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("max_workers"), &maxWorkers)...)
+	if workers.IsUnknown() || minWorkers.IsUnknown() || maxWorkers.IsUnknown() || workers.IsNull() || maxWorkers.IsNull() {
+		return
+	}
+	lower := int64(1)
+	if !minWorkers.IsNull() {
+		lower = minWorkers.ValueInt64()
+	}
+	if lower > maxWorkers.ValueInt64() {
+		resp.Diagnostics.AddAttributeError(path.Root("min_workers"), "Invalid worker bounds",
+			fmt.Sprintf("min_workers (%d) must not exceed max_workers (%d): they are torchelastic's --nnodes=MIN:MAX.", lower, maxWorkers.ValueInt64()))
+		return
+	}
+	if w := workers.ValueInt64(); w < lower || w > maxWorkers.ValueInt64() {
+		resp.Diagnostics.AddAttributeError(path.Root("worker_count"), "Invalid worker count",
+			fmt.Sprintf("worker_count (%d) must be within min_workers (%d) and max_workers (%d).", w, lower, maxWorkers.ValueInt64()))
+	}
+}
+
+func (m elasticJobModel) target() kube.Target {
+	name := m.Name.ValueString()
+	return kube.Target{GVR: jobs.FrameworkGVR, Kind: "Framework", Namespace: m.Namespace.ValueString(), Name: name,
+		PodSelector: jobs.ElasticPodSelector(name)}
+}
+
+// serviceTargets are the job's two Services; their pods are the job's.
+func (m elasticJobModel) serviceTargets() []kube.Target {
+	t := m.target()
+	var out []kube.Target
+	for _, role := range []string{jobs.EtcdRole, jobs.WorkerRole} {
+		out = append(out, kube.Target{GVR: jobs.ServiceGVR, Kind: "Service", Namespace: t.Namespace, Name: t.Name + "-" + role, PodSelector: t.PodSelector})
+	}
+	return out
+}
+
+func (m elasticJobModel) spec(ctx context.Context) (jobs.ElasticJobSpec, diag.Diagnostics) {
+	pod, diags := m.podOptions(ctx)
+	spec := jobs.ElasticJobSpec{
+		Name:                       m.Name.ValueString(),
+		Namespace:                  m.Namespace.ValueString(),
+		Pod:                        pod,
+		Script:                     m.Script.ValueString(),
+		ScriptArgs:                 stringList(ctx, m.ScriptArgs, &diags),
+		Command:                    stringList(ctx, m.Command, &diags),
+		Workers:                    int32(m.WorkerCount.ValueInt64()),
+		MinWorkers:                 int32(m.MinWorkers.ValueInt64()),
+		MaxWorkers:                 int32(m.MaxWorkers.ValueInt64()),
+		ProcsPerNode:               int32(m.ProcessesPerWorker.ValueInt64()),
+		EtcdImage:                  m.EtcdImage.ValueString(),
+		EtcdCPU:                    m.EtcdCPU.ValueString(),
+		EtcdMemory:                 m.EtcdMemory.ValueString(),
+		MaxRetryCount:              int32(m.MaxRetryCount.ValueInt64()),
+		PodGracefulDeletionTimeout: m.PodGracefulDeletionTimeout.ValueInt64(),
+	}
+	return spec, diags
+}
+
+func (m *elasticJobModel) setFromSpec(ctx context.Context, s jobs.ElasticJobSpec) diag.Diagnostics {
+	diags := m.setFromPodOptions(ctx, s.Pod)
+	m.Script = optionalString(s.Script)
+	m.ScriptArgs = optionalList(ctx, s.ScriptArgs, &diags)
+	m.Command = optionalList(ctx, s.Command, &diags)
+	m.WorkerCount = types.Int64Value(int64(s.Workers))
+	m.MinWorkers = types.Int64Value(int64(s.MinWorkers))
+	m.MaxWorkers = types.Int64Value(int64(s.MaxWorkers))
+	m.ProcessesPerWorker = types.Int64Value(int64(s.ProcsPerNode))
+	m.EtcdImage = types.StringValue(s.EtcdImage)
+	m.EtcdCPU = optionalString(s.EtcdCPU)
+	m.EtcdMemory = optionalString(s.EtcdMemory)
+	m.MaxRetryCount = types.Int64Value(int64(s.MaxRetryCount))
+	m.PodGracefulDeletionTimeout = types.Int64Value(s.PodGracefulDeletionTimeout)
+	return diags
+}
+
+func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan elasticJobModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	spec, diags := plan.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	fw, etcdSvc, workerSvc, err := jobs.NewElasticJob(spec)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid elastic job", err.Error())
+		return
+	}
+	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	t := plan.target()
+	created, err := r.client.Create(ctx, t, fw)
+	if err != nil {
+		resp.Diagnostics.AddError("Error creating elastic job", alreadyExistsDetail(ctx, r.client, t, t.Namespace+"/"+t.Name, err))
+		return
+	}
+	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	resp.Diagnostics.Append(plan.statusModel.set(jobs.Status{Phase: jobs.Pending})...)
+	// Saved before the Services and the wait: whatever fails next, the job is in state (tainted).
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+
+	// Owned by the Framework, so the garbage collector removes them with it whatever happens.
+	owner := metav1.OwnerReference{APIVersion: created.GetAPIVersion(), Kind: created.GetKind(), Name: created.GetName(),
+		UID: created.GetUID(), BlockOwnerDeletion: boolPtr(true)}
+	for i, svc := range []*unstructured.Unstructured{etcdSvc, workerSvc} {
+		svc.SetOwnerReferences([]metav1.OwnerReference{owner})
+		st := plan.serviceTargets()[i]
+		if _, err := r.client.Create(ctx, st, svc); err != nil {
+			resp.Diagnostics.AddError("Error creating elastic job's Service", alreadyExistsDetail(ctx, r.client, st, t.Namespace+"/"+t.Name, err))
+			return
+		}
+	}
+	r.settle(ctx, &plan, "create", &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func (r *elasticJobResource) settle(ctx context.Context, m *elasticJobModel, action string, diags *diag.Diagnostics) {
+	workers := int32(m.WorkerCount.ValueInt64())
+	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action,
+		func(o jobs.Observed) (bool, error) { return jobs.ElasticJobRunning(o, workers) }, diags)
+	if !ok {
+		return
+	}
+	status, err := jobs.FrameworkStatus(observed.Object, time.Now())
+	if err != nil {
+		diags.AddError("Error reading elastic job status", err.Error())
+		return
+	}
+	diags.Append(m.statusModel.set(status)...)
+}
+
+func (r *elasticJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state elasticJobModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	t := state.target()
+	// The instances come from the Framework's task statuses: one GET, no pod LIST.
+	obj, err := r.client.Get(ctx, t)
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading elastic job", err.Error())
+		return
+	}
+	if obj == nil {
+		if !goneAfterFinishing(t, state.Status, &resp.Diagnostics) {
+			resp.State.RemoveResource(ctx)
+		}
+		return
+	}
+	if state.Image.IsNull() {
+		spec, err := jobs.ReadElasticJob(obj)
+		if err != nil {
+			resp.Diagnostics.AddError("Error importing elastic job", err.Error())
+			return
+		}
+		resp.Diagnostics.Append(state.setFromSpec(ctx, spec)...)
+	} else {
+		workers, err := jobs.ElasticWorkers(obj)
+		if err != nil {
+			resp.Diagnostics.AddError("Error reading elastic job", err.Error())
+			return
+		}
+		state.WorkerCount = types.Int64Value(int64(workers))
+	}
+	state.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	status, err := jobs.FrameworkStatus(obj, time.Now())
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading elastic job status", err.Error())
+		return
+	}
+	resp.Diagnostics.Append(state.statusModel.set(status)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	var plan, state elasticJobModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.Timeouts.Update(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	t := plan.target()
+	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
+	if from != to {
+		if _, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, jobs.ElasticRescalePatch(from, to)); err != nil {
+			detail := err.Error()
+			if apierrors.IsInvalid(err) || strings.Contains(detail, "test") {
+				detail = fmt.Sprintf("The worker task role of %s no longer has %d tasks, as Terraform last read it: someone changed it since. "+
+					"Nothing was changed; run terraform plan again to see the current count. (%v)", t, from, err)
+			}
+			resp.Diagnostics.AddError("Error rescaling elastic job", detail)
+			return
+		}
+	}
+	plan.ID = state.ID
+	r.settle(ctx, &plan, "rescale", &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state elasticJobModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := state.Timeouts.Delete(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	// The Services are deleted by name too: an imported job's may have no owner reference.
+	targets := append([]kube.Target{state.target()}, state.serviceTargets()...)
+	for _, t := range targets {
+		if err := r.client.Delete(ctx, t); err != nil {
+			resp.Diagnostics.AddError("Error deleting elastic job", err.Error())
+			return
+		}
+	}
+	r.waitDeleted(ctx, &resp.Diagnostics, targets...)
+}
+
+func (r *elasticJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	importNamespacedName(ctx, req, resp)
+}
