@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -145,4 +146,24 @@ func alreadyExistsDetail(ctx context.Context, client *kube.Client, t kube.Target
 	}
 	return fmt.Sprintf("%s already exists and was not created by this provider. Choose another name, "+
 		"or take the job over with: terraform import <address> %s", t, importID)
+}
+
+// rescale applies a guarded rescale patch (see jobs.MPIRescalePatch, jobs.ElasticRescalePatch).
+// The API server answers 422 when a test op fails: someone changed the job since Terraform read it.
+func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32, patch []byte, diags *diag.Diagnostics) bool {
+	if from == to {
+		return true
+	}
+	_, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, patch)
+	if err == nil {
+		return true
+	}
+	detail := err.Error()
+	if apierrors.IsInvalid(err) {
+		detail = fmt.Sprintf("%s was not rescaled from %d to %d workers: its worker count is no longer %d, as Terraform last read it, "+
+			"so someone changed it since (or the API server rejects the new count). Nothing was changed; run terraform plan again. (%v)",
+			t, from, to, from, err)
+	}
+	diags.AddError("Error rescaling "+t.String(), detail)
+	return false
 }

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -23,10 +22,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -346,18 +343,9 @@ func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequ
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	t := plan.target()
 	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	if from != to {
-		if _, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, jobs.ElasticRescalePatch(from, to)); err != nil {
-			detail := err.Error()
-			if apierrors.IsInvalid(err) || strings.Contains(detail, "test") {
-				detail = fmt.Sprintf("The worker task role of %s no longer has %d tasks, as Terraform last read it: someone changed it since. "+
-					"Nothing was changed; run terraform plan again to see the current count. (%v)", t, from, err)
-			}
-			resp.Diagnostics.AddError("Error rescaling elastic job", detail)
-			return
-		}
+	if !r.rescale(ctx, plan.target(), from, to, jobs.ElasticRescalePatch(from, to), &resp.Diagnostics) {
+		return
 	}
 	plan.ID = state.ID
 	r.settle(ctx, &plan, "rescale", &resp.Diagnostics)

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -22,8 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -296,19 +293,9 @@ func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest,
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	t := plan.target()
 	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	if from != to {
-		_, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, jobs.MPIRescalePatch(from, to))
-		if err != nil {
-			detail := err.Error()
-			if apierrors.IsInvalid(err) || strings.Contains(detail, "test") {
-				detail = fmt.Sprintf("The worker count of %s is no longer %d, as Terraform last read it: someone changed it since. "+
-					"Nothing was changed; run terraform plan again to see the current count. (%v)", t, from, err)
-			}
-			resp.Diagnostics.AddError("Error rescaling MPI job", detail)
-			return
-		}
+	if !r.rescale(ctx, plan.target(), from, to, jobs.MPIRescalePatch(from, to), &resp.Diagnostics) {
+		return
 	}
 	plan.ID = state.ID
 	r.settle(ctx, &plan, "rescale", &resp.Diagnostics)
