@@ -78,12 +78,12 @@ func Binaries(ctx context.Context, sourceDir, cacheDir string, progress io.Write
 		if _, err := os.Stat(out); err == nil {
 			continue
 		}
-		fmt.Fprintf(progress, "building %s (cached as %s)...\n", b.name, filepath.Base(filepath.Dir(out)))
+		_, _ = fmt.Fprintf(progress, "building %s (cached as %s)...\n", b.name, filepath.Base(filepath.Dir(out)))
 		start := time.Now()
 		if err := goBuild(ctx, moduleDir, b, out); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(progress, "built %s in %s\n", b.name, time.Since(start).Round(time.Second))
+		_, _ = fmt.Fprintf(progress, "built %s in %s\n", b.name, time.Since(start).Round(time.Second))
 	}
 	return paths, nil
 }
@@ -107,7 +107,7 @@ func goBuild(ctx context.Context, moduleDir string, b binary, out string) error 
 // package, the flags and the toolchain.
 func buildKey(moduleDir string, b binary) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%s/%s\n", runtime.Version(), b.pkg, b.ldflags, runtime.GOOS, runtime.GOARCH)
+	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n%s/%s\n", runtime.Version(), b.pkg, b.ldflags, runtime.GOOS, runtime.GOARCH)
 	entries, err := os.ReadDir(moduleDir)
 	if err != nil {
 		return "", fmt.Errorf("reading component %s: %w", b.component, err)
@@ -124,8 +124,8 @@ func buildKey(moduleDir string, b binary) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(h, "%s %d\n", n, len(data))
-		h.Write(data)
+		_, _ = fmt.Fprintf(h, "%s %d\n", n, len(data))
+		_, _ = h.Write(data)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
@@ -136,12 +136,12 @@ func lockFile(path string) (func(), error) {
 		return nil, err
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return func() {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		_ = f.Close()
 	}, nil
 }
 

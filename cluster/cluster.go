@@ -176,7 +176,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 	if err := s.createNodes(ctx, client); err != nil {
 		return err
 	}
-	if err := s.startControllers(ctx); err != nil {
+	if err := s.startControllers(); err != nil {
 		return err
 	}
 	if err := s.waitControllers(ctx, client); err != nil {
@@ -185,7 +185,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 	if err := c.save(); err != nil {
 		return err
 	}
-	fmt.Fprintf(logw, "cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
+	_, _ = fmt.Fprintf(logw, "cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
 	return nil
 }
 
@@ -281,8 +281,12 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	defer func() { _ = l.Close() }()
+	addr, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, fmt.Errorf("unexpected listener address %v", l.Addr())
+	}
+	return addr.Port, nil
 }
 
 // starter carries what the start-up steps share.
@@ -301,7 +305,8 @@ func (s *starter) run(name, dir string, args ...string) error {
 	if err != nil {
 		return err
 	}
-	defer logFile.Close()
+	// The child has its own descriptor; this one is closed once it has started.
+	defer func() { _ = logFile.Close() }()
 	cmd := exec.Command(s.c.Binaries[name], args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
@@ -326,7 +331,7 @@ func (s *starter) run(name, dir string, args ...string) error {
 		_ = cmd.Wait()
 		s.exited <- name
 	}()
-	fmt.Fprintf(s.log, "started %s (pid %d)\n", name, cmd.Process.Pid)
+	_, _ = fmt.Fprintf(s.log, "started %s (pid %d)\n", name, cmd.Process.Pid)
 	return nil
 }
 
@@ -361,7 +366,7 @@ func tail(path string, n int) string {
 	if err != nil {
 		return err.Error()
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var lines []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
@@ -425,7 +430,7 @@ func (s *starter) startAPIServer(ctx context.Context) error {
 	})
 }
 
-func (s *starter) startControllers(ctx context.Context) error {
+func (s *starter) startControllers() error {
 	p := s.pki
 	kubeconfig := "--kubeconfig=" + s.c.Kubeconfig
 	steps := []struct {

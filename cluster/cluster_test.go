@@ -117,7 +117,7 @@ func TestLocalCluster(t *testing.T) {
 	}
 	for name, port := range ports {
 		if conn, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
-			conn.Close()
+			_ = conn.Close()
 			t.Errorf("port %d (%s) still answers after Stop", port, name)
 		}
 	}

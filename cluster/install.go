@@ -259,7 +259,7 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 		if err != nil {
 			return false, err
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return true, nil
 	}); err != nil {
 		return err
@@ -329,7 +329,7 @@ func httpGetOK(ctx context.Context, client *http.Client, url string) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("%s: %s", url, resp.Status)
 	}

@@ -173,7 +173,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	workerPod := spec.Pod
 	// PyTorch's data loaders need more shared memory than a container's default 64Mi.
 	workerPod.MountShm = true
-	worker, err := workerPod.podTemplate(container{name: "pytorch", command: spec.workerCommand(), resources: workerResources}, corev1.RestartPolicyNever, nil)
+	worker, err := workerPod.podTemplate(container{name: "pytorch", command: spec.workerCommand(), resources: workerResources}, corev1.RestartPolicyNever)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -193,7 +193,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 		Annotations:       spec.Pod.Annotations,
 	}
 	etcd, err := etcdPod.podTemplate(container{name: "etcd", command: etcdCommand, resources: etcdResources,
-		ports: []corev1.ContainerPort{{ContainerPort: etcdPort}}}, corev1.RestartPolicyAlways, nil)
+		ports: []corev1.ContainerPort{{ContainerPort: etcdPort}}}, corev1.RestartPolicyAlways)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -303,15 +303,15 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 		}
 	}
 	if etcd == nil || worker == nil {
-		return spec, fmt.Errorf("Framework %s/%s has no %q and %q task roles: it is not an elastic job", f.Namespace, f.Name, EtcdRole, WorkerRole)
+		return spec, fmt.Errorf("framework %s/%s has no %q and %q task roles: it is not an elastic job", f.Namespace, f.Name, EtcdRole, WorkerRole)
 	}
 	raw, ok := f.Annotations[ElasticInputsAnnotation]
 	if !ok {
-		return spec, fmt.Errorf("Framework %s/%s has no %s annotation: it was not created by this provider", f.Namespace, f.Name, ElasticInputsAnnotation)
+		return spec, fmt.Errorf("framework %s/%s has no %s annotation: it was not created by this provider", f.Namespace, f.Name, ElasticInputsAnnotation)
 	}
 	var in elasticInputs
 	if err := json.Unmarshal([]byte(raw), &in); err != nil {
-		return spec, fmt.Errorf("Framework %s/%s: annotation %s: %w", f.Namespace, f.Name, ElasticInputsAnnotation, err)
+		return spec, fmt.Errorf("framework %s/%s: annotation %s: %w", f.Namespace, f.Name, ElasticInputsAnnotation, err)
 	}
 	spec.Script, spec.ScriptArgs, spec.Command = in.Script, in.ScriptArgs, in.Command
 	spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode
@@ -343,7 +343,7 @@ func ElasticWorkers(obj *unstructured.Unstructured) (int32, error) {
 			return r.TaskNumber, nil
 		}
 	}
-	return 0, fmt.Errorf("Framework %s/%s has no %q task role", obj.GetNamespace(), obj.GetName(), WorkerRole)
+	return 0, fmt.Errorf("framework %s/%s has no %q task role", obj.GetNamespace(), obj.GetName(), WorkerRole)
 }
 
 // frameworkStatus mirrors the parts of FrameworkStatus the status mapping reads.

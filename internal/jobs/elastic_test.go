@@ -34,9 +34,9 @@ func seedElasticSpec() ElasticJobSpec {
 	}
 }
 
-// comparable strips what this provider adds on purpose (namespace, its managed-by label) and
+// comparableObject strips what this provider adds on purpose (namespace, its managed-by label) and
 // decodes into typed objects, so the comparison is field for field, not text.
-func comparable(t *testing.T, obj map[string]any) any {
+func comparableObject(t *testing.T, obj map[string]any) any {
 	t.Helper()
 	u := (&unstructured.Unstructured{Object: obj}).DeepCopy()
 	u.SetNamespace("")
@@ -90,8 +90,8 @@ func TestNewElasticJobMatchesSeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, got := range []*unstructured.Unstructured{etcdSvc, workerSvc, fw} {
-		want := comparable(t, seed[i])
-		if diff := cmp.Diff(want, comparable(t, got.Object), cmpopts.EquateEmpty()); diff != "" {
+		want := comparableObject(t, seed[i])
+		if diff := cmp.Diff(want, comparableObject(t, got.Object), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("%s %s differs from the seed (-seed +built):\n%s", got.GetKind(), got.GetName(), diff)
 		}
 	}
@@ -163,24 +163,21 @@ func TestFrameworkStatus(t *testing.T) {
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	node := "n1"
 	status := func(state, completion string) *unstructured.Unstructured {
-		st := map[string]any{
-			"startTime": start.Format(time.RFC3339),
-			"state":     state,
-			"attemptStatus": map[string]any{
-				"taskRoleStatuses": []any{
-					map[string]any{"name": "etcd", "taskStatuses": []any{
-						map[string]any{"index": int64(0), "state": "AttemptRunning", "attemptStatus": map[string]any{"podName": "pet-etcd-0", "podNodeName": node}},
-					}},
-					map[string]any{"name": "worker", "taskStatuses": []any{
-						map[string]any{"index": int64(0), "state": "AttemptRunning", "attemptStatus": map[string]any{"podName": "pet-worker-0", "podNodeName": node}},
-						map[string]any{"index": int64(1), "state": "AttemptCreationPending", "attemptStatus": map[string]any{"podName": "pet-worker-1"}},
-					}},
-				},
+		attempt := map[string]any{
+			"taskRoleStatuses": []any{
+				map[string]any{"name": "etcd", "taskStatuses": []any{
+					map[string]any{"index": int64(0), "state": "AttemptRunning", "attemptStatus": map[string]any{"podName": "pet-etcd-0", "podNodeName": node}},
+				}},
+				map[string]any{"name": "worker", "taskStatuses": []any{
+					map[string]any{"index": int64(0), "state": "AttemptRunning", "attemptStatus": map[string]any{"podName": "pet-worker-0", "podNodeName": node}},
+					map[string]any{"index": int64(1), "state": "AttemptCreationPending", "attemptStatus": map[string]any{"podName": "pet-worker-1"}},
+				}},
 			},
 		}
+		st := map[string]any{"startTime": start.Format(time.RFC3339), "state": state, "attemptStatus": attempt}
 		if completion != "" {
 			st["completionTime"] = start.Add(time.Minute).Format(time.RFC3339)
-			st["attemptStatus"].(map[string]any)["completionStatus"] = map[string]any{"type": map[string]any{"name": completion}, "diagnostics": "exit 1"}
+			attempt["completionStatus"] = map[string]any{"type": map[string]any{"name": completion}, "diagnostics": "exit 1"}
 		}
 		return &unstructured.Unstructured{Object: map[string]any{"status": st}}
 	}

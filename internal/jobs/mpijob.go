@@ -114,11 +114,11 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if len(workerCommand) == 0 {
 		workerCommand = DefaultWorkerCommand
 	}
-	launcher, err := spec.Pod.podTemplate(container{name: "launcher", command: spec.LauncherCommand, resources: launcherResources}, "", nil)
+	launcher, err := spec.Pod.podTemplate(container{name: "launcher", command: spec.LauncherCommand, resources: launcherResources}, "")
 	if err != nil {
 		return nil, err
 	}
-	worker, err := spec.Pod.podTemplate(container{name: "worker", command: workerCommand, resources: workerResources}, "", nil)
+	worker, err := spec.Pod.podTemplate(container{name: "worker", command: workerCommand, resources: workerResources}, "")
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func Resources(cpu, memory string, gpus int64, gpuResource string) (corev1.Resou
 }
 
 // podTemplate builds the pod template of one role from the shared options.
-func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy, roleLabels map[string]string) (corev1.PodTemplateSpec, error) {
+func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy) (corev1.PodTemplateSpec, error) {
 	main := corev1.Container{
 		Name:            c.name,
 		Image:           o.Image,
@@ -142,7 +142,7 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy,
 	}
 	spec.Containers = []corev1.Container{main}
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: merge(o.Labels, roleLabels), Annotations: copyMap(o.Annotations)},
+		ObjectMeta: metav1.ObjectMeta{Labels: copyMap(o.Labels), Annotations: copyMap(o.Annotations)},
 		Spec:       spec,
 	}, nil
 }

@@ -103,24 +103,40 @@ func (c *Client) Until(ctx context.Context, t Target, check func(jobs.Observed) 
 func snapshot(objects, pods, events cache.SharedIndexInformer) (jobs.Observed, error) {
 	var o jobs.Observed
 	if items := objects.GetStore().List(); len(items) > 0 {
-		o.Object = items[0].(*unstructured.Unstructured)
+		obj, ok := items[0].(*unstructured.Unstructured)
+		if !ok {
+			return o, fmt.Errorf("unexpected %T in the informer's store", items[0])
+		}
+		o.Object = obj
 	}
 	var err error
-	if o.Pods, err = toPods(unstructuredItems(pods.GetStore().List())); err != nil {
+	podItems, err := unstructuredItems(pods.GetStore().List())
+	if err != nil {
 		return o, err
 	}
-	if o.Events, err = toEvents(unstructuredItems(events.GetStore().List())); err != nil {
+	if o.Pods, err = toPods(podItems); err != nil {
+		return o, err
+	}
+	eventItems, err := unstructuredItems(events.GetStore().List())
+	if err != nil {
+		return o, err
+	}
+	if o.Events, err = toEvents(eventItems); err != nil {
 		return o, err
 	}
 	return o, nil
 }
 
-func unstructuredItems(items []any) []unstructured.Unstructured {
+func unstructuredItems(items []any) ([]unstructured.Unstructured, error) {
 	out := make([]unstructured.Unstructured, 0, len(items))
 	for _, item := range items {
-		out = append(out, *item.(*unstructured.Unstructured))
+		u, ok := item.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("unexpected %T in the informer's store", item)
+		}
+		out = append(out, *u)
 	}
-	return out
+	return out, nil
 }
 
 // Gone is a check for Until: the object and all its pods no longer exist.

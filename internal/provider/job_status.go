@@ -44,9 +44,9 @@ func statusAttributes() map[string]schema.Attribute {
 		"status": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "The job's state as `arena get` shows it: `PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`."},
 		"start_time": schema.StringAttribute{Computed: true,
-			MarkdownDescription: "When the job started (RFC 3339), or empty before it has."},
+			MarkdownDescription: "When the job started (RFC 3339); null before it has."},
 		"completion_time": schema.StringAttribute{Computed: true,
-			MarkdownDescription: "When the job finished (RFC 3339), or empty while it has not."},
+			MarkdownDescription: "When the job finished (RFC 3339); null while it has not."},
 		"duration": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "Training duration (`arena get`'s TRAINING DURATION): from start to completion, or to the last refresh while it runs."},
 		"instances": schema.ListNestedAttribute{Computed: true,
@@ -88,7 +88,7 @@ func (m *statusModel) set(s jobs.Status) diag.Diagnostics {
 
 func timeString(t *time.Time) types.String {
 	if t == nil {
-		return types.StringValue("")
+		return types.StringNull()
 	}
 	return types.StringValue(t.UTC().Format(time.RFC3339))
 }

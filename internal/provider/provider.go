@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
@@ -145,6 +146,12 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	// Which credentials are set is logged, never their values.
+	tflog.Debug(ctx, "configuring the Kubernetes client", map[string]any{
+		"config_path": s.ConfigPath, "config_paths": s.ConfigPaths, "config_context": s.ConfigContext,
+		"host": s.Host, "insecure": s.Insecure, "token_set": s.Token != "", "password_set": s.Password != "",
+		"client_key_set": s.ClientKey != "", "exec_set": s.Exec != nil,
+	})
 	// No connection is made here: the client connects on its first call.
 	client := kube.NewClient(s)
 	resp.ResourceData = client

@@ -50,9 +50,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Setenv("TF_CLI_CONFIG_FILE", cliConfig)
+	if err := os.Setenv("TF_CLI_CONFIG_FILE", cliConfig); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	code := clustertest.Run(m)
-	os.RemoveAll(dir)
+	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 

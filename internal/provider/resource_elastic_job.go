@@ -251,7 +251,7 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	resp.Diagnostics.Append(plan.statusModel.set(jobs.Status{Phase: jobs.Pending})...)
+	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
 	// Saved before the Services and the wait: whatever fails next, the job is in state (tainted).
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 
@@ -284,7 +284,7 @@ func (r *elasticJobResource) settle(ctx context.Context, m *elasticJobModel, act
 		diags.AddError("Error reading elastic job status", err.Error())
 		return
 	}
-	diags.Append(m.statusModel.set(status)...)
+	diags.Append(m.set(status)...)
 }
 
 func (r *elasticJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -327,7 +327,7 @@ func (r *elasticJobResource) Read(ctx context.Context, req resource.ReadRequest,
 		resp.Diagnostics.AddError("Error reading elastic job status", err.Error())
 		return
 	}
-	resp.Diagnostics.Append(state.statusModel.set(status)...)
+	resp.Diagnostics.Append(state.set(status)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

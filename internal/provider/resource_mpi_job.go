@@ -212,7 +212,7 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	resp.Diagnostics.Append(plan.statusModel.set(jobs.Status{Phase: jobs.Pending})...)
+	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
 	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 
@@ -233,7 +233,7 @@ func (r *mpiJobResource) settle(ctx context.Context, m *mpiJobModel, action stri
 		diags.AddError("Error reading MPI job status", err.Error())
 		return
 	}
-	diags.Append(m.statusModel.set(status)...)
+	diags.Append(m.set(status)...)
 }
 
 func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -277,7 +277,7 @@ func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, res
 		resp.Diagnostics.AddError("Error reading MPI job status", err.Error())
 		return
 	}
-	resp.Diagnostics.Append(state.statusModel.set(status)...)
+	resp.Diagnostics.Append(state.set(status)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
 }
 

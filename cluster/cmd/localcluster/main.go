@@ -23,7 +23,7 @@ func main() {
 	cache := fs.String("cache", os.Getenv("TRAINING_CLUSTER_CACHE"), "folder for the built binaries (default: DIR/bin)")
 	nodes := fs.String("nodes", os.Getenv("TRAINING_CLUSTER_NODES"), "node layout file replacing the default nodes.yaml")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build\n")
+		_, _ = fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build\n")
 		fs.PrintDefaults()
 	}
 	if len(os.Args) < 2 {
@@ -34,7 +34,7 @@ func main() {
 	_ = fs.Parse(os.Args[2:])
 
 	if err := run(verb, *dir, *cache, *nodes); err != nil {
-		fmt.Fprintln(os.Stderr, "localcluster:", err)
+		_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
 		os.Exit(1)
 	}
 }
@@ -74,7 +74,7 @@ func run(verb, dir, cache, nodes string) error {
 			return err
 		}
 		if reused {
-			fmt.Fprintln(os.Stderr, "the cluster is already running; reusing it")
+			_, _ = fmt.Fprintln(os.Stderr, "the cluster is already running; reusing it")
 		}
 		fmt.Printf("export KUBECONFIG=%s\n", c.Kubeconfig)
 		return nil

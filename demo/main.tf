@@ -1,0 +1,50 @@
+# The demo's configuration: the Arena walkthrough's MPI job on the ssd_node node, and
+# FrameworkController's elastic PyTorch example, on the local cluster.
+terraform {
+  required_providers {
+    training = { source = "kubetrain/training" }
+  }
+}
+
+variable "kubeconfig" {
+  type = string
+}
+
+variable "elastic_workers" {
+  type    = number
+  default = 4
+}
+
+provider "training" {
+  config_path = var.kubeconfig
+}
+
+resource "training_mpi_job" "mpi_dist" {
+  name         = "mpi-dist"
+  image        = "registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5"
+  command      = ["mpirun", "python", "/benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py", "--model", "resnet101", "--batch_size", "64", "--variable_update", "horovod"]
+  worker_count = 1
+  gpus         = 1
+  tolerations  = ["ssd_node"]
+}
+
+resource "training_elastic_job" "pet" {
+  name         = "pet"
+  image        = "torchelastic/examples:0.2.0"
+  script       = "/workspace/examples/imagenet/main.py"
+  script_args  = ["--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"]
+  worker_count = var.elastic_workers
+  min_workers  = 1
+  max_workers  = 4
+  gpus         = 1
+  tolerations  = ["gpu_node"]
+}
+
+# Like the instance table of `arena get`.
+output "instances" {
+  value = join("\n", concat(
+    [format("%-10s %-10s %-32s %-9s %-24s %s", "JOB", "STATUS", "INSTANCE", "ROLE", "STATE", "NODE")],
+    [for i in training_mpi_job.mpi_dist.instances : format("%-10s %-10s %-32s %-9s %-24s %s", training_mpi_job.mpi_dist.name, training_mpi_job.mpi_dist.status, i.name, i.role, i.phase, i.node)],
+    [for i in training_elastic_job.pet.instances : format("%-10s %-10s %-32s %-9s %-24s %s", training_elastic_job.pet.name, training_elastic_job.pet.status, i.name, "${i.role}-${i.index}", i.phase, i.node)],
+  ))
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# make demo: the product end to end on the local cluster, with the real terraform CLI and no
+# registry. It starts the cluster only if none is running, and stops it only if it started it.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cluster_dir=${CLUSTER_DIR:-$root/.cluster}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+step_start=0
+step() { step_start=$EPOCHREALTIME; printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+took() { awk -v a="$step_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "    (%.1f s)\n", b - a }'; }
+
+step "Building the provider"
+(cd "$root" && go build -o bin/terraform-provider-training .)
+cat > "$work/terraformrc" <<TFRC
+provider_installation {
+  dev_overrides {
+    "kubetrain/training" = "$root/bin"
+  }
+  direct {}
+}
+TFRC
+export TF_CLI_CONFIG_FILE=$work/terraformrc TF_IN_AUTOMATION=1
+took
+
+step "Starting the local cluster (or reusing a running one)"
+up_log=$work/up.log
+(cd "$root/cluster" && go run ./cmd/localcluster up --dir "$cluster_dir") 2> >(tee "$up_log" >&2) > "$work/env"
+started=1
+grep -q "already running" "$up_log" && started=0
+kubeconfig=$cluster_dir/run/kubeconfig
+took
+stop_cluster() {
+  if [ "$started" = 1 ]; then
+    step "Stopping the cluster this demo started"
+    (cd "$root/cluster" && go run ./cmd/localcluster down --dir "$cluster_dir")
+    took
+  fi
+}
+trap 'stop_cluster; rm -rf "$work"' EXIT
+
+cp "$root/demo/main.tf" "$work/"
+cd "$work"
+tf() { terraform "$@" -var "kubeconfig=$kubeconfig"; }
+
+step "terraform apply: an MPI job tolerating ssd_node, and an elastic PyTorch job with 4 workers"
+tf apply -auto-approve -no-color | grep -E '^(training_|Apply complete)'
+took
+
+step "Where each instance runs (terraform output, from the provider's computed attributes)"
+terraform output -raw instances; echo
+
+step "terraform plan with elastic_workers = 2: an in-place update (~), not a replacement"
+tf plan -no-color -var elastic_workers=2 | grep -E '(~|#) |Plan:|worker_count'
+took
+
+step "terraform apply: rescale the elastic job 4 -> 2 in place"
+tf apply -auto-approve -no-color -var elastic_workers=2 | grep -E '^(training_|Apply complete)'
+took
+terraform output -raw instances; echo
+
+step "terraform destroy: the jobs, the etcd, the Services and every pod"
+tf destroy -auto-approve -no-color -var elastic_workers=2 | grep -E '^(training_|Destroy complete)'
+took
+
+step "What is left in the cluster"
+if command -v kubectl >/dev/null; then
+  left=$(kubectl --kubeconfig "$kubeconfig" get mpijobs,frameworks,services,pods -n default --no-headers 2>&1 | grep -v '^service/kubernetes ' || true)
+  if [ -z "$left" ]; then echo "    no MPIJob, Framework, Service or pod is left"; else echo "$left"; exit 1; fi
+else
+  echo "kubectl is not installed; skipping the look at the cluster"
+fi
