@@ -36,6 +36,9 @@ type Options struct {
 	NodesFile string
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// SkipOperators starts no operator (benchmarks that measure objects only): the job CRDs
+	// are installed, but no pod is ever created for a job.
+	SkipOperators bool
 	// DieWithParent makes every process die with the one that started it (test binaries), so
 	// a killed test run leaves no cluster behind.
 	DieWithParent bool
@@ -463,9 +466,15 @@ func (s *starter) startControllers() error {
 		}},
 	}
 	for _, st := range steps {
+		if s.opts.SkipOperators && (st.name == "mpi-operator" || st.name == "training-operator") {
+			continue
+		}
 		if err := s.run(st.name, s.c.RunDir, st.args...); err != nil {
 			return err
 		}
+	}
+	if s.opts.SkipOperators {
+		return nil
 	}
 	// frameworkcontroller reads ./frameworkcontroller.yaml from its working folder.
 	fcDir := filepath.Join(s.c.RunDir, "frameworkcontroller")

@@ -234,6 +234,9 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 	}); err != nil {
 		return err
 	}
+	if s.opts.SkipOperators {
+		return nil
+	}
 	// frameworkcontroller creates its own CRD at start-up.
 	if err := s.waitEstablished(ctx, c, "frameworks.frameworkcontroller.microsoft.com"); err != nil {
 		return err

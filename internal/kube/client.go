@@ -196,3 +196,25 @@ func toEvents(items []unstructured.Unstructured) ([]corev1.Event, error) {
 	}
 	return events, nil
 }
+
+var nodesGVR = schema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+
+// Nodes lists the cluster's nodes matching a label selector (empty: all).
+func (c *Client) Nodes(ctx context.Context, labelSelector string) ([]corev1.Node, error) {
+	dyn, err := c.dynamic()
+	if err != nil {
+		return nil, err
+	}
+	tflog.Debug(ctx, "LIST nodes", map[string]any{"selector": labelSelector})
+	list, err := dyn.Resource(nodesGVR).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	nodes := make([]corev1.Node, len(list.Items))
+	for i := range list.Items {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(list.Items[i].Object, &nodes[i]); err != nil {
+			return nil, err
+		}
+	}
+	return nodes, nil
+}

@@ -26,16 +26,21 @@ type jobResource struct {
 }
 
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	if req.ProviderData == nil {
-		return
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// clientFrom takes the client out of the provider data handed to resources and data sources;
+// nil data (validation before the provider is configured) gives a nil client.
+func clientFrom(data any, diags *diag.Diagnostics) *kube.Client {
+	if data == nil {
+		return nil
 	}
-	client, ok := req.ProviderData.(*kube.Client)
+	client, ok := data.(*kube.Client)
 	if !ok {
-		resp.Diagnostics.AddError("Unexpected provider data",
-			fmt.Sprintf("Expected *kube.Client, got %T. This is a bug in the provider; please report this issue.", req.ProviderData))
-		return
+		diags.AddError("Unexpected provider data",
+			fmt.Sprintf("Expected *kube.Client, got %T. This is a bug in the provider; please report this issue.", data))
 	}
-	r.client = client
+	return client
 }
 
 // waitOrObserve waits as wait_for says, with running deciding when a job runs, and returns what

@@ -173,5 +173,7 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 }
 
 func (p *trainingProvider) DataSources(context.Context) []func() datasource.DataSource {
-	return nil
+	return []func() datasource.DataSource{
+		newNodesDataSource,
+	}
 }

@@ -35,7 +35,13 @@ func TestMain(m *testing.M) {
 	if os.Getenv("TF_ACC") == "" {
 		os.Exit(m.Run())
 	}
-	if _, err := exec.LookPath("terraform"); err != nil {
+	// TF_ACC_TERRAFORM_PATH names another CLI (OpenTofu); otherwise terraform must be on PATH.
+	if path := os.Getenv("TF_ACC_TERRAFORM_PATH"); path != "" {
+		if _, err := os.Stat(path); err != nil {
+			fmt.Fprintln(os.Stderr, "TF_ACC_TERRAFORM_PATH:", err)
+			os.Exit(1)
+		}
+	} else if _, err := exec.LookPath("terraform"); err != nil {
 		fmt.Fprintln(os.Stderr, "acceptance tests need the terraform CLI on PATH; none was found (they never download one)")
 		os.Exit(1)
 	}

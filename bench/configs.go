@@ -1,0 +1,160 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Every tool manages the same N MPIJobs: a launcher and var.workers workers tolerating
+// ssd_node, in a namespace of its own. The rescale changes var.workers for all of them.
+const header = `terraform {
+  required_providers {
+    %s
+  }
+}
+
+variable "workers" {
+  type = number
+}
+
+variable "kubeconfig" {
+  type    = string
+  default = null
+}
+`
+
+const manifest = `{
+    apiVersion = "kubeflow.org/v2beta1"
+    kind       = "MPIJob"
+    metadata   = { name = "bench-${count.index}", namespace = %q }
+    spec = {
+      slotsPerWorker = 1
+      runPolicy      = { cleanPodPolicy = "Running" }
+      mpiReplicaSpecs = {
+        Launcher = {
+          replicas = 1
+          template = { spec = {
+            tolerations = [{ key = "ssd_node", operator = "Exists" }]
+            containers  = [{ name = "launcher", image = "horovod", command = ["mpirun", "python", "train.py"] }]
+          } }
+        }
+        Worker = {
+          replicas = var.workers
+          template = { spec = {
+            tolerations = [{ key = "ssd_node", operator = "Exists" }]
+            containers  = [{ name = "worker", image = "horovod", command = ["/usr/sbin/sshd", "-De"] }]
+          } }
+        }
+      }
+    }
+  }`
+
+func trainingConfig(n int) string {
+	return fmt.Sprintf(header, `training = { source = "kubetrain/training" }`) + fmt.Sprintf(`
+resource "training_mpi_job" "job" {
+  count        = %d
+  name         = "bench-${count.index}"
+  namespace    = "bench-training"
+  image        = "horovod"
+  command      = ["mpirun", "python", "train.py"]
+  worker_count = var.workers
+  tolerations  = ["ssd_node"]
+  wait_for     = "created"
+}
+`, n)
+}
+
+func kubernetesConfig(n int) string {
+	return fmt.Sprintf(header, `kubernetes = { source = "hashicorp/kubernetes" }`) + fmt.Sprintf(`
+resource "kubernetes_manifest" "job" {
+  count    = %d
+  manifest = %s
+}
+`, n, fmt.Sprintf(manifest, "bench-kubernetes"))
+}
+
+func kubectlConfig(n int) string {
+	return fmt.Sprintf(header, `kubectl = { source = "alekc/kubectl" }`) + fmt.Sprintf(`
+resource "kubectl_manifest" "job" {
+  count     = %d
+  yaml_body = yamlencode(%s)
+}
+`, n, fmt.Sprintf(manifest, "bench-kubectl"))
+}
+
+// floorConfig is Terraform's own cost for N resources holding the same data, with no provider
+// process and no API call.
+func floorConfig(n int) string {
+	return fmt.Sprintf(header, "") + fmt.Sprintf(`
+resource "terraform_data" "job" {
+  count = %d
+  input = %s
+}
+`, n, fmt.Sprintf(manifest, "bench-floor"))
+}
+
+func renderReport(results map[string]map[int]map[string]measurement, ns []int, runs, slowRuns int, rawGET time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmarks: this provider beside kubernetes_manifest, kubectl_manifest and Terraform's floor\n\n")
+	fmt.Fprintf(&b, "Produced by `make bench` (`cd bench && go run . -n %s -runs %d -slow-runs %d`) on %s, in one run on one local cluster "+
+		"(no operators: objects only, as no tool waits for pods). Times are medians of %d runs (kubernetes_manifest above 10 jobs: %d run%s), "+
+		"wall clock of the whole `terraform` command at its default parallelism of 10. Requests are API requests per job, counted by a proxy in "+
+		"front of the API server. RSS is the peak resident memory of any one provider process (Terraform starts several per command).\n\n",
+		joinInts(ns), runs, slowRuns, time.Now().UTC().Format("2006-01-02"), runs, slowRuns, plural(slowRuns))
+	fmt.Fprintf(&b, "Raw API cost: 50 sequential GETs over one client-go connection took %s.\n", rawGET.Round(time.Millisecond))
+	training := "training_mpi_job"
+	for _, n := range ns {
+		fmt.Fprintf(&b, "\n## %d jobs\n\n", n)
+		fmt.Fprintf(&b, "| operation |")
+		for _, t := range tools {
+			fmt.Fprintf(&b, " %s |", t.name)
+		}
+		fmt.Fprintf(&b, " this / kubernetes_manifest | this / kubectl_manifest | this / floor |\n|---|")
+		for range tools {
+			fmt.Fprintf(&b, "---|")
+		}
+		fmt.Fprintf(&b, "---|---|---|\n")
+		for _, op := range operations {
+			fmt.Fprintf(&b, "| %s |", op)
+			for _, t := range tools {
+				m, ok := results[t.name][n][op]
+				if !ok {
+					fmt.Fprintf(&b, " - |")
+					continue
+				}
+				cell := fmt.Sprintf("%.2f s", m.seconds)
+				if t.provider != "" {
+					cell += fmt.Sprintf(", %.1f req/job, %d MiB", float64(m.requests)/float64(n), m.rssKiB/1024)
+				}
+				fmt.Fprintf(&b, " %s |", cell)
+			}
+			mine, ok := results[training][n][op]
+			for _, peer := range []string{"kubernetes_manifest", "kubectl_manifest", "floor: terraform_data"} {
+				other, ok2 := results[peer][n][op]
+				if !ok || !ok2 || other.seconds == 0 {
+					fmt.Fprintf(&b, " - |")
+					continue
+				}
+				fmt.Fprintf(&b, " %.2f |", mine.seconds/other.seconds)
+			}
+			fmt.Fprintf(&b, "\n")
+		}
+	}
+	return b.String()
+}
+
+func joinInts(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
