@@ -211,9 +211,6 @@ func MPIRescalePatch(from, to int32) []byte {
 	return patch
 }
 
-// MPIPodSelector selects the launcher and worker pods of an MPIJob.
-func MPIPodSelector(name string) string { return MPIJobNameLabel + "=" + name }
-
 func jobLabels(user map[string]string, queue string) map[string]string {
 	labels := merge(user, map[string]string{ManagedByLabel: ManagedByValue})
 	if queue != "" {

@@ -24,6 +24,18 @@ var ErrWaitTimeout = errors.New("timed out")
 // On timeout or cancellation it returns the last snapshot with the error, so the caller can
 // say why the job did not get there.
 func (c *Client) Until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
+	return c.until(ctx, t, check, true)
+}
+
+// UntilGone waits until the target object and all its pods no longer exist. It watches no
+// events: they explain failures to run, not deletions, and cost a LIST and a WATCH per job.
+func (c *Client) UntilGone(ctx context.Context, t Target) (jobs.Observed, error) {
+	return c.until(ctx, t, func(o jobs.Observed) (bool, error) {
+		return o.Object == nil && len(o.Pods) == 0, nil
+	}, false)
+}
+
+func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool) (jobs.Observed, error) {
 	dyn, err := c.dynamic()
 	if err != nil {
 		return jobs.Observed{}, err
@@ -61,11 +73,16 @@ func (c *Client) Until(ctx context.Context, t Target, check func(jobs.Observed) 
 	if err != nil {
 		return jobs.Observed{}, err
 	}
-	events, err := watch(dynamicinformer.NewFilteredDynamicInformer(dyn, eventsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-		o.FieldSelector = t.eventSelector()
-	}).Informer())
-	if err != nil {
-		return jobs.Observed{}, err
+	synced := []cache.InformerSynced{objects.HasSynced, pods.HasSynced}
+	var events cache.SharedIndexInformer
+	if withEvents {
+		events, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, eventsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+			o.FieldSelector = t.eventSelector()
+		}).Informer())
+		if err != nil {
+			return jobs.Observed{}, err
+		}
+		synced = append(synced, events.HasSynced)
 	}
 
 	tflog.Debug(ctx, "watching "+t.String())
@@ -78,7 +95,7 @@ func (c *Client) Until(ctx context.Context, t Target, check func(jobs.Observed) 
 		}
 		return err
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), objects.HasSynced, pods.HasSynced, events.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return last, timedOut()
 	}
 	notify() // check the initial state, even if it is empty and so raised no event
@@ -117,6 +134,9 @@ func snapshot(objects, pods, events cache.SharedIndexInformer) (jobs.Observed, e
 	if o.Pods, err = toPods(podItems); err != nil {
 		return o, err
 	}
+	if events == nil {
+		return o, nil
+	}
 	eventItems, err := unstructuredItems(events.GetStore().List())
 	if err != nil {
 		return o, err
@@ -137,9 +157,4 @@ func unstructuredItems(items []any) ([]unstructured.Unstructured, error) {
 		out = append(out, *u)
 	}
 	return out, nil
-}
-
-// Gone is a check for Until: the object and all its pods no longer exist.
-func Gone(o jobs.Observed) (bool, error) {
-	return o.Object == nil && len(o.Pods) == 0, nil
 }

@@ -6,13 +6,22 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -44,11 +53,26 @@ func clientFrom(data any, diags *diag.Diagnostics) *kube.Client {
 }
 
 // waitOrObserve waits as wait_for says, with running deciding when a job runs, and returns what
-// it last saw of the job. A failed wait is reported in diags, and the job is read anyway so its
-// status can be recorded: after a timeout ctx is spent, so the read gets a moment of its own.
-func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor, action string,
+// it last saw of the job. written is the object as the create or patch returned it: without a
+// wait it is the job's state, and pods are listed only after a rescale (a new job has none yet),
+// which saves a GET and a LIST per job. A failed wait is reported in diags, and the job is read
+// anyway so its status can be recorded: after a timeout ctx is spent, so the read gets a moment
+// of its own.
+func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor, action string, written *unstructured.Unstructured,
 	running func(jobs.Observed) (bool, error), diags *diag.Diagnostics) (jobs.Observed, bool) {
 	var observed jobs.Observed
+	if waitFor != waitRunning && written != nil {
+		observed.Object = written
+		if action != actionCreate {
+			pods, err := r.client.Pods(ctx, t)
+			if err != nil {
+				diags.AddError("Error reading "+t.String(), err.Error())
+				return observed, false
+			}
+			observed.Pods = pods
+		}
+		return observed, true
+	}
 	if waitFor == waitRunning {
 		var err error
 		observed, err = r.client.Until(ctx, t, running)
@@ -76,7 +100,7 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 // waitDeleted waits until each target object and the pods of the first are gone.
 func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, targets ...kube.Target) {
 	for _, t := range targets {
-		observed, err := r.client.Until(ctx, t, kube.Gone)
+		observed, err := r.client.UntilGone(ctx, t)
 		if err == nil {
 			continue
 		}
@@ -153,15 +177,22 @@ func alreadyExistsDetail(ctx context.Context, client *kube.Client, t kube.Target
 		"or take the job over with: terraform import <address> %s", t, importID)
 }
 
-// rescale applies a guarded rescale patch (see jobs.MPIRescalePatch, jobs.ElasticRescalePatch).
-// The API server answers 422 when a test op fails: someone changed the job since Terraform read it.
-func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32, patch []byte, diags *diag.Diagnostics) bool {
+// Actions, as waits name them in errors.
+const (
+	actionCreate  = "create"
+	actionRescale = "rescale"
+)
+
+// rescale applies a guarded rescale patch (see jobs.MPIRescalePatch, jobs.ElasticRescalePatch)
+// and returns the patched object, or nil with ok when there was nothing to change. The API
+// server answers 422 when a test op fails: someone changed the job since Terraform read it.
+func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32, patch []byte, diags *diag.Diagnostics) (patched *unstructured.Unstructured, ok bool) {
 	if from == to {
-		return true
+		return nil, true
 	}
-	_, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, patch)
+	patched, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, patch)
 	if err == nil {
-		return true
+		return patched, true
 	}
 	detail := err.Error()
 	if apierrors.IsInvalid(err) {
@@ -170,5 +201,77 @@ func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32
 			t, from, to, from, err)
 	}
 	diags.AddError("Error rescaling "+t.String(), detail)
-	return false
+	return nil, false
+}
+
+// runPolicyModel holds what every Kubeflow job resource (MPI, TF) says besides its replicas:
+// where it lives, its run policy, its queue and what apply waits for.
+type runPolicyModel struct {
+	ID                      types.String `tfsdk:"id"`
+	Namespace               types.String `tfsdk:"namespace"`
+	CleanPodPolicy          types.String `tfsdk:"clean_pod_policy"`
+	TTLSecondsAfterFinished types.Int64  `tfsdk:"ttl_seconds_after_finished"`
+	BackoffLimit            types.Int64  `tfsdk:"backoff_limit"`
+	ActiveDeadlineSeconds   types.Int64  `tfsdk:"active_deadline_seconds"`
+	QueueName               types.String `tfsdk:"queue_name"`
+	WaitFor                 types.String `tfsdk:"wait_for"`
+}
+
+func runPolicyAttributes(retried string) map[string]schema.Attribute {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+	return map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "`namespace/name` of the job."},
+		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
+			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
+			MarkdownDescription: "Namespace of the job. Default `default`."},
+		"clean_pod_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Running"),
+			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.CleanPodPolicies...)},
+			MarkdownDescription: "Which pods to delete when the job finishes: `None`, `Running` or `All`. Default `Running`, " +
+				"so that pods left running (an MPI worker's SSH daemon, a parameter server) do not hold their GPUs."},
+		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			Validators: []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Seconds after which the operator cleans up a finished job. " +
+				"Whenever a finished job is gone from the cluster, the resource stays in state with a warning rather than re-running; " +
+				"`terraform apply -replace` runs it again."},
+		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			Validators:          []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Retries of " + retried + " before the job is marked failed."},
+		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+			MarkdownDescription: "Seconds the job may run before it is stopped and marked failed."},
+		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{labelValueRule},
+			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`)."},
+		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
+			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitRunning)},
+			MarkdownDescription: "What create and update wait for: `created` (the job is accepted) or `running` (every pod of the job, " +
+				"exactly `worker_count` workers, Running, and the operator reporting it running). Default `running`. A job that fails, " +
+				"or that its operator rejects, ends the wait at once with the reason."},
+	}
+}
+
+func (m runPolicyModel) runPolicy() (cleanPodPolicy string, ttl, backoff *int32, deadline *int64, queue string) {
+	if !m.TTLSecondsAfterFinished.IsNull() {
+		ttl = ptr.To(int32(m.TTLSecondsAfterFinished.ValueInt64()))
+	}
+	if !m.BackoffLimit.IsNull() {
+		backoff = ptr.To(int32(m.BackoffLimit.ValueInt64()))
+	}
+	return m.CleanPodPolicy.ValueString(), ttl, backoff, m.ActiveDeadlineSeconds.ValueInt64Pointer(), m.QueueName.ValueString()
+}
+
+func (m *runPolicyModel) setRunPolicy(cleanPodPolicy string, ttl, backoff *int32, deadline *int64, queue string) {
+	m.CleanPodPolicy = types.StringValue(cleanPodPolicy)
+	m.QueueName = optionalString(queue)
+	m.TTLSecondsAfterFinished = optionalInt(ttl)
+	m.BackoffLimit = optionalInt(backoff)
+	m.ActiveDeadlineSeconds = types.Int64PointerValue(deadline)
+}
+
+func optionalInt(p *int32) types.Int64 {
+	if p == nil {
+		return types.Int64Null()
+	}
+	return types.Int64Value(int64(*p))
 }

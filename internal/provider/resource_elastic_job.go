@@ -266,15 +266,15 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 			return
 		}
 	}
-	r.settle(ctx, &plan, "create", &resp.Diagnostics)
+	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
 func boolPtr(b bool) *bool { return &b }
 
-func (r *elasticJobResource) settle(ctx context.Context, m *elasticJobModel, action string, diags *diag.Diagnostics) {
+func (r *elasticJobResource) settle(ctx context.Context, m *elasticJobModel, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
 	workers := int32(m.WorkerCount.ValueInt64())
-	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action,
+	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action, written,
 		func(o jobs.Observed) (bool, error) { return jobs.ElasticJobRunning(o, workers) }, diags)
 	if !ok {
 		return
@@ -344,11 +344,12 @@ func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequ
 	defer cancel()
 
 	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	if !r.rescale(ctx, plan.target(), from, to, jobs.ElasticRescalePatch(from, to), &resp.Diagnostics) {
+	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.ElasticRescalePatch(from, to), &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	plan.ID = state.ID
-	r.settle(ctx, &plan, "rescale", &resp.Diagnostics)
+	r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 

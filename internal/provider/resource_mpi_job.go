@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -17,11 +16,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"k8s.io/utils/ptr"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -39,23 +38,16 @@ type mpiJobResource struct {
 }
 
 type mpiJobModel struct {
-	ID        types.String `tfsdk:"id"`
-	Name      types.String `tfsdk:"name"`
-	Namespace types.String `tfsdk:"namespace"`
+	Name types.String `tfsdk:"name"`
+	runPolicyModel
 	podModel
-	Command                 types.List     `tfsdk:"command"`
-	WorkerCommand           types.List     `tfsdk:"worker_command"`
-	WorkerCount             types.Int64    `tfsdk:"worker_count"`
-	SlotsPerWorker          types.Int64    `tfsdk:"slots_per_worker"`
-	LauncherCPU             types.String   `tfsdk:"launcher_cpu"`
-	LauncherMemory          types.String   `tfsdk:"launcher_memory"`
-	CleanPodPolicy          types.String   `tfsdk:"clean_pod_policy"`
-	TTLSecondsAfterFinished types.Int64    `tfsdk:"ttl_seconds_after_finished"`
-	BackoffLimit            types.Int64    `tfsdk:"backoff_limit"`
-	ActiveDeadlineSeconds   types.Int64    `tfsdk:"active_deadline_seconds"`
-	QueueName               types.String   `tfsdk:"queue_name"`
-	WaitFor                 types.String   `tfsdk:"wait_for"`
-	Timeouts                timeouts.Value `tfsdk:"timeouts"`
+	Command        types.List     `tfsdk:"command"`
+	WorkerCommand  types.List     `tfsdk:"worker_command"`
+	WorkerCount    types.Int64    `tfsdk:"worker_count"`
+	SlotsPerWorker types.Int64    `tfsdk:"slots_per_worker"`
+	LauncherCPU    types.String   `tfsdk:"launcher_cpu"`
+	LauncherMemory types.String   `tfsdk:"launcher_memory"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
 	statusModel
 }
 
@@ -65,16 +57,10 @@ func (r *mpiJobResource) Metadata(_ context.Context, req resource.MetadataReques
 
 func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
 	own := map[string]schema.Attribute{
-		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			MarkdownDescription: "`namespace/name` of the MPIJob."},
 		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
 			Validators:          []validator.String{jobNameRule("-launcher-xxxxx")},
 			MarkdownDescription: "Name of the MPIJob (Arena: `--name`): a DNS label short enough for its pods' names."},
-		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
-			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
-			MarkdownDescription: "Namespace of the MPIJob. Default `default`."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
 			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
@@ -96,34 +82,13 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			MarkdownDescription: "CPU of the launcher as a Kubernetes quantity."},
 		"launcher_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Memory of the launcher as a Kubernetes quantity."},
-		"clean_pod_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Running"),
-			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.CleanPodPolicies...)},
-			MarkdownDescription: "Which pods to delete when the job finishes: `None`, `Running` or `All`. Default `Running`, " +
-				"since workers run an SSH daemon that never exits and would otherwise hold their GPUs."},
-		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
-			Validators: []validator.Int64{int64validator.AtLeast(0)},
-			MarkdownDescription: "Seconds after which the finished launcher is cleaned up (mpi-operator passes it to the launcher Job). " +
-				"Whenever a finished job is gone from the cluster, the resource stays in state with a warning rather than re-running; " +
-				"`terraform apply -replace` runs it again."},
-		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
-			Validators:          []validator.Int64{int64validator.AtLeast(0)},
-			MarkdownDescription: "Retries of the launcher before the job is marked failed."},
-		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
-			Validators:          []validator.Int64{int64validator.AtLeast(1)},
-			MarkdownDescription: "Seconds the job may run before it is stopped and marked failed."},
-		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{labelValueRule},
-			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`)."},
-		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
-			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitRunning)},
-			MarkdownDescription: "What create and update wait for: `created` (the MPIJob is accepted) or `running` (the launcher and exactly " +
-				"`worker_count` workers are Running). Default `running`. A job that fails, or that mpi-operator rejects, ends the wait at once with the reason."},
 	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "An MPI (Horovod) training job run by mpi-operator: a Kubeflow `MPIJob` (`kubeflow.org/v2beta1`) " +
 			"with one launcher and `worker_count` workers. It does what `arena submit mpi` does. Changing `worker_count` rescales " +
 			"the job in place; changing anything baked into its pods replaces it. Destroy deletes the MPIJob with foreground " +
 			"propagation and waits until it and all its pods are gone.",
-		Attributes: mergeAttributes(own, podAttributes("the launcher and workers"), statusAttributes()),
+		Attributes: mergeAttributes(own, runPolicyAttributes("the launcher"), podAttributes("the launcher and workers"), statusAttributes()),
 		Blocks: map[string]schema.Block{
 			"toleration": podBlocks("the launcher and workers")["toleration"],
 			"timeouts":   timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
@@ -137,7 +102,7 @@ func (m mpiJobModel) target() kube.Target {
 		Kind:        "MPIJob",
 		Namespace:   m.Namespace.ValueString(),
 		Name:        m.Name.ValueString(),
-		PodSelector: jobs.MPIPodSelector(m.Name.ValueString()),
+		PodSelector: jobs.KubeflowPodSelector(m.Name.ValueString()),
 	}
 }
 
@@ -153,18 +118,8 @@ func (m mpiJobModel) spec(ctx context.Context) (jobs.MPIJobSpec, diag.Diagnostic
 		SlotsPerWorker:  int32(m.SlotsPerWorker.ValueInt64()),
 		LauncherCPU:     m.LauncherCPU.ValueString(),
 		LauncherMemory:  m.LauncherMemory.ValueString(),
-		CleanPodPolicy:  m.CleanPodPolicy.ValueString(),
-		QueueName:       m.QueueName.ValueString(),
 	}
-	if !m.TTLSecondsAfterFinished.IsNull() {
-		spec.TTLSecondsAfterFinished = ptr.To(int32(m.TTLSecondsAfterFinished.ValueInt64()))
-	}
-	if !m.BackoffLimit.IsNull() {
-		spec.BackoffLimit = ptr.To(int32(m.BackoffLimit.ValueInt64()))
-	}
-	if !m.ActiveDeadlineSeconds.IsNull() {
-		spec.ActiveDeadlineSeconds = ptr.To(m.ActiveDeadlineSeconds.ValueInt64())
-	}
+	spec.CleanPodPolicy, spec.TTLSecondsAfterFinished, spec.BackoffLimit, spec.ActiveDeadlineSeconds, spec.QueueName = m.runPolicy()
 	return spec, diags
 }
 
@@ -177,11 +132,7 @@ func (m *mpiJobModel) setFromSpec(ctx context.Context, s jobs.MPIJobSpec) diag.D
 	m.SlotsPerWorker = types.Int64Value(int64(s.SlotsPerWorker))
 	m.LauncherCPU = optionalString(s.LauncherCPU)
 	m.LauncherMemory = optionalString(s.LauncherMemory)
-	m.CleanPodPolicy = types.StringValue(s.CleanPodPolicy)
-	m.QueueName = optionalString(s.QueueName)
-	m.TTLSecondsAfterFinished = optionalInt(s.TTLSecondsAfterFinished)
-	m.BackoffLimit = optionalInt(s.BackoffLimit)
-	m.ActiveDeadlineSeconds = types.Int64PointerValue(s.ActiveDeadlineSeconds)
+	m.setRunPolicy(s.CleanPodPolicy, s.TTLSecondsAfterFinished, s.BackoffLimit, s.ActiveDeadlineSeconds, s.QueueName)
 	return diags
 }
 
@@ -207,7 +158,8 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 	defer cancel()
 
 	t := plan.target()
-	if _, err := r.client.Create(ctx, t, obj); err != nil {
+	created, err := r.client.Create(ctx, t, obj)
+	if err != nil {
 		resp.Diagnostics.AddError("Error creating MPI job", alreadyExistsDetail(ctx, r.client, t, t.Namespace+"/"+t.Name, err))
 		return
 	}
@@ -216,14 +168,14 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 
-	r.settle(ctx, &plan, "create", &resp.Diagnostics)
+	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
 // settle waits as wait_for says, then records the job's status.
-func (r *mpiJobResource) settle(ctx context.Context, m *mpiJobModel, action string, diags *diag.Diagnostics) {
+func (r *mpiJobResource) settle(ctx context.Context, m *mpiJobModel, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
 	workers := int32(m.WorkerCount.ValueInt64())
-	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action,
+	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action, written,
 		func(o jobs.Observed) (bool, error) { return jobs.MPIJobRunning(o, workers) }, diags)
 	if !ok {
 		return
@@ -294,11 +246,12 @@ func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest,
 	defer cancel()
 
 	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	if !r.rescale(ctx, plan.target(), from, to, jobs.MPIRescalePatch(from, to), &resp.Diagnostics) {
+	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.MPIRescalePatch(from, to), &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	plan.ID = state.ID
-	r.settle(ctx, &plan, "rescale", &resp.Diagnostics)
+	r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -331,11 +284,4 @@ func stringListValue(l []string) types.List {
 		values[i] = types.StringValue(s)
 	}
 	return types.ListValueMust(types.StringType, values)
-}
-
-func optionalInt(p *int32) types.Int64 {
-	if p == nil {
-		return types.Int64Null()
-	}
-	return types.Int64Value(int64(*p))
 }

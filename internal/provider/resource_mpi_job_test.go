@@ -49,7 +49,7 @@ func mpiJobName() string { return acctest.RandomWithPrefix("tf-acc-mpi") }
 // each passing onNode.
 func checkMPIPods(a *api, name string, workers int, onNode func(node string) bool) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		return a.waitPods("default", jobs.MPIPodSelector(name), func(pods []corev1.Pod) bool {
+		return a.waitPods("default", jobs.KubeflowPodSelector(name), func(pods []corev1.Pod) bool {
 			launchers, w := 0, 0
 			for _, p := range pods {
 				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !onNode(p.Spec.NodeName) {
@@ -77,7 +77,7 @@ func checkMPIJobGone(a *api) resource.TestCheckFunc {
 			if _, err := a.get(jobs.MPIJobGVR, ns, name); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("MPIJob %s/%s still exists after destroy (err=%v)", ns, name, err)
 			}
-			if pods := a.pods(ns, jobs.MPIPodSelector(name)); len(pods) > 0 {
+			if pods := a.pods(ns, jobs.KubeflowPodSelector(name)); len(pods) > 0 {
 				return fmt.Errorf("%d pods of MPIJob %s/%s are left after destroy", len(pods), ns, name)
 			}
 		}
@@ -98,7 +98,7 @@ func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkMPIPods(a, name, 2, func(node string) bool { return node == ssdNode }),
 					func(*terraform.State) error {
-						for _, p := range a.pods("default", jobs.MPIPodSelector(name)) {
+						for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
 							want := []corev1.Toleration{{Key: "ssd_node", Operator: corev1.TolerationOpExists}}
 							if got := userTolerations(p); fmt.Sprint(got) != fmt.Sprint(want) {
 								return fmt.Errorf("pod %s tolerations %v, want %v", p.Name, got, want)
@@ -162,7 +162,7 @@ func TestAccMPIJob_tolerateTwoTaints(t *testing.T) {
 				checkMPIPods(a, name, 3, func(node string) bool { return gpuNodes[node] }),
 				func(*terraform.State) error {
 					nodes := map[string]bool{}
-					for _, p := range a.pods("default", jobs.MPIPodSelector(name)) {
+					for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
 						if p.Labels[jobs.MPIJobRoleLabel] == "worker" {
 							nodes[p.Spec.NodeName] = true
 						}
@@ -191,7 +191,7 @@ func TestAccMPIJob_tolerateAll(t *testing.T) {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				checkMPIPods(a, name, 2, func(node string) bool { return node != "" }),
 				func(*terraform.State) error {
-					for _, p := range a.pods("default", jobs.MPIPodSelector(name)) {
+					for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
 						want := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 						if got := userTolerations(p); fmt.Sprint(got) != fmt.Sprint(want) {
 							return fmt.Errorf("pod %s tolerations %v, want %v", p.Name, got, want)
@@ -275,7 +275,7 @@ func TestAccMPIJob_finishedJobRemovedIsNotRerun(t *testing.T) {
 			{
 				// The launcher's mpirun exits 0: the job succeeds, and a refresh records it.
 				PreConfig: func() {
-					a.finishPods("default", jobs.MPIPodSelector(name)+","+jobs.MPIJobRoleLabel+"=launcher", corev1.PodSucceeded)
+					a.finishPods("default", jobs.KubeflowPodSelector(name)+","+jobs.MPIJobRoleLabel+"=launcher", corev1.PodSucceeded)
 					err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 						obj, err := a.get(jobs.MPIJobGVR, "default", name)
 						if err != nil {

@@ -1,0 +1,95 @@
+package jobs
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+)
+
+// Arena's `submit tf --workers 2 --ps 1 --chief --gpus 1 --toleration gpu_node`.
+func arenaTFSpec() TFJobSpec {
+	gpu, _ := ParseToleration("gpu_node")
+	return TFJobSpec{
+		Name: "tf-dist", Namespace: "default",
+		Pod:     PodOptions{Image: "tensorflow/tensorflow:2.15.0-gpu", GPUs: 1, GPUResource: DefaultGPUResource, Tolerations: []corev1.Toleration{gpu}},
+		Command: []string{"python", "train.py"},
+		Workers: 2, PS: 1, PSCPU: "2", Chief: true,
+		CleanPodPolicy: "Running", BackoffLimit: ptr.To[int32](2),
+	}
+}
+
+func TestNewTFJob(t *testing.T) {
+	obj, err := NewTFJob(arenaTFSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job tfJob
+	if err := fromUnstructured(obj, &job); err != nil {
+		t.Fatal(err)
+	}
+	roles := map[string]int32{}
+	for role, r := range job.Spec.TFReplicaSpecs {
+		roles[role] = *r.Replicas
+		c := r.Template.Spec.Containers[0]
+		if c.Name != "tensorflow" {
+			t.Errorf("%s container is named %q; training-operator requires \"tensorflow\"", role, c.Name)
+		}
+		if got := r.Template.Spec.Tolerations; len(got) != 1 || got[0].Key != "gpu_node" {
+			t.Errorf("%s tolerations %v", role, got)
+		}
+		gpus := c.Resources.Limits["nvidia.com/gpu"]
+		if want := map[string]int64{"Worker": 1, "Chief": 1, "PS": 0}[role]; gpus.Value() != want {
+			t.Errorf("%s has %d GPUs, want %d", role, gpus.Value(), want)
+		}
+	}
+	if diff := cmp.Diff(map[string]int32{"Worker": 2, "PS": 1, "Chief": 1}, roles); diff != "" {
+		t.Errorf("replicas (-want +got):\n%s", diff)
+	}
+	if !job.Spec.EnableDynamicWorker {
+		t.Error("enableDynamicWorker must be set for in-place rescale")
+	}
+	got, err := ReadTFJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(arenaTFSpec(), got); diff != "" {
+		t.Errorf("ReadTFJob(NewTFJob(spec)) (-want +got):\n%s", diff)
+	}
+	if n, err := TFWorkers(obj); err != nil || n != 2 {
+		t.Errorf("TFWorkers = %d, %v", n, err)
+	}
+}
+
+func TestTFJobRunning(t *testing.T) {
+	obj, err := NewTFJob(arenaTFSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj.Object["status"] = map[string]any{"conditions": []any{condition("Running")}}
+	p := func(name, role string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ReplicaTypeLabel: role}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	all := []corev1.Pod{p("w0", "worker"), p("w1", "worker"), p("ps0", "ps"), p("c0", "chief")}
+	for _, c := range []struct {
+		name string
+		pods []corev1.Pod
+		done bool
+	}{
+		{"all roles running", all, true},
+		{"no chief yet", all[:3], false},
+		{"a worker short", all[1:], false},
+	} {
+		done, err := TFJobRunning(Observed{Object: obj, Pods: c.pods}, 2, 1, true)
+		if err != nil || done != c.done {
+			t.Errorf("%s: done=%v err=%v, want %v", c.name, done, err, c.done)
+		}
+	}
+	var none *unstructured.Unstructured
+	if done, _ := TFJobRunning(Observed{Object: none}, 2, 1, true); done {
+		t.Error("a missing TFJob does not run")
+	}
+}
