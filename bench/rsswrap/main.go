@@ -17,12 +17,12 @@ import (
 
 func main() {
 	name := strings.ToUpper(strings.TrimPrefix(filepath.Base(os.Args[0]), "terraform-provider-"))
-	real := os.Getenv("BENCH_REAL_" + name)
-	if real == "" {
+	binary := os.Getenv("BENCH_REAL_" + name)
+	if binary == "" {
 		fmt.Fprintf(os.Stderr, "rsswrap: BENCH_REAL_%s is not set\n", name)
 		os.Exit(1)
 	}
-	cmd := exec.Command(real, os.Args[1:]...)
+	cmd := exec.Command(binary, os.Args[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	err := cmd.Run()
 	var exit *exec.ExitError

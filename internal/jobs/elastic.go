@@ -362,8 +362,9 @@ type frameworkStatus struct {
 			TaskRoleStatuses []struct {
 				Name         string `json:"name"`
 				TaskStatuses []struct {
-					Index         int32  `json:"index"`
-					State         string `json:"state"`
+					Index         int32        `json:"index"`
+					State         string       `json:"state"`
+					StartTime     *metav1.Time `json:"startTime"`
 					AttemptStatus struct {
 						PodName     string  `json:"podName"`
 						PodNodeName *string `json:"podNodeName"`
@@ -404,13 +405,17 @@ func FrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status, err
 	s.Duration = trainingDuration(s.StartTime, s.CompletionTime, now)
 	for _, role := range st.AttemptStatus.TaskRoleStatuses {
 		for _, task := range role.TaskStatuses {
-			s.Instances = append(s.Instances, Instance{
+			in := Instance{
 				Name:  task.AttemptStatus.PodName,
 				Role:  role.Name,
 				Index: task.Index,
 				Phase: task.State,
 				Node:  ptr.Deref(task.AttemptStatus.PodNodeName, ""),
-			})
+			}
+			if task.StartTime != nil {
+				in.Created = task.StartTime.Time
+			}
+			s.Instances = append(s.Instances, in)
 		}
 	}
 	return s, nil

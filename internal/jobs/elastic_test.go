@@ -239,8 +239,12 @@ func TestFrameworkStatusOfSeedCompletedFramework(t *testing.T) {
 		{Name: "pet-worker-1", Role: "worker", Index: 1, Phase: "Completed", Node: "node10"},
 		{Name: "pet-worker-2", Role: "worker", Index: 2, Phase: "Completed", Node: "node6"},
 	}
-	if diff := cmp.Diff(want, got.Instances); diff != "" {
+	if diff := cmp.Diff(want, got.Instances, cmpopts.IgnoreFields(Instance{}, "Created")); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)
+	}
+	// worker-2 joined at the seed's scale-up, 42 minutes into the training.
+	if c := got.Instances[3].Created; !c.Equal(time.Date(2020, 7, 31, 7, 34, 55, 0, time.UTC)) {
+		t.Errorf("pet-worker-2 created %s, want the scale-up's 07:34:55", c)
 	}
 	if n, err := ElasticWorkers(obj); err != nil || n != 3 {
 		t.Errorf("ElasticWorkers = %d, %v; want 3 (after the seed's rescale)", n, err)

@@ -48,6 +48,8 @@ type Instance struct {
 	// Phase is the pod's phase, or for an elastic job its task's state.
 	Phase string
 	Node  string
+	// Created is when the pod (or the task) was created, for `arena get`'s AGE.
+	Created time.Time
 }
 
 // kubeflowIndexLabel is the replica index the Kubeflow operators put on each pod.
@@ -105,7 +107,8 @@ func instances(pods []corev1.Pod, roleLabel string) []Instance {
 	out := make([]Instance, 0, len(pods))
 	for _, p := range pods {
 		index, _ := strconv.ParseInt(p.Labels[kubeflowIndexLabel], 10, 32)
-		out = append(out, Instance{Name: p.Name, Role: p.Labels[roleLabel], Index: int32(index), Phase: string(p.Status.Phase), Node: p.Spec.NodeName})
+		out = append(out, Instance{Name: p.Name, Role: p.Labels[roleLabel], Index: int32(index), Phase: string(p.Status.Phase),
+			Node: p.Spec.NodeName, Created: p.CreationTimestamp.Time})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Role != out[j].Role {
@@ -217,4 +220,27 @@ func WhyNotRunning(o Observed) string {
 		add("no pod has been created yet")
 	}
 	return strings.Join(reasons, "; ")
+}
+
+// WorkerPriorityClass returns the PriorityClass of a job's workers, as `arena get` shows its
+// PRIORITY, or "" when they have none. It reads MPIJobs, TFJobs and Frameworks.
+func WorkerPriorityClass(obj *unstructured.Unstructured) string {
+	var path []string
+	switch obj.GetKind() {
+	case "MPIJob":
+		path = []string{"spec", "mpiReplicaSpecs", mpiWorker, "template", "spec", "priorityClassName"}
+	case "TFJob":
+		path = []string{"spec", "tfReplicaSpecs", tfWorker, "template", "spec", "priorityClassName"}
+	case "Framework":
+		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "taskRoles")
+		for _, r := range roles {
+			if m, ok := r.(map[string]any); ok && m["name"] == WorkerRole {
+				s, _, _ := unstructured.NestedString(m, "task", "pod", "spec", "priorityClassName")
+				return s
+			}
+		}
+		return ""
+	}
+	s, _, _ := unstructured.NestedString(obj.Object, path...)
+	return s
 }

@@ -93,3 +93,19 @@ func TestTFJobRunning(t *testing.T) {
 		t.Error("a missing TFJob does not run")
 	}
 }
+
+func TestWorkerPriorityClass(t *testing.T) {
+	spec := arenaTFSpec()
+	spec.Pod.PriorityClassName = "high"
+	tf, _ := NewTFJob(spec)
+	mpi, _ := NewMPIJob(MPIJobSpec{Name: "m", Pod: PodOptions{Image: "i", PriorityClassName: "low"}, Workers: 1})
+	es := seedElasticSpec()
+	es.Pod.PriorityClassName = "mid"
+	fw, _, _, _ := NewElasticJob(es)
+	plain, _ := NewMPIJob(MPIJobSpec{Name: "p", Pod: PodOptions{Image: "i"}, Workers: 1})
+	for obj, want := range map[*unstructured.Unstructured]string{tf: "high", mpi: "low", fw: "mid", plain: ""} {
+		if got := WorkerPriorityClass(obj); got != want {
+			t.Errorf("%s: priority %q, want %q", obj.GetKind(), got, want)
+		}
+	}
+}

@@ -169,11 +169,14 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 	return []func() resource.Resource{
 		newMPIJobResource,
 		newElasticJobResource,
+		newTFJobResource,
+		newNodeTaintResource,
 	}
 }
 
 func (p *trainingProvider) DataSources(context.Context) []func() datasource.DataSource {
 	return []func() datasource.DataSource{
 		newNodesDataSource,
+		newJobDataSource,
 	}
 }

@@ -101,8 +101,10 @@ func (a *api) pods(namespace, selector string) []corev1.Pod {
 	return list.Items
 }
 
-// waitPods waits until the pods matching selector satisfy ok; it returns the error for a check.
-func (a *api) waitPods(namespace, selector string, ok func([]corev1.Pod) bool) error {
+// waitPods waits until the pods in the test namespace matching selector satisfy ok; it returns
+// the error for a check.
+func (a *api) waitPods(selector string, ok func([]corev1.Pod) bool) error {
+	const namespace = "default"
 	var last []corev1.Pod
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		list, err := a.kube.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})

@@ -61,6 +61,7 @@ type elasticJobModel struct {
 	PodGracefulDeletionTimeout types.Int64    `tfsdk:"pod_graceful_deletion_timeout_seconds"`
 	WaitFor                    types.String   `tfsdk:"wait_for"`
 	Timeouts                   timeouts.Value `tfsdk:"timeouts"`
+	tensorBoardFields
 	statusModel
 }
 
@@ -130,10 +131,11 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchelastic, " +
 			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
 			"Changing `worker_count` rescales the job in place; destroy removes the Framework (foreground), both Services and every pod, the etcd's included, and waits until all are gone.",
-		Attributes: mergeAttributes(own, podAttributes("the workers"), statusAttributes()),
+		Attributes: mergeAttributes(own, map[string]schema.Attribute{"tensorboard_url": tensorBoardURLAttribute()}, podAttributes("the workers"), statusAttributes()),
 		Blocks: map[string]schema.Block{
-			"toleration": podBlocks("the workers and the etcd")["toleration"],
-			"timeouts":   timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"toleration":  podBlocks("the workers and the etcd")["toleration"],
+			"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"tensorboard": tensorBoardBlock(),
 		},
 	}
 }
@@ -252,6 +254,7 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
 	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
+	plan.TensorBoardURL = types.StringNull()
 	// Saved before the Services and the wait: whatever fails next, the job is in state (tainted).
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 
@@ -266,6 +269,7 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 			return
 		}
 	}
+	r.createTensorBoard(ctx, &plan.tensorBoardFields, created, spec.Pod, &resp.Diagnostics)
 	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -372,7 +376,7 @@ func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequ
 			return
 		}
 	}
-	r.waitDeleted(ctx, &resp.Diagnostics, targets...)
+	r.waitDeleted(ctx, &resp.Diagnostics, append(state.deletionTargets(targets[0]), targets[1:]...)...)
 }
 
 func (r *elasticJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -47,7 +47,7 @@ func elasticJobName() string { return strings.ReplaceAll(acctest.RandomWithPrefi
 // on the tolerated nodes, and no other pod of the job.
 func checkElasticPods(a *api, name string, workers int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		return a.waitPods("default", jobs.ElasticPodSelector(name), func(pods []corev1.Pod) bool {
+		return a.waitPods(jobs.ElasticPodSelector(name), func(pods []corev1.Pod) bool {
 			etcd, w := 0, 0
 			for _, p := range pods {
 				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !gpuNodes[p.Spec.NodeName] {

@@ -48,6 +48,7 @@ type mpiJobModel struct {
 	LauncherCPU    types.String   `tfsdk:"launcher_cpu"`
 	LauncherMemory types.String   `tfsdk:"launcher_memory"`
 	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+	tensorBoardFields
 	statusModel
 }
 
@@ -88,10 +89,11 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"with one launcher and `worker_count` workers. It does what `arena submit mpi` does. Changing `worker_count` rescales " +
 			"the job in place; changing anything baked into its pods replaces it. Destroy deletes the MPIJob with foreground " +
 			"propagation and waits until it and all its pods are gone.",
-		Attributes: mergeAttributes(own, runPolicyAttributes("the launcher"), podAttributes("the launcher and workers"), statusAttributes()),
+		Attributes: mergeAttributes(own, map[string]schema.Attribute{"tensorboard_url": tensorBoardURLAttribute()}, runPolicyAttributes("the launcher"), podAttributes("the launcher and workers"), statusAttributes()),
 		Blocks: map[string]schema.Block{
-			"toleration": podBlocks("the launcher and workers")["toleration"],
-			"timeouts":   timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"toleration":  podBlocks("the launcher and workers")["toleration"],
+			"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+			"tensorboard": tensorBoardBlock(),
 		},
 	}
 }
@@ -165,9 +167,11 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
 	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
+	plan.TensorBoardURL = types.StringNull()
 	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 
+	r.createTensorBoard(ctx, &plan.tensorBoardFields, created, spec.Pod, &resp.Diagnostics)
 	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -271,7 +275,7 @@ func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest,
 		resp.Diagnostics.AddError("Error deleting MPI job", err.Error())
 		return
 	}
-	r.waitDeleted(ctx, &resp.Diagnostics, t)
+	r.waitDeleted(ctx, &resp.Diagnostics, state.deletionTargets(t)...)
 }
 
 func (r *mpiJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -49,7 +49,7 @@ func mpiJobName() string { return acctest.RandomWithPrefix("tf-acc-mpi") }
 // each passing onNode.
 func checkMPIPods(a *api, name string, workers int, onNode func(node string) bool) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		return a.waitPods("default", jobs.KubeflowPodSelector(name), func(pods []corev1.Pod) bool {
+		return a.waitPods(jobs.KubeflowPodSelector(name), func(pods []corev1.Pod) bool {
 			launchers, w := 0, 0
 			for _, p := range pods {
 				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !onNode(p.Spec.NodeName) {

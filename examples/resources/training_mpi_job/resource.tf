@@ -7,6 +7,12 @@ resource "training_mpi_job" "ssd" {
   worker_count = 1
   gpus         = 1
   tolerations  = ["ssd_node"]
+  data_volumes = ["training-logs:/training_logs"]
+
+  # --tensorboard --logdir /training_logs
+  tensorboard {
+    log_dir = "/training_logs"
+  }
 }
 
 # --toleration gpu_node --toleration ssd_node: either kind of tainted node will do.
@@ -36,7 +42,11 @@ resource "training_mpi_job" "anywhere" {
   wait_for     = "created"
 }
 
-# Where each instance runs, like the NODE column of `arena get`.
+# Where each instance runs, like the NODE column of `arena get`, and the TensorBoard.
 output "ssd_instances" {
   value = { for i in training_mpi_job.ssd.instances : i.name => i.node }
+}
+
+output "tensorboard" {
+  value = training_mpi_job.ssd.tensorboard_url
 }

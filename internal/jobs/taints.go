@@ -1,0 +1,58 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// A node's spec.taints is an atomic list for server-side apply: a field manager applying one
+// taint would own, and could remove, all of them. So a taint is managed by read-modify-write:
+// the patch below replaces the list only if the node is still at the resourceVersion it was
+// read at, and a conflict is retried on a fresh read.
+
+// TaintPatch is a JSON patch that sets a node's taints, guarded by its resourceVersion.
+func TaintPatch(resourceVersion string, taints []corev1.Taint) []byte {
+	if taints == nil {
+		taints = []corev1.Taint{}
+	}
+	patch, _ := json.Marshal([]map[string]any{
+		{"op": "test", "path": "/metadata/resourceVersion", "value": resourceVersion},
+		{"op": "add", "path": "/spec/taints", "value": taints},
+	})
+	return patch
+}
+
+// FindTaint returns the taint with key and effect (Kubernetes' identity for a taint).
+func FindTaint(taints []corev1.Taint, key string, effect corev1.TaintEffect) (corev1.Taint, bool) {
+	for _, t := range taints {
+		if t.Key == key && t.Effect == effect {
+			return t, true
+		}
+	}
+	return corev1.Taint{}, false
+}
+
+// WithTaint adds t to taints. A taint of the same key and effect with another value is somebody
+// else's: it is an error, not overwritten.
+func WithTaint(taints []corev1.Taint, t corev1.Taint) ([]corev1.Taint, error) {
+	if existing, ok := FindTaint(taints, t.Key, t.Effect); ok {
+		if existing.Value == t.Value {
+			return taints, nil
+		}
+		return nil, fmt.Errorf("the node already has the taint %s; import it to manage it, or remove it first", existing.ToString())
+	}
+	return append(append([]corev1.Taint{}, taints...), t), nil
+}
+
+// WithoutTaint removes the taint of key and effect, leaving every other one as it is.
+func WithoutTaint(taints []corev1.Taint, key string, effect corev1.TaintEffect) []corev1.Taint {
+	out := []corev1.Taint{}
+	for _, t := range taints {
+		if t.Key != key || t.Effect != effect {
+			out = append(out, t)
+		}
+	}
+	return out
+}

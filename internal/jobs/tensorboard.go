@@ -1,0 +1,99 @@
+package jobs
+
+import (
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+)
+
+// DeploymentGVR is the apps/v1 Deployment.
+var DeploymentGVR = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+
+// TensorBoard settings, as Arena's --tensorboard and --logdir.
+const (
+	DefaultTensorBoardImage = "tensorflow/tensorflow:2.15.0"
+	TensorBoardPort         = 6006
+	// TensorBoardLabel names the job a TensorBoard pod serves.
+	TensorBoardLabel = "training.kubetrain.io/tensorboard-for"
+)
+
+// TensorBoardSpec is a job's TensorBoard: it reads LogDir from the job's data volumes.
+type TensorBoardSpec struct {
+	LogDir string
+	Image  string
+}
+
+// TensorBoardName is the name of a job's TensorBoard Deployment and Service.
+func TensorBoardName(job string) string { return job + "-tensorboard" }
+
+// NewTensorBoard builds the Deployment and NodePort Service of a job's TensorBoard. Its pod gets
+// the job's scheduling settings (tolerations, node selector) and data volumes, so it lands where
+// the job may and reads the job's logs; it gets no GPU. owner is the job object, so the
+// TensorBoard is garbage-collected with it.
+func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOptions, owner metav1.OwnerReference) (deployment, service *unstructured.Unstructured, err error) {
+	image := tb.Image
+	if image == "" {
+		image = DefaultTensorBoardImage
+	}
+	opts := PodOptions{
+		Image: image, NodeSelector: pod.NodeSelector, Tolerations: pod.Tolerations,
+		ImagePullSecrets: pod.ImagePullSecrets, ImagePullPolicy: pod.ImagePullPolicy, DataVolumes: pod.DataVolumes,
+	}
+	template, err := opts.podTemplate(container{
+		name:    "tensorboard",
+		command: []string{"tensorboard", "--logdir", tb.LogDir, "--host", "0.0.0.0", "--port", fmt.Sprint(TensorBoardPort)},
+		ports:   []corev1.ContainerPort{{ContainerPort: TensorBoardPort}},
+	}, corev1.RestartPolicyAlways)
+	if err != nil {
+		return nil, nil, err
+	}
+	selector := map[string]string{TensorBoardLabel: job}
+	template.Labels = merge(template.Labels, selector)
+	meta := metav1.ObjectMeta{Name: TensorBoardName(job), Namespace: namespace, Labels: jobLabels(selector, ""),
+		OwnerReferences: []metav1.OwnerReference{owner}}
+	d := appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta,
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](1),
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: template,
+		},
+	}
+	s := corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: meta,
+		Spec: corev1.ServiceSpec{
+			Type:     corev1.ServiceTypeNodePort,
+			Selector: selector,
+			Ports:    []corev1.ServicePort{{Name: "http", Port: TensorBoardPort, TargetPort: intstr.FromInt32(TensorBoardPort)}},
+		},
+	}
+	if deployment, err = toUnstructured(&d); err != nil {
+		return nil, nil, err
+	}
+	if service, err = toUnstructured(&s); err != nil {
+		return nil, nil, err
+	}
+	return deployment, service, nil
+}
+
+// TensorBoardURL is where a job's TensorBoard answers: its Service's node port on a node, as
+// `arena get` prints it, or its in-cluster address when no node address is known.
+func TensorBoardURL(service *unstructured.Unstructured, nodeAddress string) string {
+	ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
+	if len(ports) > 0 && nodeAddress != "" {
+		if m, ok := ports[0].(map[string]any); ok {
+			if nodePort, ok := m["nodePort"].(int64); ok {
+				return fmt.Sprintf("http://%s:%d", nodeAddress, nodePort)
+			}
+		}
+	}
+	return fmt.Sprintf("http://%s.%s.svc:%d", service.GetName(), service.GetNamespace(), TensorBoardPort)
+}

@@ -1,0 +1,166 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+var _ datasource.DataSourceWithConfigure = (*jobDataSource)(nil)
+
+func newJobDataSource() datasource.DataSource { return &jobDataSource{} }
+
+type jobDataSource struct {
+	client *kube.Client
+}
+
+// The kinds of job the data source reads, by the name a configuration gives.
+const (
+	kindMPI     = "mpi"
+	kindTF      = "tf"
+	kindElastic = "elastic"
+)
+
+type jobDataModel struct {
+	Kind           types.String `tfsdk:"kind"`
+	Namespace      types.String `tfsdk:"namespace"`
+	Name           types.String `tfsdk:"name"`
+	Status         types.String `tfsdk:"status"`
+	Priority       types.String `tfsdk:"priority"`
+	StartTime      types.String `tfsdk:"start_time"`
+	CompletionTime types.String `tfsdk:"completion_time"`
+	Duration       types.String `tfsdk:"duration"`
+	Instances      types.List   `tfsdk:"instances"`
+}
+
+var jobInstanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"name":  types.StringType,
+	"role":  types.StringType,
+	"index": types.Int64Type,
+	"phase": types.StringType,
+	"node":  types.StringType,
+	"age":   types.StringType,
+}}
+
+func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_job"
+}
+
+func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "A training job as `arena get` shows it: status, priority, training duration, and each instance with its state, age and node. " +
+			"It reads any MPI, TF or elastic job, including ones created outside this Terraform configuration.",
+		Attributes: map[string]schema.Attribute{
+			"kind": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf(kindMPI, kindTF, kindElastic)},
+				MarkdownDescription: "`mpi` (an MPIJob), `tf` (a TFJob) or `elastic` (a FrameworkController Framework)."},
+			"namespace": schema.StringAttribute{Optional: true, Validators: []validator.String{namespaceRule},
+				MarkdownDescription: "Namespace of the job. Default `default`."},
+			"name":            schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule}, MarkdownDescription: "Name of the job."},
+			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`."},
+			"priority":        schema.StringAttribute{Computed: true, MarkdownDescription: "The workers' PriorityClass, or `N/A` as `arena get` says when there is none."},
+			"start_time":      schema.StringAttribute{Computed: true, MarkdownDescription: "When the job started (RFC 3339); null before it has."},
+			"completion_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the job finished (RFC 3339); null while it has not."},
+			"duration":        schema.StringAttribute{Computed: true, MarkdownDescription: "Training duration: from start to completion, or to now."},
+			"instances": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The job's pods (for an elastic job, its tasks).",
+				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+					"name":  schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name."},
+					"role":  schema.StringAttribute{Computed: true, MarkdownDescription: "Role in the job."},
+					"index": schema.Int64Attribute{Computed: true, MarkdownDescription: "Index within the role."},
+					"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Pod phase, or the task's state."},
+					"node":  schema.StringAttribute{Computed: true, MarkdownDescription: "Node it runs on."},
+					"age":   schema.StringAttribute{Computed: true, MarkdownDescription: "Time since the pod was created, like `arena get`'s AGE."},
+				}},
+			},
+		},
+	}
+}
+
+func (d *jobDataSource) Configure(_ context.Context, req datasource.ConfigureRequest, resp *datasource.ConfigureResponse) {
+	d.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, resp *datasource.ReadResponse) {
+	var m jobDataModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	namespace := m.Namespace.ValueString()
+	if namespace == "" {
+		namespace = "default"
+	}
+	name := m.Name.ValueString()
+	now := time.Now()
+
+	var (
+		status   jobs.Status
+		priority string
+		obj      *unstructured.Unstructured
+		err      error
+	)
+	switch m.Kind.ValueString() {
+	case kindMPI, kindTF:
+		t := kube.Target{GVR: jobs.MPIJobGVR, Kind: "MPIJob", Namespace: namespace, Name: name, PodSelector: jobs.KubeflowPodSelector(name)}
+		roleLabel := jobs.MPIJobRoleLabel
+		if m.Kind.ValueString() == kindTF {
+			t.GVR, t.Kind, roleLabel = jobs.TFJobGVR, "TFJob", jobs.ReplicaTypeLabel
+		}
+		var observed jobs.Observed
+		if observed, err = d.client.Observe(ctx, t); err == nil && observed.Object != nil {
+			obj = observed.Object
+			status, err = jobs.KubeflowStatus(observed, roleLabel, now)
+		}
+	case kindElastic:
+		t := kube.Target{GVR: jobs.FrameworkGVR, Kind: "Framework", Namespace: namespace, Name: name}
+		if obj, err = d.client.Get(ctx, t); err == nil && obj != nil {
+			status, err = jobs.FrameworkStatus(obj, now)
+		}
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading job", err.Error())
+		return
+	}
+	if obj == nil {
+		resp.Diagnostics.AddError("Job not found", fmt.Sprintf("There is no %s job %s/%s.", m.Kind.ValueString(), namespace, name))
+		return
+	}
+	priority = jobs.WorkerPriorityClass(obj)
+	if priority == "" {
+		priority = "N/A"
+	}
+
+	m.Namespace = types.StringValue(namespace)
+	m.Status = types.StringValue(status.Phase)
+	m.Priority = types.StringValue(priority)
+	m.StartTime = timeString(status.StartTime)
+	m.CompletionTime = timeString(status.CompletionTime)
+	m.Duration = types.StringValue(status.Duration.String())
+	values := make([]attr.Value, 0, len(status.Instances))
+	for _, in := range status.Instances {
+		age := ""
+		if !in.Created.IsZero() {
+			age = now.Sub(in.Created).Round(time.Second).String()
+		}
+		v, diags := types.ObjectValue(jobInstanceType.AttrTypes, map[string]attr.Value{
+			"name": types.StringValue(in.Name), "role": types.StringValue(in.Role), "index": types.Int64Value(int64(in.Index)),
+			"phase": types.StringValue(in.Phase), "node": types.StringValue(in.Node), "age": types.StringValue(age),
+		})
+		resp.Diagnostics.Append(diags...)
+		values = append(values, v)
+	}
+	list, diags := types.ListValue(jobInstanceType, values)
+	resp.Diagnostics.Append(diags...)
+	m.Instances = list
+	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}

@@ -1,0 +1,189 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+var (
+	_ resource.ResourceWithConfigure   = (*nodeTaintResource)(nil)
+	_ resource.ResourceWithImportState = (*nodeTaintResource)(nil)
+)
+
+var nodeGVR = k8sschema.GroupVersionResource{Version: "v1", Resource: "nodes"}
+
+func newNodeTaintResource() resource.Resource { return &nodeTaintResource{} }
+
+type nodeTaintResource struct {
+	jobResource
+}
+
+type nodeTaintModel struct {
+	ID     types.String `tfsdk:"id"`
+	Node   types.String `tfsdk:"node"`
+	Key    types.String `tfsdk:"key"`
+	Value  types.String `tfsdk:"value"`
+	Effect types.String `tfsdk:"effect"`
+}
+
+func (r *nodeTaintResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node_taint"
+}
+
+func (r *nodeTaintResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	resp.Schema = schema.Schema{
+		MarkdownDescription: "One taint on one node, as `kubectl taint nodes NODE key=value:Effect` sets it in the Arena walkthrough. " +
+			"Only this taint is managed: the node's other taints are never changed. A node's taints are one atomic list for server-side apply, " +
+			"so the taint is added and removed by a read-modify-write guarded by the node's resourceVersion (and retried on a concurrent change), " +
+			"not by apply, which would take over the whole list.",
+		Attributes: map[string]schema.Attribute{
+			"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "`node/key:effect`."},
+			"node": schema.StringAttribute{Required: true, PlanModifiers: replace, Validators: []validator.String{objectNameRule},
+				MarkdownDescription: "Name of the node. A node that does not exist is an error."},
+			"key": schema.StringAttribute{Required: true, PlanModifiers: replace, Validators: []validator.String{labelKeyRule},
+				MarkdownDescription: "Taint key, e.g. `gpu_node`."},
+			"value": schema.StringAttribute{Optional: true, PlanModifiers: replace, Validators: []validator.String{labelValueRule},
+				MarkdownDescription: "Taint value, e.g. `invalid`."},
+			"effect": schema.StringAttribute{Required: true, PlanModifiers: replace, Validators: []validator.String{stringvalidator.OneOf(effects...)},
+				MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`."},
+		},
+	}
+}
+
+func (m nodeTaintModel) taint() corev1.Taint {
+	return corev1.Taint{Key: m.Key.ValueString(), Value: m.Value.ValueString(), Effect: corev1.TaintEffect(m.Effect.ValueString())}
+}
+
+func (m nodeTaintModel) target() kube.Target {
+	return kube.Target{GVR: nodeGVR, Kind: "Node", Name: m.Node.ValueString()}
+}
+
+// editTaints reads the node, computes its new taints and writes them if the node has not changed
+// since the read, retrying on a concurrent change. found is false when the node does not exist.
+func (r *nodeTaintResource) editTaints(ctx context.Context, t kube.Target, edit func([]corev1.Taint) ([]corev1.Taint, error)) (found bool, err error) {
+	err = retry.OnError(retry.DefaultRetry, apierrors.IsInvalid, func() error {
+		obj, err := r.client.Get(ctx, t)
+		if err != nil || obj == nil {
+			return err
+		}
+		found = true
+		var node corev1.Node
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &node); err != nil {
+			return err
+		}
+		taints, err := edit(node.Spec.Taints)
+		if err != nil {
+			return err
+		}
+		_, err = r.client.Patch(ctx, t, k8stypes.JSONPatchType, jobs.TaintPatch(node.ResourceVersion, taints))
+		return err
+	})
+	return found, err
+}
+
+func (r *nodeTaintResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	var plan nodeTaintModel
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	taint := plan.taint()
+	found, err := r.editTaints(ctx, plan.target(), func(taints []corev1.Taint) ([]corev1.Taint, error) {
+		return jobs.WithTaint(taints, taint)
+	})
+	if err != nil {
+		resp.Diagnostics.AddError("Error tainting node "+plan.Node.ValueString(), err.Error())
+		return
+	}
+	if !found {
+		resp.Diagnostics.AddAttributeError(path.Root("node"), "Node not found",
+			fmt.Sprintf("There is no node %q in the cluster; the training_nodes data source lists them.", plan.Node.ValueString()))
+		return
+	}
+	plan.ID = types.StringValue(plan.Node.ValueString() + "/" + plan.Key.ValueString() + ":" + plan.Effect.ValueString())
+	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+func (r *nodeTaintResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	var state nodeTaintModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, err := r.client.Get(ctx, state.target())
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading node", err.Error())
+		return
+	}
+	if obj == nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	var node corev1.Node
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &node); err != nil {
+		resp.Diagnostics.AddError("Error reading node", err.Error())
+		return
+	}
+	taint, ok := jobs.FindTaint(node.Spec.Taints, state.Key.ValueString(), corev1.TaintEffect(state.Effect.ValueString()))
+	if !ok {
+		resp.State.RemoveResource(ctx) // removed outside Terraform: planned again
+		return
+	}
+	state.Value = optionalString(taint.Value)
+	state.ID = types.StringValue(state.Node.ValueString() + "/" + state.Key.ValueString() + ":" + state.Effect.ValueString())
+	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+}
+
+// Update is never called: every attribute forces replacement.
+func (r *nodeTaintResource) Update(context.Context, resource.UpdateRequest, *resource.UpdateResponse) {
+}
+
+func (r *nodeTaintResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	var state nodeTaintModel
+	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	key, effect := state.Key.ValueString(), corev1.TaintEffect(state.Effect.ValueString())
+	// A node that is gone has no taint left to remove.
+	if _, err := r.editTaints(ctx, state.target(), func(taints []corev1.Taint) ([]corev1.Taint, error) {
+		return jobs.WithoutTaint(taints, key, effect), nil
+	}); err != nil {
+		resp.Diagnostics.AddError("Error removing taint from node "+state.Node.ValueString(), err.Error())
+	}
+}
+
+// ImportState takes "node/key:effect".
+func (r *nodeTaintResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	node, taint, ok := strings.Cut(req.ID, "/")
+	key, effect, ok2 := strings.Cut(taint, ":")
+	if !ok || !ok2 || node == "" || key == "" || effect == "" {
+		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q is not of the form NODE/KEY:EFFECT", req.ID))
+		return
+	}
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("key"), key)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("effect"), effect)...)
+}

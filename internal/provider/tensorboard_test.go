@@ -1,0 +1,70 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// Arena's --tensorboard: a Deployment and NodePort Service for the job's logs, scheduled with the
+// job's tolerations, and gone with the job.
+func TestAccMPIJob_tensorBoard(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	tbName := jobs.TensorBoardName(name)
+	tbPods := jobs.TensorBoardLabel + "=" + name
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(checkMPIJobGone(a), func(*terraform.State) error {
+			ctx := context.Background()
+			if _, err := a.kube.AppsV1().Deployments("default").Get(ctx, tbName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("TensorBoard Deployment left after destroy (err=%v)", err)
+			}
+			if _, err := a.kube.CoreV1().Services("default").Get(ctx, tbName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("TensorBoard Service left after destroy (err=%v)", err)
+			}
+			if pods := a.pods("default", tbPods); len(pods) > 0 {
+				return fmt.Errorf("%d TensorBoard pods left after destroy", len(pods))
+			}
+			return nil
+		}),
+		Steps: []resource.TestStep{{
+			Config: mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]
+  tensorboard {
+    log_dir = "/training_logs"
+  }`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestMatchResourceAttr("training_mpi_job.test", "tensorboard_url", regexp.MustCompile(`^http://[0-9.]+:3[0-9]{4}$`)),
+				func(*terraform.State) error {
+					ctx := context.Background()
+					d, err := a.kube.AppsV1().Deployments("default").Get(ctx, tbName, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					if o := d.OwnerReferences; len(o) != 1 || o[0].Kind != "MPIJob" || o[0].Name != name {
+						return fmt.Errorf("TensorBoard Deployment owners %v, want the MPIJob", o)
+					}
+					svc, err := a.kube.CoreV1().Services("default").Get(ctx, tbName, metav1.GetOptions{})
+					if err != nil {
+						return err
+					}
+					if svc.Spec.Type != corev1.ServiceTypeNodePort {
+						return fmt.Errorf("TensorBoard Service type %s, want NodePort", svc.Spec.Type)
+					}
+					return a.waitPods(tbPods, func(pods []corev1.Pod) bool {
+						return len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning && pods[0].Spec.NodeName == ssdNode
+					})
+				},
+			),
+		}},
+	})
+}
