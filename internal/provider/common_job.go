@@ -101,7 +101,7 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 	return observed, true
 }
 
-// waitDeleted waits until each target object and the pods of the first are gone.
+// waitDeleted waits until each target object and the pods its selector matches are gone.
 func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, targets ...kube.Target) {
 	for _, t := range targets {
 		observed, err := r.client.UntilGone(ctx, t)

@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -260,10 +261,11 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 
 	// Owned by the Framework, so the garbage collector removes them with it whatever happens.
 	owner := metav1.OwnerReference{APIVersion: created.GetAPIVersion(), Kind: created.GetKind(), Name: created.GetName(),
-		UID: created.GetUID(), BlockOwnerDeletion: boolPtr(true)}
+		UID: created.GetUID(), BlockOwnerDeletion: ptr.To(true)}
+	services := plan.serviceTargets()
 	for i, svc := range []*unstructured.Unstructured{etcdSvc, workerSvc} {
 		svc.SetOwnerReferences([]metav1.OwnerReference{owner})
-		st := plan.serviceTargets()[i]
+		st := services[i]
 		if _, err := r.client.Create(ctx, st, svc); err != nil {
 			resp.Diagnostics.AddError("Error creating elastic job's Service", alreadyExistsDetail(ctx, r.client, st, t.Namespace+"/"+t.Name, err))
 			return
@@ -273,8 +275,6 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
-
-func boolPtr(b bool) *bool { return &b }
 
 func (r *elasticJobResource) settle(ctx context.Context, m *elasticJobModel, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
 	workers := int32(m.WorkerCount.ValueInt64())
@@ -369,14 +369,14 @@ func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequ
 	defer cancel()
 
 	// The Services are deleted by name too: an imported job's may have no owner reference.
-	targets := append([]kube.Target{state.target()}, state.serviceTargets()...)
-	for _, t := range targets {
+	job, services := state.target(), state.serviceTargets()
+	for _, t := range append([]kube.Target{job}, services...) {
 		if err := r.client.Delete(ctx, t); err != nil {
 			resp.Diagnostics.AddError("Error deleting elastic job", err.Error())
 			return
 		}
 	}
-	r.waitDeleted(ctx, &resp.Diagnostics, append(state.deletionTargets(targets[0]), targets[1:]...)...)
+	r.waitDeleted(ctx, &resp.Diagnostics, append(state.deletionTargets(job), services...)...)
 }
 
 func (r *elasticJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
