@@ -95,7 +95,11 @@ func (c *Client) Get(ctx context.Context, t Target) (*unstructured.Unstructured,
 		return nil, err
 	}
 	tflog.Debug(ctx, "GET "+t.String())
-	obj, err := dyn.Resource(t.GVR).Namespace(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+	var obj *unstructured.Unstructured
+	err = retry(ctx, "GET "+t.String(), func() (err error) {
+		obj, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -125,7 +129,11 @@ func (c *Client) Pods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 		return nil, err
 	}
 	tflog.Debug(ctx, "LIST pods of "+t.String(), map[string]any{"selector": t.PodSelector})
-	list, err := core.Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.PodSelector})
+	var list *corev1.PodList
+	err = retry(ctx, "LIST pods of "+t.String(), func() (err error) {
+		list, err = core.Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.PodSelector})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods of %s: %w", t, err)
 	}
@@ -136,14 +144,31 @@ func (t Target) eventSelector() string {
 	return fields.Set{"involvedObject.kind": t.Kind, "involvedObject.name": t.Name}.String()
 }
 
-// Create creates obj; it fails if an object of that name exists.
+// Create creates obj, stamped with its request hash (jobs.StampRequest). If an object of that
+// name exists and is this provider's own, created from the same request (an earlier attempt
+// whose answer was lost, or an apply interrupted before Terraform saved its state), it is
+// adopted and returned; any other existing object fails the create with AlreadyExists.
 func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	dyn, err := c.dynamic()
 	if err != nil {
 		return nil, err
 	}
+	if err := jobs.StampRequest(obj); err != nil {
+		return nil, fmt.Errorf("creating %s: %w", t, err)
+	}
 	tflog.Debug(ctx, "CREATE "+t.String())
-	created, err := dyn.Resource(t.GVR).Namespace(t.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+	var created *unstructured.Unstructured
+	err = retry(ctx, "CREATE "+t.String(), func() (err error) {
+		created, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+		return err
+	})
+	if apierrors.IsAlreadyExists(err) {
+		existing, getErr := c.Get(ctx, t)
+		if getErr == nil && existing != nil && existing.GetDeletionTimestamp() == nil && jobs.SameRequest(existing, obj) {
+			tflog.Info(ctx, "adopted "+t.String()+": this provider created it from the same configuration")
+			return existing, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", t, err)
 	}
@@ -157,7 +182,11 @@ func (c *Client) Patch(ctx context.Context, t Target, pt types.PatchType, patch 
 		return nil, err
 	}
 	tflog.Debug(ctx, "PATCH "+t.String(), map[string]any{"patch": string(patch)})
-	obj, err := dyn.Resource(t.GVR).Namespace(t.Namespace).Patch(ctx, t.Name, pt, patch, metav1.PatchOptions{FieldManager: FieldManager})
+	var obj *unstructured.Unstructured
+	err = retry(ctx, "PATCH "+t.String(), func() (err error) {
+		obj, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Patch(ctx, t.Name, pt, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("patching %s: %w", t, err)
 	}
@@ -173,7 +202,9 @@ func (c *Client) Delete(ctx context.Context, t Target) error {
 	}
 	tflog.Debug(ctx, "DELETE "+t.String())
 	foreground := metav1.DeletePropagationForeground
-	err = dyn.Resource(t.GVR).Namespace(t.Namespace).Delete(ctx, t.Name, metav1.DeleteOptions{PropagationPolicy: &foreground})
+	err = retry(ctx, "DELETE "+t.String(), func() error {
+		return dyn.Resource(t.GVR).Namespace(t.Namespace).Delete(ctx, t.Name, metav1.DeleteOptions{PropagationPolicy: &foreground})
+	})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting %s: %w", t, err)
 	}
@@ -207,7 +238,11 @@ func (c *Client) Nodes(ctx context.Context, labelSelector string) ([]corev1.Node
 		return nil, err
 	}
 	tflog.Debug(ctx, "LIST nodes", map[string]any{"selector": labelSelector})
-	list, err := core.Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
+	var list *corev1.NodeList
+	err = retry(ctx, "LIST nodes", func() (err error) {
+		list, err = core.Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}

@@ -166,18 +166,23 @@ func (perGPUDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64
 	resp.PlanValue = types.Int64Value(int64(jobs.DefaultSlots(gpus.ValueInt64())))
 }
 
-// alreadyExistsDetail says what to do when an object cannot be created, in particular when one
-// of that name exists: this provider's own leftover (an interrupted apply), or somebody else's.
+// alreadyExistsDetail says what to do when an object cannot be created. The client has already
+// adopted an object of that name if this provider created it from the same configuration, so
+// one that still stands in the way is being deleted, is a leftover from another configuration,
+// or is somebody else's: the provider does not take it over silently.
 func alreadyExistsDetail(ctx context.Context, client *kube.Client, t kube.Target, importID string, err error) string {
 	if !apierrors.IsAlreadyExists(err) {
 		return err.Error()
 	}
 	existing, getErr := client.Get(ctx, t)
-	if getErr == nil && existing != nil && jobs.IsManaged(existing) {
-		return fmt.Sprintf("%s already exists and was created by this provider, perhaps by an interrupted apply. "+
-			"Adopt the job with: terraform import <address> %s (or delete it)", t, importID)
+	switch {
+	case getErr == nil && existing != nil && existing.GetDeletionTimestamp() != nil:
+		return fmt.Sprintf("%s already exists and is being deleted (an earlier destroy or replacement). Run terraform apply again once it is gone.", t)
+	case getErr == nil && existing != nil && jobs.IsManaged(existing):
+		return fmt.Sprintf("%s already exists: this provider created it, but from a different configuration (perhaps an apply that was "+
+			"interrupted, or another workspace). It was not changed. Take it over with: terraform import <address> %s (or delete it)", t, importID)
 	}
-	return fmt.Sprintf("%s already exists and was not created by this provider. Choose another name, "+
+	return fmt.Sprintf("%s already exists and was not created by this provider, so it was not changed. Choose another name, "+
 		"or take the job over with: terraform import <address> %s", t, importID)
 }
 
@@ -189,8 +194,12 @@ const (
 
 // rescale applies a guarded rescale patch (see jobs.MPIRescalePatch, jobs.ElasticRescalePatch)
 // and returns the patched object, or nil with ok when there was nothing to change. The API
-// server answers 422 when a test op fails: someone changed the job since Terraform read it.
-func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32, patch []byte, diags *diag.Diagnostics) (patched *unstructured.Unstructured, ok bool) {
+// server answers 422 when a test op fails: the count is no longer the one Terraform read. That
+// is either this rescale's own earlier attempt, which landed although its answer was lost (the
+// count is already the new one: done), or someone else's change, which is not overwritten and is
+// reported with the count found; workers reads the count from the job.
+func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32, patch []byte,
+	workers func(*unstructured.Unstructured) (int32, error), diags *diag.Diagnostics) (patched *unstructured.Unstructured, ok bool) {
 	if from == to {
 		return nil, true
 	}
@@ -200,9 +209,22 @@ func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32
 	}
 	detail := err.Error()
 	if apierrors.IsInvalid(err) {
-		detail = fmt.Sprintf("%s was not rescaled from %d to %d workers: its worker count is no longer %d, as Terraform last read it, "+
-			"so someone changed it since (or the API server rejects the new count). Nothing was changed; run terraform plan again. (%v)",
-			t, from, to, from, err)
+		current, getErr := r.client.Get(ctx, t)
+		if getErr != nil || current == nil {
+			diags.AddError("Error rescaling "+t.String(), fmt.Sprintf("%v; reading the job again to see why also failed: %v", err, getErr))
+			return nil, false
+		}
+		now, countErr := workers(current)
+		switch {
+		case countErr == nil && now == to:
+			return current, true
+		case countErr == nil && now != from:
+			detail = fmt.Sprintf("%s was not rescaled from %d to %d workers: someone else changed its worker count to %d after Terraform "+
+				"read it as %d. Their change was kept and nothing was changed; run terraform plan again to see the difference.",
+				t, from, to, now, from)
+		default:
+			detail = fmt.Sprintf("%s was not rescaled from %d to %d workers: the API server rejected the patch: %v", t, from, to, err)
+		}
 	}
 	diags.AddError("Error rescaling "+t.String(), detail)
 	return nil, false

@@ -348,7 +348,7 @@ func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequ
 	defer cancel()
 
 	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.ElasticRescalePatch(from, to), &resp.Diagnostics)
+	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.ElasticRescalePatch(from, to), jobs.ElasticWorkers, &resp.Diagnostics)
 	if !ok {
 		return
 	}

@@ -250,7 +250,7 @@ func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest,
 	defer cancel()
 
 	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.MPIRescalePatch(from, to), &resp.Diagnostics)
+	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.MPIRescalePatch(from, to), jobs.MPIWorkerReplicas, &resp.Diagnostics)
 	if !ok {
 		return
 	}

@@ -235,7 +235,7 @@ func (r *tfJobResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	defer cancel()
 
 	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.TFRescalePatch(from, to), &resp.Diagnostics)
+	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.TFRescalePatch(from, to), jobs.TFWorkers, &resp.Diagnostics)
 	if !ok {
 		return
 	}

@@ -1,0 +1,50 @@
+package jobs
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// RequestHashAnnotation records, on every object this provider creates, a hash of the object
+// as it was asked for. When a create finds an object of the same name (the answer to an
+// earlier attempt was lost, or an apply was killed before Terraform saved its state), the hash
+// tells this provider's own leftover from the same configuration, which it adopts, apart from
+// any other object, which it refuses to take over.
+const RequestHashAnnotation = "training.kubetrain.io/request-hash"
+
+// StampRequest labels obj as this provider's and records its request hash. It is idempotent:
+// stamping a stamped object gives the same hash.
+func StampRequest(obj *unstructured.Unstructured) error {
+	labels := maps.Clone(obj.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[ManagedByLabel] = ManagedByValue
+	obj.SetLabels(labels)
+	annotations := maps.Clone(obj.GetAnnotations())
+	delete(annotations, RequestHashAnnotation)
+	obj.SetAnnotations(annotations)
+	// encoding/json writes map keys sorted, so equal objects hash alike.
+	raw, err := json.Marshal(obj.Object)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(raw)
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[RequestHashAnnotation] = hex.EncodeToString(sum[:16])
+	obj.SetAnnotations(annotations)
+	return nil
+}
+
+// SameRequest says whether existing was created by this provider from exactly the request
+// stamped on desired.
+func SameRequest(existing, desired *unstructured.Unstructured) bool {
+	hash := desired.GetAnnotations()[RequestHashAnnotation]
+	return hash != "" && IsManaged(existing) && existing.GetAnnotations()[RequestHashAnnotation] == hash
+}
