@@ -11,29 +11,23 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
 )
 
@@ -102,12 +96,12 @@ func run(sizes string, runs, slowRuns int, only, out string) error {
 	}
 	defer func() { _ = c.Stop() }()
 
-	proxy, err := startCountingProxy(c.Kubeconfig)
+	proxy, err := apiproxy.Start(c.Kubeconfig, apiproxy.Options{})
 	if err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(work, "kubeconfig")
-	if err := os.WriteFile(kubeconfig, []byte(proxyKubeconfig(proxy.url)), 0o600); err != nil {
+	if err := proxy.WriteKubeconfig(kubeconfig); err != nil {
 		return err
 	}
 	rawGET, err := measureRawGETs(c.Kubeconfig, 50)
@@ -202,7 +196,7 @@ func buildProviders(root, work string) error {
 
 // measureTool runs apply, plan, rescale and destroy runs times for n jobs and returns the
 // median of each operation.
-func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *countingProxy) (map[string]measurement, error) {
+func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy) (map[string]measurement, error) {
 	dir := filepath.Join(work, fmt.Sprintf("%s-%d", providerKey(t), n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -236,7 +230,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 		}
 		for _, st := range steps {
 			_ = os.Remove(rssLog)
-			proxy.requests.Store(0)
+			proxy.ResetCounts()
 			start := time.Now()
 			cmd := exec.CommandContext(ctx, "terraform", append(st.args, "-input=false", "-no-color")...)
 			cmd.Dir, cmd.Env = dir, env
@@ -245,7 +239,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			if err != nil {
 				return nil, fmt.Errorf("terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(output), 30))
 			}
-			m := measurement{seconds: elapsed, requests: proxy.requests.Load(), rssKiB: peakRSS(rssLog)}
+			m := measurement{seconds: elapsed, requests: proxy.Requests(), rssKiB: peakRSS(rssLog)}
 			samples[st.op] = append(samples[st.op], m)
 			logf("%-22s n=%-3d run %d  %-26s %6.2f s  %5d requests  %4d MiB", t.name, n, r+1, st.op, m.seconds, m.requests, m.rssKiB/1024)
 		}
@@ -287,57 +281,6 @@ func tailLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// countingProxy forwards plain HTTP on loopback to the API server with the admin credentials,
-// and counts the requests, so each tool's API traffic is measured apart from the controllers'.
-type countingProxy struct {
-	url      string
-	requests atomic.Int64
-}
-
-func startCountingProxy(kubeconfig string) (*countingProxy, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	transport, err := rest.TransportFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	target, err := url.Parse(cfg.Host)
-	if err != nil {
-		return nil, err
-	}
-	p := &countingProxy{}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = transport
-	rp.FlushInterval = -1 // watches stream
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	p.url = "http://" + l.Addr().String()
-	server := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.requests.Add(1)
-		rp.ServeHTTP(w, r)
-	})}
-	go func() {
-		if err := server.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			logf("proxy: %v", err)
-		}
-	}()
-	return p, nil
-}
-
-func proxyKubeconfig(server string) string {
-	return fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: bench, cluster: {server: %q}}]
-users: [{name: bench, user: {}}]
-contexts: [{name: bench, context: {cluster: bench, user: bench}}]
-current-context: bench
-`, server)
 }
 
 // measureRawGETs times n sequential GETs over one client-go connection: the API's own cost of

@@ -23,11 +23,21 @@ var kubeconfig string
 func Kubeconfig() string { return kubeconfig }
 
 // Run provides the cluster, runs the tests and returns their exit code: use it as
-// `os.Exit(clustertest.Run(m))` in TestMain.
-func Run(m *testing.M) int {
+// `os.Exit(clustertest.Run(m))` in TestMain. Each setup runs first, with the cluster's admin
+// kubeconfig; if one fails, no test runs.
+func Run(m *testing.M, setup ...func(kubeconfig string) error) int {
+	runTests := func() int {
+		for _, s := range setup {
+			if err := s(kubeconfig); err != nil {
+				fmt.Fprintln(os.Stderr, "clustertest: setting up the cluster for the tests:", err)
+				return 1
+			}
+		}
+		return m.Run()
+	}
 	if path := os.Getenv(KubeconfigEnv); path != "" {
 		kubeconfig = path
-		return m.Run()
+		return runTests()
 	}
 	c, err := start()
 	if err != nil {
@@ -35,7 +45,7 @@ func Run(m *testing.M) int {
 		return 1
 	}
 	kubeconfig = c.Kubeconfig
-	code := m.Run()
+	code := runTests()
 	if err := c.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "clustertest: stopping the local cluster:", err)
 		if code == 0 {

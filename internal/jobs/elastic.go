@@ -319,11 +319,7 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	spec.Pod = readPodOptions(worker.Task.Pod)
 	spec.Pod.MountShm = false // always mounted for elastic jobs; not an input
 	spec.Pod.Labels, _ = userLabels(f.Labels)
-	spec.Pod.Annotations = f.Annotations
-	delete(spec.Pod.Annotations, ElasticInputsAnnotation)
-	if len(spec.Pod.Annotations) == 0 {
-		spec.Pod.Annotations = nil
-	}
+	spec.Pod.Annotations = userAnnotations(f.Annotations)
 	spec.Workers = worker.TaskNumber
 	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
 	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)

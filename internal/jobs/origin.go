@@ -48,3 +48,14 @@ func SameRequest(existing, desired *unstructured.Unstructured) bool {
 	hash := desired.GetAnnotations()[RequestHashAnnotation]
 	return hash != "" && IsManaged(existing) && existing.GetAnnotations()[RequestHashAnnotation] == hash
 }
+
+// userAnnotations are an object's annotations without the ones this provider adds; nil if none.
+func userAnnotations(annotations map[string]string) map[string]string {
+	user := maps.Clone(annotations)
+	delete(user, RequestHashAnnotation)
+	delete(user, ElasticInputsAnnotation)
+	if len(user) == 0 {
+		return nil
+	}
+	return user
+}

@@ -118,7 +118,7 @@ func ReadTFJob(obj *unstructured.Unstructured) (TFJobSpec, error) {
 	}
 	spec.Pod = readPodOptions(worker.Template)
 	spec.Pod.Labels, spec.QueueName = userLabels(job.Labels)
-	spec.Pod.Annotations = job.Annotations
+	spec.Pod.Annotations = userAnnotations(job.Annotations)
 	spec.Workers = ptr.Deref(worker.Replicas, 1)
 	if len(worker.Template.Spec.Containers) > 0 {
 		spec.Command = worker.Template.Spec.Containers[0].Command

@@ -60,14 +60,19 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := clustertest.Run(m)
+	code := clustertest.Run(m, setUpLeastPrivilege)
 	_ = os.RemoveAll(dir)
 	os.Exit(code)
 }
 
 func providerConfig() string {
-	return fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", clustertest.Kubeconfig())
+	return fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", providerKubeconfig())
 }
+
+// providerKubeconfig is the kubeconfig the provider under test acts with: a ServiceAccount
+// bound to exactly the least-privilege roles the docs ship (examples/rbac). The tests' own
+// checks use the cluster's admin kubeconfig.
+func providerKubeconfig() string { return leastPrivilegeKubeconfig }
 
 // api gives tests direct access to the cluster, to check what the provider did there.
 type api struct {

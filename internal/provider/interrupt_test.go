@@ -1,0 +1,220 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// interruption says where to stop terraform: at the first request after a write of the given
+// verb to the given resource has reached the API server.
+type interruption struct {
+	name     string
+	verb     string // POST, PATCH, DELETE
+	resource string // the path's resource segment: frameworks, services
+}
+
+// interruptAt returns a proxy hook that, once a matching write has passed, holds the next
+// request of the provider and sends sig to terraform's process group; after SIGKILL it waits
+// until terraform and the provider are dead, after SIGINT until the provider has given up the
+// request (or 10 s). fired is closed once the signal is sent.
+func interruptAt(at interruption, sig syscall.Signal, cmd *exec.Cmd, exited <-chan struct{}) (hook func(*http.Request), fired <-chan struct{}) {
+	var once sync.Once
+	firedCh := make(chan struct{})
+	var mu sync.Mutex
+	armed := false
+	return func(r *http.Request) {
+		mu.Lock()
+		if !armed {
+			if r.Method == at.verb && pathResource(r.URL.Path) == at.resource {
+				armed = true
+			}
+			mu.Unlock()
+			return
+		}
+		mu.Unlock()
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, sig)
+			close(firedCh)
+			select {
+			case <-exited:
+			case <-r.Context().Done():
+			case <-time.After(10 * time.Second):
+			}
+		})
+	}, firedCh
+}
+
+// pathResource is the resource an API path names: .../namespaces/NS/RESOURCE[/NAME].
+func pathResource(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	for i := range parts {
+		if parts[i] == "namespaces" && i+2 < len(parts) {
+			return parts[i+2]
+		}
+	}
+	return ""
+}
+
+// interrupted runs terraform args with the proxy hook stopping it at at, and returns its output.
+func (w *workspace) interrupted(proxy *apiproxy.Proxy, at interruption, sig syscall.Signal, args ...string) string {
+	w.t.Helper()
+	cmd, out := w.command(nil, append(args, "-auto-approve", "-input=false")...)
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	hook, fired := interruptAt(at, sig, cmd, exited)
+	proxy.SetHook(hook)
+	defer proxy.SetHook(nil)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait(); close(exited) }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(3 * time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		err = <-done
+	}
+	select {
+	case <-fired:
+	default:
+		w.t.Fatalf("terraform %v finished without reaching the interruption point (%v):\n%s", args, err, out)
+	}
+	if err == nil {
+		w.t.Fatalf("terraform %v succeeded although it was interrupted by %v:\n%s", args, sig, out)
+	}
+	// After SIGKILL the provider may still be on its way out; nothing it does can land once
+	// its process group is gone.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	return out.String()
+}
+
+func elasticWorkspaceConfig(kubeconfig, name string, workers int) string {
+	return fmt.Sprintf(`
+provider "training" {
+  config_path = %q
+}
+
+resource "training_elastic_job" "test" {
+  name         = %q
+  image        = "torchelastic/examples:0.2.0"
+  script       = "/workspace/train.py"
+  worker_count = %d
+  min_workers  = 1
+  max_workers  = 4
+  tolerations  = ["all"]
+}
+`, kubeconfig, name, workers)
+}
+
+// checkElasticJob checks the API: exactly one Framework of that name with workers workers, its
+// two Services owned by it, and exactly its pods, Running.
+func checkElasticJob(t *testing.T, a *api, name string, workers int) {
+	t.Helper()
+	ctx := context.Background()
+	fw, err := a.get(jobs.FrameworkGVR, "default", name)
+	if err != nil {
+		t.Fatalf("Framework %s: %v", name, err)
+	}
+	if got, err := jobs.ElasticWorkers(fw); err != nil || int(got) != workers {
+		t.Errorf("Framework %s has %d workers (%v), want %d", name, got, err, workers)
+	}
+	services, err := a.kube.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ours []string
+	for _, svc := range services.Items {
+		if strings.HasPrefix(svc.Name, name) {
+			ours = append(ours, svc.Name)
+			if refs := svc.OwnerReferences; len(refs) != 1 || refs[0].UID != fw.GetUID() {
+				t.Errorf("Service %s is not owned by Framework %s: %v", svc.Name, name, refs)
+			}
+		}
+	}
+	if len(ours) != 2 {
+		t.Errorf("Services of %s: %v, want exactly the etcd and worker Services", name, ours)
+	}
+	if err := a.waitPods(jobs.ElasticPodSelector(name), func(pods []corev1.Pod) bool {
+		for _, p := range pods {
+			if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+				return false
+			}
+		}
+		return len(pods) == 1+workers
+	}); err != nil {
+		t.Error(err)
+	}
+}
+
+// Interrupting terraform (SIGINT, as Ctrl-C does, or SIGKILL to terraform and the provider) in
+// the middle of creating an elastic job (its Framework made, its Services not yet), of a rescale
+// (the patch landed, the wait under way) and of a destroy (the Framework deleted, its Services
+// not yet) loses nothing: a second apply or destroy converges, with nothing orphaned or
+// duplicated, and the plan after it is empty.
+func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
+	a := newAPI(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		t.Run("create/"+sig.String(), func(t *testing.T) {
+			t.Parallel()
+			w, proxy, kubeconfig, name := interruptSetup(t)
+			w.write(elasticWorkspaceConfig(kubeconfig, name, 2))
+			w.interrupted(proxy, interruption{"between the Framework and its Services", "POST", "frameworks"}, sig, "apply")
+			w.run("apply", "-auto-approve", "-input=false")
+			checkElasticJob(t, a, name, 2)
+			w.planIsEmpty()
+			w.run("destroy", "-auto-approve", "-input=false")
+			if err := checkNothingLeft(a, name)(nil); err != nil {
+				t.Error(err)
+			}
+		})
+		t.Run("rescale/"+sig.String(), func(t *testing.T) {
+			t.Parallel()
+			w, proxy, kubeconfig, name := interruptSetup(t)
+			w.write(elasticWorkspaceConfig(kubeconfig, name, 1))
+			w.run("apply", "-auto-approve", "-input=false")
+			w.write(elasticWorkspaceConfig(kubeconfig, name, 3))
+			w.interrupted(proxy, interruption{"after the rescale patch", "PATCH", "frameworks"}, sig, "apply")
+			w.run("apply", "-auto-approve", "-input=false")
+			checkElasticJob(t, a, name, 3)
+			w.planIsEmpty()
+			w.run("destroy", "-auto-approve", "-input=false")
+			if err := checkNothingLeft(a, name)(nil); err != nil {
+				t.Error(err)
+			}
+		})
+		t.Run("destroy/"+sig.String(), func(t *testing.T) {
+			t.Parallel()
+			w, proxy, kubeconfig, name := interruptSetup(t)
+			w.write(elasticWorkspaceConfig(kubeconfig, name, 2))
+			w.run("apply", "-auto-approve", "-input=false")
+			w.interrupted(proxy, interruption{"between deleting the Framework and its Services", "DELETE", "frameworks"}, sig, "destroy")
+			w.run("destroy", "-auto-approve", "-input=false")
+			if err := checkNothingLeft(a, name)(nil); err != nil {
+				t.Error(err)
+			}
+			if out := w.run("state", "list"); strings.TrimSpace(out) != "" {
+				t.Errorf("state still lists %s", out)
+			}
+		})
+	}
+}
+
+func interruptSetup(t *testing.T) (w *workspace, proxy *apiproxy.Proxy, kubeconfig, name string) {
+	w = newWorkspace(t)
+	proxy, kubeconfig = startProxy(t, apiproxy.Options{})
+	return w, proxy, kubeconfig, elasticJobName()
+}

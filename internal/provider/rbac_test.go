@@ -1,0 +1,178 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"io"
+	"path/filepath"
+	"slices"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+)
+
+// rbacFile is the least-privilege RBAC the docs ship; the acceptance suite's provider acts as
+// a ServiceAccount bound to exactly these roles.
+const rbacFile = "../../examples/rbac/provider-rbac.yaml"
+
+// nodesRole is the role of rbacFile that is bound cluster-wide; the other is bound in the test
+// namespace only.
+const nodesRole = "terraform-provider-training-nodes"
+
+// serviceAccountNamespace holds the test ServiceAccounts; jobs are in "default".
+const serviceAccountNamespace = "kube-system"
+
+var leastPrivilegeKubeconfig string
+
+// setUpLeastPrivilege makes the ServiceAccount the provider under test acts as, bound to the
+// roles of rbacFile, and a kubeconfig for it.
+func setUpLeastPrivilege(adminKubeconfig string) error {
+	roles, err := readRoles(rbacFile)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "tf-acc-rbac-")
+	if err != nil {
+		return err
+	}
+	leastPrivilegeKubeconfig, err = serviceAccountKubeconfig(adminKubeconfig, "terraform", roles, dir)
+	return err
+}
+
+func readRoles(path string) ([]rbacv1.ClusterRole, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
+	var roles []rbacv1.ClusterRole
+	for {
+		var role rbacv1.ClusterRole
+		if err := decoder.Decode(&role); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if role.Kind != "ClusterRole" {
+			return nil, fmt.Errorf("%s: unexpected %s %s", path, role.Kind, role.Name)
+		}
+		roles = append(roles, role)
+	}
+	if len(roles) == 0 {
+		return nil, fmt.Errorf("%s holds no ClusterRole", path)
+	}
+	return roles, nil
+}
+
+// serviceAccountKubeconfig creates (or replaces) ServiceAccount name, the given roles under
+// names of their own (ROLE-NAME, so a test's reduced copy never changes the shipped roles' test
+// binding), binds nodesRole cluster-wide and the others in "default", and writes a kubeconfig
+// with a token for the account into dir.
+func serviceAccountKubeconfig(adminKubeconfig, name string, roles []rbacv1.ClusterRole, dir string) (string, error) {
+	ctx := context.Background()
+	cfg, err := clientcmd.BuildConfigFromFlags("", adminKubeconfig)
+	if err != nil {
+		return "", err
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	account := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: serviceAccountNamespace}}
+	if _, err := kube.CoreV1().ServiceAccounts(serviceAccountNamespace).Create(ctx, account, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", err
+	}
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: serviceAccountNamespace}}
+	for _, role := range roles {
+		shipped := role.Name
+		role.ObjectMeta = metav1.ObjectMeta{Name: shipped + "-" + name}
+		ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name}
+		if err := replace(ctx, kube.RbacV1().ClusterRoles(), &role); err != nil {
+			return "", err
+		}
+		if shipped == nodesRole {
+			binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, RoleRef: ref, Subjects: subject}
+			err = replace(ctx, kube.RbacV1().ClusterRoleBindings(), binding)
+		} else {
+			binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: "default"}, RoleRef: ref, Subjects: subject}
+			err = replace(ctx, kube.RbacV1().RoleBindings("default"), binding)
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+	token, err := kube.CoreV1().ServiceAccounts(serviceAccountNamespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](4 * 3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", err
+	}
+	ca := cfg.CAData
+	if len(ca) == 0 {
+		if ca, err = os.ReadFile(cfg.CAFile); err != nil {
+			return "", err
+		}
+	}
+	kubeconfig := clientcmdapi.NewConfig()
+	kubeconfig.Clusters["local"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: ca}
+	kubeconfig.AuthInfos[name] = &clientcmdapi.AuthInfo{Token: token.Status.Token}
+	kubeconfig.Contexts[name] = &clientcmdapi.Context{Cluster: "local", AuthInfo: name}
+	kubeconfig.CurrentContext = name
+	path := filepath.Join(dir, name+".kubeconfig")
+	return path, clientcmd.WriteToFile(*kubeconfig, path)
+}
+
+// replace creates obj, or deletes and recreates it when it exists: a role binding's roleRef
+// cannot be changed in place.
+func replace[T any, PT interface {
+	*T
+	metav1.Object
+}](ctx context.Context, client interface {
+	Create(context.Context, PT, metav1.CreateOptions) (PT, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}, obj PT) error {
+	_, err := client.Create(ctx, obj, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		if err := client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{}); err != nil {
+			return err
+		}
+		_, err = client.Create(ctx, obj, metav1.CreateOptions{})
+	}
+	return err
+}
+
+// withoutVerb is a copy of roles in which the rule granting verb on resource grants it no more.
+func withoutVerb(roles []rbacv1.ClusterRole, verb, resource string) []rbacv1.ClusterRole {
+	out := make([]rbacv1.ClusterRole, len(roles))
+	for i, role := range roles {
+		out[i] = *role.DeepCopy()
+		var rules []rbacv1.PolicyRule
+		for _, rule := range role.Rules {
+			if !slices.Contains(rule.Resources, resource) || !slices.Contains(rule.Verbs, verb) {
+				rules = append(rules, rule)
+				continue
+			}
+			// Split the resource out of the rule, keeping its other verbs.
+			if others := without(rule.Resources, resource); len(others) > 0 {
+				rules = append(rules, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: others, Verbs: rule.Verbs})
+			}
+			rules = append(rules, rbacv1.PolicyRule{APIGroups: rule.APIGroups, Resources: []string{resource}, Verbs: without(rule.Verbs, verb)})
+		}
+		out[i].Rules = rules
+	}
+	return out
+}
+
+func without(list []string, s string) []string {
+	return slices.DeleteFunc(slices.Clone(list), func(x string) bool { return x == s })
+}

@@ -1,0 +1,142 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// Every provider setting that can hold a secret is sensitive, so Terraform never shows it in
+// plans or output.
+func TestProviderCredentialsAreSensitive(t *testing.T) {
+	var resp provider.SchemaResponse
+	New("test")().Schema(context.Background(), provider.SchemaRequest{}, &resp)
+	for _, name := range []string{"token", "password", "client_key"} {
+		if !resp.Schema.Attributes[name].IsSensitive() {
+			t.Errorf("provider attribute %q is not sensitive", name)
+		}
+	}
+	exec := resp.Schema.Blocks["exec"].GetNestedObject().GetAttributes()
+	if !exec["env"].IsSensitive() {
+		t.Error(`provider attribute exec.env is not sensitive`)
+	}
+}
+
+// The suite's provider acts as a ServiceAccount bound to exactly the shipped roles. Take one
+// permission away and the operation that needs it fails at once with the API server's 403,
+// which names the verb and the resource; nothing is half made.
+func TestAccMissingPermissionIsReportedWithVerbAndResource(t *testing.T) {
+	a := newAPI(t)
+	roles, err := readRoles(rbacFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noCreate, err := serviceAccountKubeconfig(clustertest.Kubeconfig(), "terraform-no-create-frameworks", withoutVerb(roles, "create", "frameworks"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDelete, err := serviceAccountKubeconfig(clustertest.Kubeconfig(), "terraform-no-delete-mpijobs", withoutVerb(roles, "delete", "mpijobs"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	elastic, mpi := elasticJobName(), mpiJobName()
+	provider := func(kubeconfig string) string {
+		return fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig)
+	}
+	mpiJob := fmt.Sprintf(`
+resource "training_mpi_job" "test" {
+  name         = %q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 1
+  wait_for     = "created"
+}
+`, mpi)
+	elasticJob := fmt.Sprintf(`
+resource "training_elastic_job" "test" {
+  name         = %q
+  image        = "torchelastic/examples:0.2.0"
+  script       = "/workspace/train.py"
+  worker_count = 1
+  min_workers  = 1
+  max_workers  = 2
+}
+`, elastic)
+	nothingOfElastic := func() {
+		for _, name := range []string{elastic, elastic + "-" + jobs.EtcdRole, elastic + "-" + jobs.WorkerRole} {
+			if _, err := a.kube.CoreV1().Services("default").Get(context.Background(), name, metav1.GetOptions{}); err == nil {
+				t.Errorf("Service %s was created although the Framework could not be", name)
+			}
+		}
+		if _, err := a.get(jobs.FrameworkGVR, "default", elastic); err == nil {
+			t.Errorf("Framework %s exists", elastic)
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkNothingLeft(a, mpi),
+		Steps: []resource.TestStep{
+			{
+				Config: provider(noCreate) + elasticJob,
+				ExpectError: regexp.MustCompile(`(?s)User\s+"system:serviceaccount:kube-system:terraform-no-create-frameworks"\s+cannot\s+create\s+resource\s+"frameworks"\s+in\s+API\s+group\s+"frameworkcontroller.microsoft.com"`),
+			},
+			{PreConfig: nothingOfElastic, Config: provider(noDelete) + mpiJob},
+			{
+				Config:      provider(noDelete) + mpiJob,
+				Destroy:     true,
+				ExpectError: regexp.MustCompile(`(?s)cannot\s+delete\s+resource\s+"mpijobs"\s+in\s+API\s+group\s+"kubeflow.org"`),
+			},
+			{
+				// The job is still there and in state; with the shipped roles it is destroyed.
+				PreConfig: func() {
+					if _, err := a.get(jobs.MPIJobGVR, "default", mpi); err != nil {
+						t.Errorf("the MPI job is gone although its delete was forbidden: %v", err)
+					}
+				},
+				Config: providerConfig() + mpiJob,
+			},
+		},
+	})
+}
+
+// TLS is verified unless insecure is set: the local API server's certificate is signed by the
+// cluster's own CA, which the provider is not given here.
+func TestAccTLSVerification(t *testing.T) {
+	newAPI(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", providerKubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := func(insecure bool) string {
+		return fmt.Sprintf(`
+provider "training" {
+  host     = %q
+  token    = %q
+  insecure = %t
+}
+
+data "training_nodes" "all" {}
+`, cfg.Host, cfg.BearerToken, insecure)
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config(false), ExpectError: regexp.MustCompile(`x509: certificate signed by unknown authority`)},
+			{Config: config(true), ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("data.training_nodes.all", tfjsonpath.New("nodes"), knownvalue.ListSizeExact(6)),
+			}},
+		},
+	})
+}
