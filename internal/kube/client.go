@@ -211,6 +211,34 @@ func (c *Client) Delete(ctx context.Context, t Target) error {
 	return nil
 }
 
+// DeleteIf deletes the target with foreground propagation if it exists and ours says it may:
+// the check and the delete are tied by a UID precondition, so an object replaced in between is
+// never deleted unchecked. It returns the object it left alone, if any.
+func (c *Client) DeleteIf(ctx context.Context, t Target, ours func(*unstructured.Unstructured) bool) (left *unstructured.Unstructured, err error) {
+	dyn, err := c.dynamic()
+	if err != nil {
+		return nil, err
+	}
+	obj, err := c.Get(ctx, t)
+	if err != nil || obj == nil {
+		return nil, err
+	}
+	if !ours(obj) {
+		return obj, nil
+	}
+	tflog.Debug(ctx, "DELETE "+t.String())
+	foreground := metav1.DeletePropagationForeground
+	uid := obj.GetUID()
+	err = retry(ctx, "DELETE "+t.String(), func() error {
+		return dyn.Resource(t.GVR).Namespace(t.Namespace).Delete(ctx, t.Name, metav1.DeleteOptions{
+			PropagationPolicy: &foreground, Preconditions: &metav1.Preconditions{UID: &uid}})
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return nil, fmt.Errorf("deleting %s: %w", t, err)
+	}
+	return nil, nil
+}
+
 func toPods(items []unstructured.Unstructured) ([]corev1.Pod, error) {
 	pods := make([]corev1.Pod, len(items))
 	for i := range items {

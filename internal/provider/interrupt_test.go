@@ -3,16 +3,22 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -103,11 +109,11 @@ func (w *workspace) interrupted(proxy *apiproxy.Proxy, at interruption, sig sysc
 }
 
 func elasticWorkspaceConfig(kubeconfig, name string, workers int) string {
-	return fmt.Sprintf(`
-provider "training" {
-  config_path = %q
+	return fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig) + elasticResource(name, workers)
 }
 
+func elasticResource(name string, workers int) string {
+	return fmt.Sprintf(`
 resource "training_elastic_job" "test" {
   name         = %q
   image        = "torchelastic/examples:0.2.0"
@@ -117,7 +123,7 @@ resource "training_elastic_job" "test" {
   max_workers  = 4
   tolerations  = ["all"]
 }
-`, kubeconfig, name, workers)
+`, name, workers)
 }
 
 // checkElasticJob checks the API: exactly one Framework of that name with workers workers, its
@@ -217,4 +223,116 @@ func interruptSetup(t *testing.T) (w *workspace, proxy *apiproxy.Proxy, kubeconf
 	w = newWorkspace(t)
 	proxy, kubeconfig = startProxy(t, apiproxy.Options{})
 	return w, proxy, kubeconfig, elasticJobName()
+}
+
+// An object of the job's name that this provider did not create from this configuration is
+// never taken over: the apply fails with a message that suggests import, and the object is
+// left exactly as it was, also by the destroy of the half-made job.
+func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
+	a := newAPI(t)
+	ctx := context.Background()
+	mpi, elastic := mpiJobName(), elasticJobName()
+	var foreignJob *unstructured.Unstructured
+	var foreignService *corev1.Service
+	mpiConfig := providerConfig() + fmt.Sprintf(`
+resource "training_mpi_job" "test" {
+  name         = %q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 1
+}
+`, mpi)
+	unchanged := func() {
+		now, err := a.get(jobs.MPIJobGVR, "default", mpi)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Its operator writes its status; its spec (generation), labels and annotations are what
+		// the provider must not touch.
+		if now.GetGeneration() != foreignJob.GetGeneration() || !maps.Equal(now.GetLabels(), foreignJob.GetLabels()) ||
+			!maps.Equal(now.GetAnnotations(), foreignJob.GetAnnotations()) {
+			t.Errorf("the foreign MPIJob was changed: generation %d, labels %v, annotations %v; was %d, %v, %v", now.GetGeneration(),
+				now.GetLabels(), now.GetAnnotations(), foreignJob.GetGeneration(), foreignJob.GetLabels(), foreignJob.GetAnnotations())
+		}
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps: []resource.TestStep{
+			{
+				PreConfig: func() {
+					var err error
+					foreignJob, err = a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Create(ctx, suspendedMPIJob(mpi), metav1.CreateOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      mpiConfig,
+				ExpectError: regexp.MustCompile(`(?s)already\s+exists\s+and\s+was\s+not\s+created\s+by\s+this\s+provider.*terraform\s+import\s+<address>\s+default/` + mpi),
+			},
+			{
+				// Labelled as this provider's, but recorded from another request: not adopted.
+				PreConfig: func() {
+					unchanged()
+					patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q},"annotations":{%q:"0123"}}}`, jobs.ManagedByLabel, jobs.ManagedByValue, jobs.RequestHashAnnotation)
+					var err error
+					foreignJob, err = a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Patch(ctx, mpi, k8stypes.MergePatchType, []byte(patch), metav1.PatchOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      mpiConfig,
+				ExpectError: regexp.MustCompile(`(?s)this\s+provider\s+created\s+it,\s+but\s+from\s+a\s+different\s+configuration.*terraform\s+import\s+<address>\s+default/` + mpi),
+			},
+			{
+				// Somebody else's Service with the name of an elastic job's etcd Service.
+				PreConfig: func() {
+					unchanged()
+					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(ctx, mpi, metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					var err error
+					foreignService, err = a.kube.CoreV1().Services("default").Create(ctx, &corev1.Service{
+						ObjectMeta: metav1.ObjectMeta{Name: elastic + "-" + jobs.EtcdRole},
+						Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+					}, metav1.CreateOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      providerConfig() + elasticResource(elastic, 1),
+				ExpectError: regexp.MustCompile(`(?s)Service\s+default/` + elastic + `-etcd\s+already\s+exists\s+and\s+was\s+not\s+created\s+by\s+this\s+provider`),
+			},
+		},
+		// The half-made elastic job (in state, tainted) is destroyed; the foreign Service stays.
+		CheckDestroy: func(*terraform.State) error {
+			svc, err := a.kube.CoreV1().Services("default").Get(ctx, foreignService.Name, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("the foreign Service was deleted: %w", err)
+			}
+			if svc.ResourceVersion != foreignService.ResourceVersion {
+				return fmt.Errorf("the foreign Service was changed")
+			}
+			if err := a.kube.CoreV1().Services("default").Delete(ctx, svc.Name, metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			return checkNothingLeft(a, elastic)(nil)
+		},
+	})
+}
+
+// suspendedMPIJob is a minimal MPIJob as somebody might create it by hand, suspended so that
+// it starts no pods.
+func suspendedMPIJob(name string) *unstructured.Unstructured {
+	container := func(role string) map[string]any {
+		return map[string]any{"replicas": int64(1), "template": map[string]any{"spec": map[string]any{
+			"containers": []any{map[string]any{"name": role, "image": "someone/else:1"}}}}}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kubeflow.org/v2beta1", "kind": "MPIJob",
+		"metadata": map[string]any{"name": name, "namespace": "default"},
+		"spec": map[string]any{
+			"runPolicy":       map[string]any{"suspend": true},
+			"mpiReplicaSpecs": map[string]any{"Launcher": container("launcher"), "Worker": container("worker")},
+		},
+	}}
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 

@@ -368,15 +368,39 @@ func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequ
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	// The Services are deleted by name too: an imported job's may have no owner reference.
-	job, services := state.target(), state.serviceTargets()
-	for _, t := range append([]kube.Target{job}, services...) {
-		if err := r.client.Delete(ctx, t); err != nil {
+	job := state.target()
+	if err := r.client.Delete(ctx, job); err != nil {
+		resp.Diagnostics.AddError("Error deleting elastic job", err.Error())
+		return
+	}
+	// The Services are deleted by name too, as an imported job's may have no owner reference;
+	// but only those that are the job's: owned by its Framework or made by this provider. A
+	// Service of that name that is somebody else's is left alone.
+	targets := state.deletionTargets(job)
+	for _, t := range state.serviceTargets() {
+		left, err := r.client.DeleteIf(ctx, t, func(svc *unstructured.Unstructured) bool { return ownedBy(svc, job) || jobs.IsManaged(svc) })
+		if err != nil {
 			resp.Diagnostics.AddError("Error deleting elastic job", err.Error())
 			return
 		}
+		if left != nil {
+			resp.Diagnostics.AddWarning("Service left in place",
+				fmt.Sprintf("%s was not created by this provider and is not owned by %s, so destroy did not delete it.", t, job))
+			continue
+		}
+		targets = append(targets, t)
 	}
-	r.waitDeleted(ctx, &resp.Diagnostics, append(state.deletionTargets(job), services...)...)
+	r.waitDeleted(ctx, &resp.Diagnostics, targets...)
+}
+
+// ownedBy says whether obj has an owner reference to the target's object.
+func ownedBy(obj *unstructured.Unstructured, owner kube.Target) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Kind == owner.Kind && ref.Name == owner.Name {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *elasticJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

@@ -189,34 +189,3 @@ func TestAccElasticJob_destroyWhileRunning(t *testing.T) {
 	})
 }
 
-func TestAccElasticJob_invalidInputFailsAtPlan(t *testing.T) {
-	a := newAPI(t)
-	name := elasticJobName()
-	cases := []struct {
-		config string
-		want   string
-	}{
-		{elasticJobConfig("pet-job", 2, ""), "no hyphens"},
-		{elasticJobConfig("Pet", 2, ""), "no hyphens"},
-		{elasticJobConfig(name, 5, ""), "worker_count (5) must be within min_workers (1) and max_workers (4)"},
-		{strings.Replace(elasticJobConfig(name, 2, ""), "min_workers  = 1", "min_workers  = 3", 1), "worker_count (2) must be within min_workers (3)"},
-		{strings.Replace(elasticJobConfig(name, 2, ""), "min_workers  = 1", "min_workers  = 5", 1), "min_workers (5) must not exceed max_workers (4)"},
-		{strings.Replace(elasticJobConfig(name, 2, ""), "max_workers  = 4", "max_workers  = 20000", 1), "max_workers value must be between 1 and 10000"},
-		{elasticJobConfig(name, 2, `  command = ["torchrun", "train.py"]`), "Invalid Attribute Combination"},
-		{strings.Replace(elasticJobConfig(name, 2, ""), `["gpu_node"]`, `["gpu_node=invalid:NoSchedul"]`, 1), `effect "NoSchedul" is not one of`},
-	}
-	var steps []resource.TestStep
-	for _, c := range cases {
-		steps = append(steps, resource.TestStep{Config: c.config, PlanOnly: true, ExpectError: wrappedText(c.want)})
-	}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testProviderFactories,
-		Steps:                    steps,
-		CheckDestroy: func(*terraform.State) error {
-			if _, err := a.get(jobs.FrameworkGVR, "default", name); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("an invalid config wrote Framework %s (err=%v)", name, err)
-			}
-			return nil
-		},
-	})
-}

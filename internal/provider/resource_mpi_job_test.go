@@ -352,58 +352,6 @@ func TestAccMPIJob_insufficientGPUsFailsWithSchedulerReason(t *testing.T) {
 	})
 }
 
-// Bad input fails at plan time, with an error naming the attribute and the rule, and nothing is
-// written to the cluster.
-func TestAccMPIJob_invalidInputFailsAtPlan(t *testing.T) {
-	a := newAPI(t)
-	name := mpiJobName()
-	cases := []struct {
-		extra string
-		want  string
-	}{
-		{`  tolerations = ["gpu_node=invalid:NoSchedul"]`, `effect "NoSchedul" is not one of`},
-		{`  tolerations = [":NoSchedule"]`, `empty taint key`},
-		{`  tolerations = ["gpu_node="]`, `empty value`},
-		{`  tolerations = ["bad key"]`, `taint key "bad key" is invalid`},
-		{`  cpu = "four"`, `"four" is not a Kubernetes quantity`},
-		{`  memory = "-1Gi"`, `must be greater than zero`},
-		{`  gpus = -1`, `gpus value must be between 0 and 64`},
-		{`  gpu_resource_name = "gpu"`, `must be a domain-prefixed extended resource name`},
-		{`  env = { "1BAD" = "x" }`, `Invalid environment variable name`},
-		{`  data_volumes = ["no-path"]`, `not of the form PVC_NAME:/MOUNT/PATH`},
-		{`  data_volumes = ["data:relative/path"]`, `must be an absolute, clean path`},
-		{`  clean_pod_policy = "Sometimes"`, `value must be one of`},
-		{`  wait_for = "finished"`, `value must be one of`},
-		{`  namespace = "Not_A_Namespace"`, `Invalid namespace`},
-		{`  image_pull_policy = "Sometimes"`, `value must be one of`},
-		{`  labels = { "a b" = "c" }`, `Invalid label or annotation key`},
-	}
-	var steps []resource.TestStep
-	for _, c := range cases {
-		steps = append(steps, resource.TestStep{
-			Config:      mpiJobConfig(name, 1, c.extra),
-			PlanOnly:    true,
-			ExpectError: wrappedText(c.want),
-		})
-	}
-	steps = append(steps,
-		resource.TestStep{Config: mpiJobConfig(name, 0, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`worker_count value must be between 1 and`)},
-		resource.TestStep{Config: mpiJobConfig("Bad_Name", 1, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`Invalid job name`)},
-		resource.TestStep{Config: mpiJobConfig(strings.Repeat("a", 60), 1, ""), PlanOnly: true, ExpectError: regexp.MustCompile(`at most 48 are allowed`)},
-	)
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testProviderFactories,
-		Steps:                    steps,
-		CheckDestroy: func(*terraform.State) error {
-			if _, err := a.get(jobs.MPIJobGVR, "default", name); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("an invalid config wrote MPIJob %s (err=%v)", name, err)
-			}
-			return nil
-		},
-	})
-}
-
-// wrappedText matches text in terraform's output, which wraps long lines at any space.
 func wrappedText(text string) *regexp.Regexp {
 	return regexp.MustCompile(strings.ReplaceAll(regexp.QuoteMeta(text), " ", `\s+`))
 }

@@ -2,8 +2,11 @@ package provider
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -89,7 +92,7 @@ resource "training_elastic_job" "test" {
 		CheckDestroy:             checkNothingLeft(a, mpi),
 		Steps: []resource.TestStep{
 			{
-				Config: provider(noCreate) + elasticJob,
+				Config:      provider(noCreate) + elasticJob,
 				ExpectError: regexp.MustCompile(`(?s)User\s+"system:serviceaccount:kube-system:terraform-no-create-frameworks"\s+cannot\s+create\s+resource\s+"frameworks"\s+in\s+API\s+group\s+"frameworkcontroller.microsoft.com"`),
 			},
 			{PreConfig: nothingOfElastic, Config: provider(noDelete) + mpiJob},
@@ -139,4 +142,64 @@ data "training_nodes" "all" {}
 			}},
 		},
 	})
+}
+
+// The provider's credentials never reach Terraform's logs, even at TRACE, where the provider
+// logs every API call it makes.
+func TestAccCredentialsNeverLogged(t *testing.T) {
+	a := newAPI(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", providerKubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(cfg.CAFile)
+	if len(cfg.CAData) > 0 {
+		ca, err = cfg.CAData, nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := mpiJobName()
+	w := newWorkspace(t)
+	w.write(fmt.Sprintf(`
+provider "training" {
+  host                   = %q
+  token                  = %q
+  cluster_ca_certificate = %q
+}
+
+resource "training_mpi_job" "test" {
+  name         = %q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 1
+  tolerations  = ["all"]
+}
+`, cfg.Host, cfg.BearerToken, string(ca), name))
+	trace := []string{"TF_LOG=TRACE"}
+	var logs strings.Builder
+	for _, args := range [][]string{{"apply", "-auto-approve", "-input=false"}, {"plan", "-input=false"}, {"destroy", "-auto-approve", "-input=false"}} {
+		out, err := w.try(trace, args...)
+		if err != nil {
+			t.Fatalf("terraform %v: %v\n%s", args, err, out)
+		}
+		logs.WriteString(out)
+	}
+	if err := checkNothingLeft(a, name)(nil); err != nil {
+		t.Error(err)
+	}
+	out := logs.String()
+	// The logs are TRACE logs of this provider's work, so a leak would show in them.
+	for _, want := range []string{"[TRACE]", "CREATE MPIJob default/" + name, "DELETE MPIJob default/" + name} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("the TRACE output lacks %q: it is not the log the test means to check", want)
+		}
+	}
+	token := cfg.BearerToken
+	for _, secret := range []string{token, token[len(token)-24:], base64.StdEncoding.EncodeToString([]byte(token))} {
+		if strings.Contains(out, secret) {
+			t.Errorf("the token (or part of it) appears in the TRACE output (%d bytes)", len(out))
+		}
+	}
+	t.Logf("TRACE output checked: %d bytes, %d lines, no credential", len(out), strings.Count(out, "\n"))
 }

@@ -1,0 +1,179 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
+)
+
+// invalidInput is one bad configuration: the resource block and what its error must say, the
+// attribute and the rule (Terraform quotes the attribute's line of configuration with the error).
+type invalidInput struct {
+	block string
+	want  string
+}
+
+// badMPI is a valid MPI job with extra's attributes set in place of the defaults.
+func badMPI(extra string) string {
+	block := "resource \"training_mpi_job\" \"bad\" {\n"
+	for _, line := range []string{`name = "bad"`, `image = "registry.example/horovod:0.13.11"`, `command = ["mpirun", "python", "/train.py"]`, `worker_count = 1`} {
+		key, _, _ := strings.Cut(line, " ")
+		if !regexp.MustCompile(`(?m)^\s*` + key + `\s*=`).MatchString(extra) {
+			block += "  " + line + "\n"
+		}
+	}
+	return block + extra + "\n}\n"
+}
+
+func badElastic(name string, workers, min, max int, extra string) string {
+	return fmt.Sprintf(`resource "training_elastic_job" "bad" {
+  name         = %q
+  image        = "torchelastic/examples:0.2.0"
+  script       = "/workspace/train.py"
+  worker_count = %d
+  min_workers  = %d
+  max_workers  = %d
+%s
+}
+`, name, workers, min, max, extra)
+}
+
+func badTF(extra string) string {
+	return `resource "training_tf_job" "bad" {
+  name    = "bad"
+  image   = "tensorflow/tensorflow:2.15.0"
+  command = ["python", "/train.py"]
+` + extra + "\n}\n"
+}
+
+// pattern matches the error in either order of its parts (ATTRIBUTE.*RULE), with Terraform's
+// line wrapping.
+func (c invalidInput) pattern() *regexp.Regexp {
+	want := strings.ReplaceAll(c.want, " ", `\s+`)
+	if first, second, ok := strings.Cut(want, ".*"); ok {
+		want = first + ".*" + second + "|" + second + ".*" + first
+	}
+	return regexp.MustCompile(`(?s)` + want)
+}
+
+var invalidInputs = []invalidInput{
+	// Names.
+	{badMPI(`  name = "Bad_Name"`), `name = "Bad_Name".*Invalid job name`},
+	{badMPI(`  name = "` + strings.Repeat("a", 60) + `"`), `Invalid job name.*at most 48 are allowed`},
+	{badElastic("pet-job", 2, 1, 4, ""), `name\s+= "pet-job".*no hyphens`},
+	{badElastic("Pet", 2, 1, 4, ""), `name\s+= "Pet".*no hyphens`},
+	{badMPI(`  namespace = "Not_A_Namespace"`), `namespace = "Not_A_Namespace".*Invalid namespace`},
+	{badMPI(`  priority_class_name = "Bad_Class"`), `priority_class_name = "Bad_Class".*Invalid object name`},
+	// Counts and bounds.
+	{badMPI(`  worker_count = 0`), `worker_count = 0.*worker_count value must be between 1 and 10000`},
+	{badTF(`  worker_count = 20000`), `worker_count = 20000.*worker_count value must be between 1 and 10000`},
+	{badTF("  worker_count = 1\n  ps_count = -1"), `ps_count = -1.*ps_count value must be`},
+	{badElastic("elastic", 5, 1, 4, ""), `worker_count \(5\) must be within min_workers \(1\) and max_workers \(4\)`},
+	{badElastic("elastic", 2, 3, 4, ""), `worker_count \(2\) must be within min_workers \(3\)`},
+	{badElastic("elastic", 2, 5, 4, ""), `min_workers \(5\) must not exceed max_workers \(4\)`},
+	{badElastic("elastic", 2, 1, 20000, ""), `max_workers value must be between 1 and 10000`},
+	{badMPI(`  ttl_seconds_after_finished = -1`), `ttl_seconds_after_finished = -1.*must be at least 0`},
+	{badMPI(`  active_deadline_seconds = 0`), `active_deadline_seconds = 0.*must be at least 1`},
+	// Quantities and GPUs.
+	{badMPI(`  cpu = "four"`), `cpu = "four".*"four" is not a Kubernetes quantity`},
+	{badMPI(`  memory = "-1Gi"`), `memory = "-1Gi".*must be greater than zero`},
+	{badElastic("elastic", 2, 1, 4, `  shm_size = "lots"`), `shm_size = "lots".*is not a Kubernetes quantity`},
+	{badMPI(`  gpus = -1`), `gpus = -1.*gpus value must be between 0 and 64`},
+	{badMPI(`  gpus = 65`), `gpus = 65.*gpus value must be between 0 and 64`},
+	{badMPI(`  gpu_resource_name = "gpu"`), `gpu_resource_name = "gpu".*must be a domain-prefixed extended resource name`},
+	{badMPI(`  gpu_resource_name = "nvidia.com/bad gpu"`), `gpu_resource_name = "nvidia.com/bad gpu".*Invalid GPU resource name`},
+	// Toleration strings (Arena's grammar) and blocks.
+	{badMPI(`  tolerations = ["gpu_node=invalid:NoSchedul"]`), `tolerations = \["gpu_node=invalid:NoSchedul"\].*effect "NoSchedul" is not one of`},
+	{badMPI(`  tolerations = [":NoSchedule"]`), `tolerations = \[":NoSchedule"\].*empty taint key`},
+	{badMPI(`  tolerations = ["gpu_node="]`), `tolerations = \["gpu_node="\].*empty value`},
+	{badMPI(`  tolerations = ["bad key"]`), `tolerations = \["bad key"\].*taint key "bad key" is invalid`},
+	{badTF("  worker_count = 1\n  toleration {\n    key    = \"gpu_node\"\n    effect = \"Sometimes\"\n  }"), `effect = "Sometimes".*value must be one of`},
+	// Environment, labels and selectors.
+	{badMPI(`  env = { "1BAD" = "x" }`), `env = \{ "1BAD" = "x" \}.*Invalid environment variable name`},
+	{badMPI(`  env = { "A=B" = "x" }`), `env = \{ "A=B" = "x" \}.*Invalid environment variable name`},
+	{badMPI(`  labels = { "a b" = "c" }`), `labels = \{ "a b" = "c" \}.*Invalid label or annotation key`},
+	{badMPI(`  node_selector = { "accelerator" = "bad value!" }`), `node_selector = \{ "accelerator" = "bad value!" \}.*Invalid label value`},
+	{badMPI(`  queue_name = "bad queue"`), `queue_name = "bad queue".*Invalid label value`},
+	// Volumes.
+	{badMPI(`  data_volumes = ["no-path"]`), `data_volumes = \["no-path"\].*not of the form PVC_NAME:/MOUNT/PATH`},
+	{badMPI(`  data_volumes = ["data:relative/path"]`), `data_volumes = \["data:relative/path"\].*must be an absolute, clean path`},
+	{badMPI(`  data_volumes = ["Bad_Claim:/data"]`), `data_volumes = \["Bad_Claim:/data"\].*claim name "Bad_Claim" is invalid`},
+	// Enumerations.
+	{badMPI(`  clean_pod_policy = "Sometimes"`), `clean_pod_policy = "Sometimes".*value must be one of`},
+	{badMPI(`  wait_for = "finished"`), `wait_for = "finished".*value must be one of`},
+	{badMPI(`  image_pull_policy = "Sometimes"`), `image_pull_policy = "Sometimes".*value must be one of`},
+	{`resource "training_node_taint" "bad" {
+  node   = "cn-beijing.192.168.3.228"
+  key    = "maintenance"
+  effect = "NoSchedul"
+}
+`, `effect = "NoSchedul".*value must be one of`},
+	// Conflicting attributes.
+	{badElastic("elastic", 2, 1, 4, `  command = ["torchrun", "train.py"]`), `Invalid Attribute Combination.*script`},
+	{badMPI("  tensorboard {\n    log_dir = \"/a\"\n  }\n  tensorboard {\n    log_dir = \"/b\"\n  }"), `tensorboard.*at most 1`},
+}
+
+// Every configuration of the corpus fails at plan time with an error that names the attribute
+// and the rule, and the API server receives no write for any of them: the provider reaches the
+// API server through a counting proxy, and a real job it manages is in the state all along.
+func TestAccInvalidConfigurationsFailAtPlanWithoutWrites(t *testing.T) {
+	a := newAPI(t)
+	proxy, kubeconfig := startProxy(t, apiproxy.Options{})
+	existingName := mpiJobName()
+	existing := fmt.Sprintf(`
+provider "training" {
+  config_path = %q
+}
+
+resource "training_mpi_job" "existing" {
+  name         = %q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 1
+  wait_for     = "created"
+}
+`, kubeconfig, existingName)
+	steps := []resource.TestStep{{Config: existing}}
+	for i, c := range invalidInputs {
+		step := resource.TestStep{Config: existing + c.block, PlanOnly: true, ExpectError: c.pattern()}
+		if i == 0 {
+			step.PreConfig = func() {
+				// The job was created through the proxy, so it sees the provider's requests.
+				if proxy.Writes() == 0 {
+					t.Error("the valid job was not created through the proxy: the test could not see a write")
+				}
+				proxy.ResetCounts()
+			}
+		}
+		steps = append(steps, step)
+	}
+	// An invalid change to the existing job is refused as well, without touching it.
+	steps = append(steps, resource.TestStep{
+		Config:      strings.Replace(existing, "worker_count = 1", "worker_count = -3", 1),
+		PlanOnly:    true,
+		ExpectError: regexp.MustCompile(`(?s)worker_count = -3.*worker_count value must be between 1 and 10000`),
+	}, resource.TestStep{
+		// The last step: nothing was written while the bad plans were made (Terraform rejects
+		// them while validating, before it even refreshes the job).
+		PreConfig: func() {
+			t.Logf("bad inputs: %d rejected at plan; API requests meanwhile: %d (%v)", len(invalidInputs)+1, proxy.Requests(), proxy.Counts())
+			if w := proxy.Writes(); w != 0 {
+				t.Errorf("the API server received %d writes while invalid configurations were planned: %v", w, proxy.Counts())
+			}
+		},
+		Config: existing,
+	})
+	if len(invalidInputs) < 30 {
+		t.Fatalf("the corpus has %d invalid configurations; the issue asks for at least 30", len(invalidInputs))
+	}
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkNothingLeft(a, existingName),
+		Steps:                    steps,
+	})
+}
