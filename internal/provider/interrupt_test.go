@@ -336,3 +336,47 @@ func suspendedMPIJob(name string) *unstructured.Unstructured {
 		},
 	}}
 }
+
+// A job rescaled by someone else between plan and apply is not overwritten: applying the saved
+// plan fails with the count Terraform read and the count found, and the next plan shows the
+// difference.
+func TestAccChangeBetweenPlanAndApplyIsNotOverwritten(t *testing.T) {
+	a := newAPI(t)
+	w := newWorkspace(t)
+	name := elasticJobName()
+	w.write(elasticWorkspaceConfig(providerKubeconfig(), name, 1))
+	w.run("apply", "-auto-approve", "-input=false")
+	w.write(elasticWorkspaceConfig(providerKubeconfig(), name, 2))
+	w.run("plan", "-input=false", "-out=rescale.tfplan")
+
+	// Someone else rescales the job to 3 workers, as the seed's patch does.
+	if _, err := a.dyn.Resource(jobs.FrameworkGVR).Namespace("default").Patch(context.Background(), name, k8stypes.JSONPatchType,
+		jobs.ElasticRescalePatch(1, 3), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.try(nil, "apply", "-input=false", "rescale.tfplan")
+	if err == nil {
+		t.Fatalf("applying the stale plan succeeded:\n%s", out)
+	}
+	if want := regexp.MustCompile(`(?s)someone\s+else\s+changed\s+its\s+worker\s+count\s+to\s+3\s+after\s+Terraform\s+read\s+it\s+as\s+1`); !want.MatchString(out) {
+		t.Errorf("the error does not say what changed:\n%s", out)
+	}
+	fw, err := a.get(jobs.FrameworkGVR, "default", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if workers, _ := jobs.ElasticWorkers(fw); workers != 3 {
+		t.Errorf("the other change was overwritten: %d workers, want 3", workers)
+	}
+	plan, err := w.try(nil, "plan", "-input=false")
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, plan)
+	}
+	if !regexp.MustCompile(`worker_count\s+=\s+3\s+->\s+2`).MatchString(plan) {
+		t.Errorf("the next plan does not show the change:\n%s", plan)
+	}
+	w.run("destroy", "-auto-approve", "-input=false")
+	if err := checkNothingLeft(a, name)(nil); err != nil {
+		t.Error(err)
+	}
+}

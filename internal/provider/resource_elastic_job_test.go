@@ -188,4 +188,3 @@ func TestAccElasticJob_destroyWhileRunning(t *testing.T) {
 		}},
 	})
 }
-
