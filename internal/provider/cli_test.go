@@ -28,7 +28,8 @@ var providerBinary struct {
 func buildProvider(t *testing.T) string {
 	t.Helper()
 	providerBinary.once.Do(func() {
-		providerBinary.dir, providerBinary.err = os.MkdirTemp("", "tf-acc-provider-")
+		// Shared by every test of the binary, so it outlives each; TestMain removes it.
+		providerBinary.dir, providerBinary.err = os.MkdirTemp("", "tf-acc-provider-") //nolint:usetesting
 		if providerBinary.err != nil {
 			return
 		}
@@ -116,8 +117,7 @@ func (w *workspace) try(extraEnv []string, args ...string) (string, error) {
 		return out.String(), err
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-done
-		return out.String(), fmt.Errorf("terraform %v did not finish in 5 minutes", args)
+		return out.String(), fmt.Errorf("terraform %v did not finish in 5 minutes (%v)", args, <-done)
 	}
 }
 

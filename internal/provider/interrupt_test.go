@@ -74,8 +74,8 @@ func pathResource(path string) string {
 	return ""
 }
 
-// interrupted runs terraform args with the proxy hook stopping it at at, and returns its output.
-func (w *workspace) interrupted(proxy *apiproxy.Proxy, at interruption, sig syscall.Signal, args ...string) string {
+// interrupted runs terraform args with the proxy hook stopping it at at.
+func (w *workspace) interrupted(proxy *apiproxy.Proxy, at interruption, sig syscall.Signal, args ...string) {
 	w.t.Helper()
 	cmd, out := w.command(nil, append(args, "-auto-approve", "-input=false")...)
 	if err := cmd.Start(); err != nil {
@@ -105,7 +105,6 @@ func (w *workspace) interrupted(proxy *apiproxy.Proxy, at interruption, sig sysc
 	// After SIGKILL the provider may still be on its way out; nothing it does can land once
 	// its process group is gone.
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	return out.String()
 }
 
 func elasticWorkspaceConfig(kubeconfig, name string, workers int) string {

@@ -30,7 +30,7 @@ func badMPI(extra string) string {
 	return block + extra + "\n}\n"
 }
 
-func badElastic(name string, workers, min, max int, extra string) string {
+func badElastic(name string, workers, minWorkers, maxWorkers int, extra string) string {
 	return fmt.Sprintf(`resource "training_elastic_job" "bad" {
   name         = %q
   image        = "torchelastic/examples:0.2.0"
@@ -40,7 +40,7 @@ func badElastic(name string, workers, min, max int, extra string) string {
   max_workers  = %d
 %s
 }
-`, name, workers, min, max, extra)
+`, name, workers, minWorkers, maxWorkers, extra)
 }
 
 func badTF(extra string) string {

@@ -62,6 +62,11 @@ func TestMain(m *testing.M) {
 	}
 	code := clustertest.Run(m, setUpLeastPrivilege)
 	_ = os.RemoveAll(dir)
+	for _, d := range []string{providerBinary.dir, leastPrivilegeDir} {
+		if d != "" {
+			_ = os.RemoveAll(d)
+		}
+	}
 	os.Exit(code)
 }
 

@@ -33,7 +33,7 @@ const nodesRole = "terraform-provider-training-nodes"
 // serviceAccountNamespace holds the test ServiceAccounts; jobs are in "default".
 const serviceAccountNamespace = "kube-system"
 
-var leastPrivilegeKubeconfig string
+var leastPrivilegeKubeconfig, leastPrivilegeDir string
 
 // setUpLeastPrivilege makes the ServiceAccount the provider under test acts as, bound to the
 // roles of rbacFile, and a kubeconfig for it.
@@ -42,11 +42,10 @@ func setUpLeastPrivilege(adminKubeconfig string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "tf-acc-rbac-")
-	if err != nil {
+	if leastPrivilegeDir, err = os.MkdirTemp("", "tf-acc-rbac-"); err != nil {
 		return err
 	}
-	leastPrivilegeKubeconfig, err = serviceAccountKubeconfig(adminKubeconfig, "terraform", roles, dir)
+	leastPrivilegeKubeconfig, err = serviceAccountKubeconfig(adminKubeconfig, "terraform", roles, leastPrivilegeDir)
 	return err
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -350,10 +349,6 @@ func TestAccMPIJob_insufficientGPUsFailsWithSchedulerReason(t *testing.T) {
 			ExpectError: regexp.MustCompile(`Insufficient nvidia.com/gpu`),
 		}},
 	})
-}
-
-func wrappedText(text string) *regexp.Regexp {
-	return regexp.MustCompile(strings.ReplaceAll(regexp.QuoteMeta(text), " ", `\s+`))
 }
 
 // validate and a plan that only creates jobs work with no cluster reachable.
