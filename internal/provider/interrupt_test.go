@@ -178,6 +178,13 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			w, proxy, kubeconfig, name := interruptSetup(t)
 			w.write(elasticWorkspaceConfig(kubeconfig, name, 2))
 			w.interrupted(proxy, interruption{"between the Framework and its Services", "POST", "frameworks"}, sig, "apply")
+			// Stopped where meant: the Framework made, its Services not.
+			if _, err := a.get(jobs.FrameworkGVR, "default", name); err != nil {
+				t.Fatalf("the interrupted apply made no Framework: %v", err)
+			}
+			if svc, err := a.kube.CoreV1().Services("default").Get(context.Background(), name+"-"+jobs.EtcdRole, metav1.GetOptions{}); err == nil {
+				t.Fatalf("the interrupted apply made Service %s: it was stopped too late", svc.Name)
+			}
 			w.run("apply", "-auto-approve", "-input=false")
 			checkElasticJob(t, a, name, 2)
 			w.planIsEmpty()
@@ -193,6 +200,11 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			w.run("apply", "-auto-approve", "-input=false")
 			w.write(elasticWorkspaceConfig(kubeconfig, name, 3))
 			w.interrupted(proxy, interruption{"after the rescale patch", "PATCH", "frameworks"}, sig, "apply")
+			if fw, err := a.get(jobs.FrameworkGVR, "default", name); err != nil {
+				t.Fatal(err)
+			} else if workers, _ := jobs.ElasticWorkers(fw); workers != 3 {
+				t.Fatalf("the rescale patch had not landed when terraform was stopped: %d workers", workers)
+			}
 			w.run("apply", "-auto-approve", "-input=false")
 			checkElasticJob(t, a, name, 3)
 			w.planIsEmpty()
