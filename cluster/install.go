@@ -130,24 +130,33 @@ func applyManifests(ctx context.Context, c *clients, path string) ([]string, err
 
 // Nodes reads a node layout file: YAML documents, each a Node.
 func Nodes(path string) ([]corev1.Node, error) {
+	return ReadObjects[corev1.Node](path)
+}
+
+// ReadObjects reads a file of YAML documents, each an object of type T; empty documents and
+// objects without a name are skipped.
+func ReadObjects[T any, PT interface {
+	*T
+	GetName() string
+}](path string) ([]T, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	var nodes []corev1.Node
+	var objects []T
 	for {
-		var n corev1.Node
-		if err := dec.Decode(&n); err != nil {
+		var obj T
+		if err := dec.Decode(&obj); err != nil {
 			if errors.Is(err, io.EOF) {
-				return nodes, nil
+				return objects, nil
 			}
 			return nil, fmt.Errorf("decoding %s: %w", path, err)
 		}
-		if n.Name == "" {
+		if PT(&obj).GetName() == "" {
 			continue
 		}
-		nodes = append(nodes, n)
+		objects = append(objects, obj)
 	}
 }
 

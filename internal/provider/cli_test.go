@@ -129,3 +129,28 @@ func (w *workspace) planIsEmpty() {
 		w.t.Fatalf("the plan after convergence is not empty (%v):\n%s", err, out)
 	}
 }
+
+// convergeAndDestroy applies, checks the elastic job in the API and that the plan is then empty,
+// destroys, and checks that nothing of the job is left.
+func (w *workspace) convergeAndDestroy(a *api, name string, workers int) {
+	w.t.Helper()
+	w.run("apply", "-auto-approve", "-input=false")
+	checkElasticJob(w.t, a, name, workers)
+	w.planIsEmpty()
+	w.run("destroy", "-auto-approve", "-input=false")
+	if err := checkNothingLeft(a, name)(nil); err != nil {
+		w.t.Error(err)
+	}
+}
+
+// mpiJobBlock is a one-worker MPI job resource with extra attributes.
+func mpiJobBlock(label, name, extra string) string {
+	return fmt.Sprintf(`
+resource "training_mpi_job" %q {
+  name         = %q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 1
+%s}
+`, label, name, extra)
+}

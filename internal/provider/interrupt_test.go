@@ -185,13 +185,7 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			if svc, err := a.kube.CoreV1().Services("default").Get(context.Background(), name+"-"+jobs.EtcdRole, metav1.GetOptions{}); err == nil {
 				t.Fatalf("the interrupted apply made Service %s: it was stopped too late", svc.Name)
 			}
-			w.run("apply", "-auto-approve", "-input=false")
-			checkElasticJob(t, a, name, 2)
-			w.planIsEmpty()
-			w.run("destroy", "-auto-approve", "-input=false")
-			if err := checkNothingLeft(a, name)(nil); err != nil {
-				t.Error(err)
-			}
+			w.convergeAndDestroy(a, name, 2)
 		})
 		t.Run("rescale/"+sig.String(), func(t *testing.T) {
 			t.Parallel()
@@ -205,13 +199,7 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			} else if workers, _ := jobs.ElasticWorkers(fw); workers != 3 {
 				t.Fatalf("the rescale patch had not landed when terraform was stopped: %d workers", workers)
 			}
-			w.run("apply", "-auto-approve", "-input=false")
-			checkElasticJob(t, a, name, 3)
-			w.planIsEmpty()
-			w.run("destroy", "-auto-approve", "-input=false")
-			if err := checkNothingLeft(a, name)(nil); err != nil {
-				t.Error(err)
-			}
+			w.convergeAndDestroy(a, name, 3)
 		})
 		t.Run("destroy/"+sig.String(), func(t *testing.T) {
 			t.Parallel()
@@ -245,14 +233,7 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 	mpi, elastic := mpiJobName(), elasticJobName()
 	var foreignJob *unstructured.Unstructured
 	var foreignService *corev1.Service
-	mpiConfig := providerConfig() + fmt.Sprintf(`
-resource "training_mpi_job" "test" {
-  name         = %q
-  image        = "registry.example/horovod:0.13.11"
-  command      = ["mpirun", "python", "/train.py"]
-  worker_count = 1
-}
-`, mpi)
+	mpiConfig := providerConfig() + mpiJobBlock("test", mpi, "")
 	unchanged := func() {
 		now, err := a.get(jobs.MPIJobGVR, "default", mpi)
 		if err != nil {

@@ -125,19 +125,8 @@ func TestAccInvalidConfigurationsFailAtPlanWithoutWrites(t *testing.T) {
 	a := newAPI(t)
 	proxy, kubeconfig := startProxy(t, apiproxy.Options{})
 	existingName := mpiJobName()
-	existing := fmt.Sprintf(`
-provider "training" {
-  config_path = %q
-}
-
-resource "training_mpi_job" "existing" {
-  name         = %q
-  image        = "registry.example/horovod:0.13.11"
-  command      = ["mpirun", "python", "/train.py"]
-  worker_count = 1
-  wait_for     = "created"
-}
-`, kubeconfig, existingName)
+	existing := fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig) +
+		mpiJobBlock("existing", existingName, `  wait_for     = "created"`+"\n")
 	steps := []resource.TestStep{{Config: existing}}
 	for i, c := range invalidInputs {
 		step := resource.TestStep{Config: existing + c.block, PlanOnly: true, ExpectError: c.pattern()}

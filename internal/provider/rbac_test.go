@@ -1,11 +1,8 @@
 package provider
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,11 +12,12 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
 )
 
 // rbacFile is the least-privilege RBAC the docs ship; the acceptance suite's provider acts as
@@ -50,26 +48,17 @@ func setUpLeastPrivilege(adminKubeconfig string) error {
 }
 
 func readRoles(path string) ([]rbacv1.ClusterRole, error) {
-	raw, err := os.ReadFile(path)
+	roles, err := cluster.ReadObjects[rbacv1.ClusterRole](path)
 	if err != nil {
 		return nil, err
 	}
-	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(raw), 4096)
-	var roles []rbacv1.ClusterRole
-	for {
-		var role rbacv1.ClusterRole
-		if err := decoder.Decode(&role); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
+	if len(roles) == 0 {
+		return nil, fmt.Errorf("%s holds no ClusterRole", path)
+	}
+	for _, role := range roles {
 		if role.Kind != "ClusterRole" {
 			return nil, fmt.Errorf("%s: unexpected %s %s", path, role.Kind, role.Name)
 		}
-		roles = append(roles, role)
-	}
-	if len(roles) == 0 {
-		return nil, fmt.Errorf("%s holds no ClusterRole", path)
 	}
 	return roles, nil
 }

@@ -58,15 +58,7 @@ func TestAccMissingPermissionIsReportedWithVerbAndResource(t *testing.T) {
 	provider := func(kubeconfig string) string {
 		return fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig)
 	}
-	mpiJob := fmt.Sprintf(`
-resource "training_mpi_job" "test" {
-  name         = %q
-  image        = "registry.example/horovod:0.13.11"
-  command      = ["mpirun", "python", "/train.py"]
-  worker_count = 1
-  wait_for     = "created"
-}
-`, mpi)
+	mpiJob := mpiJobBlock("test", mpi, `  wait_for     = "created"`+"\n")
 	elasticJob := fmt.Sprintf(`
 resource "training_elastic_job" "test" {
   name         = %q
@@ -167,15 +159,7 @@ provider "training" {
   token                  = %q
   cluster_ca_certificate = %q
 }
-
-resource "training_mpi_job" "test" {
-  name         = %q
-  image        = "registry.example/horovod:0.13.11"
-  command      = ["mpirun", "python", "/train.py"]
-  worker_count = 1
-  tolerations  = ["all"]
-}
-`, cfg.Host, cfg.BearerToken, string(ca), name))
+`, cfg.Host, cfg.BearerToken, string(ca)) + mpiJobBlock("test", name, `  tolerations  = ["all"]`+"\n"))
 	trace := []string{"TF_LOG=TRACE"}
 	var logs strings.Builder
 	for _, args := range [][]string{{"apply", "-auto-approve", "-input=false"}, {"plan", "-input=false"}, {"destroy", "-auto-approve", "-input=false"}} {
