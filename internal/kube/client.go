@@ -18,6 +18,7 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -194,31 +195,36 @@ func (c *Client) Patch(ctx context.Context, t Target, pt types.PatchType, patch 
 }
 
 // Delete deletes the target with foreground propagation, so the object stays visible until the
-// garbage collector has removed its pods and other dependants. NotFound is success.
-func (c *Client) Delete(ctx context.Context, t Target) error {
+// garbage collector has removed its pods and other dependants. NotFound is success. With a uid,
+// only that object is deleted: one of the same name made since by someone else is left alone,
+// with an error that says so.
+func (c *Client) Delete(ctx context.Context, t Target, uid types.UID) error {
 	dyn, err := c.dynamic()
 	if err != nil {
 		return err
 	}
 	tflog.Debug(ctx, "DELETE "+t.String())
-	foreground := metav1.DeletePropagationForeground
-	err = retry(ctx, "DELETE "+t.String(), func() error {
-		return dyn.Resource(t.GVR).Namespace(t.Namespace).Delete(ctx, t.Name, metav1.DeleteOptions{PropagationPolicy: &foreground})
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting %s: %w", t, err)
+	opts := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}
+	if uid != "" {
+		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
-	return nil
+	err = retry(ctx, "DELETE "+t.String(), func() error {
+		return dyn.Resource(t.GVR).Namespace(t.Namespace).Delete(ctx, t.Name, opts)
+	})
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err) && uid != "":
+		return fmt.Errorf("%s was not deleted: it is no longer the object Terraform created (uid %s) but one made since outside Terraform. "+
+			"Leave it with terraform state rm, or delete it yourself. (%w)", t, uid, err)
+	}
+	return fmt.Errorf("deleting %s: %w", t, err)
 }
 
 // DeleteIf deletes the target with foreground propagation if it exists and ours says it may:
 // the check and the delete are tied by a UID precondition, so an object replaced in between is
 // never deleted unchecked. It returns the object it left alone, if any.
 func (c *Client) DeleteIf(ctx context.Context, t Target, ours func(*unstructured.Unstructured) bool) (left *unstructured.Unstructured, err error) {
-	dyn, err := c.dynamic()
-	if err != nil {
-		return nil, err
-	}
 	obj, err := c.Get(ctx, t)
 	if err != nil || obj == nil {
 		return nil, err
@@ -226,15 +232,12 @@ func (c *Client) DeleteIf(ctx context.Context, t Target, ours func(*unstructured
 	if !ours(obj) {
 		return obj, nil
 	}
-	tflog.Debug(ctx, "DELETE "+t.String())
-	foreground := metav1.DeletePropagationForeground
-	uid := obj.GetUID()
-	err = retry(ctx, "DELETE "+t.String(), func() error {
-		return dyn.Resource(t.GVR).Namespace(t.Namespace).Delete(ctx, t.Name, metav1.DeleteOptions{
-			PropagationPolicy: &foreground, Preconditions: &metav1.Preconditions{UID: &uid}})
-	})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return nil, fmt.Errorf("deleting %s: %w", t, err)
+	// A conflict: replaced in between by an object that was not checked, so it is left alone.
+	if err := c.Delete(ctx, t, obj.GetUID()); err != nil {
+		if apierrors.IsConflict(err) {
+			return obj, nil
+		}
+		return nil, err
 	}
 	return nil, nil
 }

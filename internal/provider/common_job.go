@@ -121,6 +121,25 @@ func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, 
 	}
 }
 
+func uidAttribute() schema.Attribute {
+	return schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+		MarkdownDescription: "UID of the job object. A job of the same name that is not this object (deleted and made again outside " +
+			"Terraform) is not taken for this resource: refresh drops the resource with a warning, and destroy never deletes it."}
+}
+
+// replacedOutside says, with a warning, whether obj is not the object this resource created or
+// imported but one of the same name made since outside Terraform; the caller then drops the
+// resource from state, so the next plan shows a create that the new object will refuse.
+func replacedOutside(t kube.Target, uid types.String, obj *unstructured.Unstructured, diags *diag.Diagnostics) bool {
+	if uid.IsNull() || uid.IsUnknown() || uid.ValueString() == "" || k8stypes.UID(uid.ValueString()) == obj.GetUID() {
+		return false
+	}
+	diags.AddWarning(t.Kind+" replaced outside Terraform",
+		fmt.Sprintf("%s is no longer the object Terraform created (uid %s): it was deleted and made again (uid %s) outside Terraform. "+
+			"Terraform no longer manages it and will not change or delete it; import it to take it over.", t, uid.ValueString(), obj.GetUID()))
+	return true
+}
+
 // goneAfterFinishing keeps a finished job that is gone from the cluster in state, with a
 // warning, rather than letting the next apply silently run the training again.
 func goneAfterFinishing(t kube.Target, status types.String, diags *diag.Diagnostics) bool {
@@ -234,6 +253,7 @@ func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32
 // where it lives, its run policy, its queue and what apply waits for.
 type runPolicyModel struct {
 	ID                      types.String `tfsdk:"id"`
+	UID                     types.String `tfsdk:"uid"`
 	Namespace               types.String `tfsdk:"namespace"`
 	CleanPodPolicy          types.String `tfsdk:"clean_pod_policy"`
 	TTLSecondsAfterFinished types.Int64  `tfsdk:"ttl_seconds_after_finished"`
@@ -249,6 +269,7 @@ func runPolicyAttributes(retried string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			MarkdownDescription: "`namespace/name` of the job."},
+		"uid": uidAttribute(),
 		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
 			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
 			MarkdownDescription: "Namespace of the job. Default `default`."},

@@ -16,9 +16,12 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -371,4 +374,51 @@ func TestAccChangeBetweenPlanAndApplyIsNotOverwritten(t *testing.T) {
 	if err := checkNothingLeft(a, name)(nil); err != nil {
 		t.Error(err)
 	}
+}
+
+// A job deleted and made again outside Terraform under the same name is not taken for the
+// resource's own: refresh drops the resource with a warning, the apply that would create it again
+// refuses the foreign object, and destroy leaves it alone.
+func TestAccJobReplacedOutsideIsNeitherChangedNorDeleted(t *testing.T) {
+	a := newAPI(t)
+	ctx := context.Background()
+	name := mpiJobName()
+	config := providerConfig() + mpiJobBlock("test", name, `  wait_for     = "created"`+"\n")
+	var foreign *unstructured.Unstructured
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config, Check: resource.TestCheckResourceAttrSet("training_mpi_job.test", "uid")},
+			{
+				PreConfig: func() {
+					mpiJobs := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default")
+					if err := mpiJobs.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
+						t.Fatal(err)
+					}
+					if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+						_, err := mpiJobs.Get(ctx, name, metav1.GetOptions{})
+						return apierrors.IsNotFound(err), nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+					var err error
+					if foreign, err = mpiJobs.Create(ctx, suspendedMPIJob(name), metav1.CreateOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)already\s+exists\s+and\s+was\s+not\s+created\s+by\s+this\s+provider`),
+			},
+		},
+		CheckDestroy: func(*terraform.State) error {
+			now, err := a.get(jobs.MPIJobGVR, "default", name)
+			if err != nil {
+				return fmt.Errorf("the job made outside Terraform was deleted: %w", err)
+			}
+			if now.GetUID() != foreign.GetUID() || now.GetGeneration() != foreign.GetGeneration() {
+				return fmt.Errorf("the job made outside Terraform was changed or replaced")
+			}
+			return a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(ctx, name, metav1.DeleteOptions{})
+		},
+	})
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -45,6 +46,7 @@ type elasticJobResource struct {
 
 type elasticJobModel struct {
 	ID        types.String `tfsdk:"id"`
+	UID       types.String `tfsdk:"uid"`
 	Name      types.String `tfsdk:"name"`
 	Namespace types.String `tfsdk:"namespace"`
 	podModel
@@ -76,6 +78,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
 	count := []validator.Int64{int64validator.Between(1, jobs.MaxTaskNumber)}
 	own := map[string]schema.Attribute{
+		"uid": uidAttribute(),
 		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			MarkdownDescription: "`namespace/name` of the Framework."},
 		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
@@ -254,6 +257,7 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	plan.UID = types.StringValue(string(created.GetUID()))
 	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
 	plan.TensorBoardURL = types.StringNull()
 	// Saved before the Services and the wait: whatever fails next, the job is in state (tainted).
@@ -310,6 +314,11 @@ func (r *elasticJobResource) Read(ctx context.Context, req resource.ReadRequest,
 		}
 		return
 	}
+	if replacedOutside(t, state.UID, obj, &resp.Diagnostics) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.UID = types.StringValue(string(obj.GetUID()))
 	if state.Image.IsNull() {
 		spec, err := jobs.ReadElasticJob(obj)
 		if err != nil {
@@ -352,7 +361,7 @@ func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequ
 	if !ok {
 		return
 	}
-	plan.ID = state.ID
+	plan.ID, plan.UID = state.ID, state.UID
 	r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -369,7 +378,7 @@ func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequ
 	defer cancel()
 
 	job := state.target()
-	if err := r.client.Delete(ctx, job); err != nil {
+	if err := r.client.Delete(ctx, job, k8stypes.UID(state.UID.ValueString())); err != nil {
 		resp.Diagnostics.AddError("Error deleting elastic job", err.Error())
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -166,6 +167,7 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	plan.UID = types.StringValue(string(created.GetUID()))
 	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
 	plan.TensorBoardURL = types.StringNull()
 	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
@@ -210,6 +212,11 @@ func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, res
 		}
 		return
 	}
+	if replacedOutside(t, state.UID, observed.Object, &resp.Diagnostics) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.UID = types.StringValue(string(observed.Object.GetUID()))
 
 	if state.Image.IsNull() {
 		// Just imported: everything comes from the cluster.
@@ -254,7 +261,7 @@ func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest,
 	if !ok {
 		return
 	}
-	plan.ID = state.ID
+	plan.ID, plan.UID = state.ID, state.UID
 	r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -271,7 +278,7 @@ func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	defer cancel()
 
 	t := state.target()
-	if err := r.client.Delete(ctx, t); err != nil {
+	if err := r.client.Delete(ctx, t, k8stypes.UID(state.UID.ValueString())); err != nil {
 		resp.Diagnostics.AddError("Error deleting MPI job", err.Error())
 		return
 	}

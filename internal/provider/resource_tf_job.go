@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -154,6 +155,7 @@ func (r *tfJobResource) Create(ctx context.Context, req resource.CreateRequest, 
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	plan.UID = types.StringValue(string(created.GetUID()))
 	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
 	plan.TensorBoardURL = types.StringNull()
 	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
@@ -196,6 +198,11 @@ func (r *tfJobResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		}
 		return
 	}
+	if replacedOutside(t, state.UID, observed.Object, &resp.Diagnostics) {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	state.UID = types.StringValue(string(observed.Object.GetUID()))
 	if state.Image.IsNull() {
 		// Just imported: everything comes from the cluster.
 		spec, err := jobs.ReadTFJob(observed.Object)
@@ -239,7 +246,7 @@ func (r *tfJobResource) Update(ctx context.Context, req resource.UpdateRequest, 
 	if !ok {
 		return
 	}
-	plan.ID = state.ID
+	plan.ID, plan.UID = state.ID, state.UID
 	r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
@@ -256,7 +263,7 @@ func (r *tfJobResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	defer cancel()
 
 	t := state.target()
-	if err := r.client.Delete(ctx, t); err != nil {
+	if err := r.client.Delete(ctx, t, k8stypes.UID(state.UID.ValueString())); err != nil {
 		resp.Diagnostics.AddError("Error deleting TF job", err.Error())
 		return
 	}
