@@ -140,6 +140,37 @@ func replacedOutside(t kube.Target, uid types.String, obj *unstructured.Unstruct
 	return true
 }
 
+// observeForRead reads the job for Read, with its pods if withPods. It returns nil when the
+// resource is done with: the read failed, the job is gone (the resource is dropped from state,
+// or kept with a warning if it had finished) or was replaced outside Terraform (dropped, with a
+// warning). Otherwise uid is updated to the job's.
+func (r *jobResource) observeForRead(ctx context.Context, t kube.Target, withPods bool, status types.String, uid *types.String,
+	resp *resource.ReadResponse) *jobs.Observed {
+	var observed jobs.Observed
+	var err error
+	if withPods {
+		observed, err = r.client.Observe(ctx, t)
+	} else {
+		observed.Object, err = r.client.Get(ctx, t)
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
+		return nil
+	}
+	if observed.Object == nil {
+		if !goneAfterFinishing(t, status, &resp.Diagnostics) {
+			resp.State.RemoveResource(ctx)
+		}
+		return nil
+	}
+	if replacedOutside(t, *uid, observed.Object, &resp.Diagnostics) {
+		resp.State.RemoveResource(ctx)
+		return nil
+	}
+	*uid = types.StringValue(string(observed.Object.GetUID()))
+	return &observed
+}
+
 // goneAfterFinishing keeps a finished job that is gone from the cluster in state, with a
 // warning, rather than letting the next apply silently run the training again.
 func goneAfterFinishing(t kube.Target, status types.String, diags *diag.Diagnostics) bool {

@@ -303,22 +303,11 @@ func (r *elasticJobResource) Read(ctx context.Context, req resource.ReadRequest,
 	}
 	t := state.target()
 	// The instances come from the Framework's task statuses: one GET, no pod LIST.
-	obj, err := r.client.Get(ctx, t)
-	if err != nil {
-		resp.Diagnostics.AddError("Error reading elastic job", err.Error())
+	observed := r.observeForRead(ctx, t, false, state.Status, &state.UID, resp)
+	if observed == nil {
 		return
 	}
-	if obj == nil {
-		if !goneAfterFinishing(t, state.Status, &resp.Diagnostics) {
-			resp.State.RemoveResource(ctx)
-		}
-		return
-	}
-	if replacedOutside(t, state.UID, obj, &resp.Diagnostics) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.UID = types.StringValue(string(obj.GetUID()))
+	obj := observed.Object
 	if state.Image.IsNull() {
 		spec, err := jobs.ReadElasticJob(obj)
 		if err != nil {

@@ -201,22 +201,10 @@ func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, res
 		return
 	}
 	t := state.target()
-	observed, err := r.client.Observe(ctx, t)
-	if err != nil {
-		resp.Diagnostics.AddError("Error reading MPI job", err.Error())
+	observed := r.observeForRead(ctx, t, true, state.Status, &state.UID, resp)
+	if observed == nil {
 		return
 	}
-	if observed.Object == nil {
-		if !goneAfterFinishing(t, state.Status, &resp.Diagnostics) {
-			resp.State.RemoveResource(ctx)
-		}
-		return
-	}
-	if replacedOutside(t, state.UID, observed.Object, &resp.Diagnostics) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.UID = types.StringValue(string(observed.Object.GetUID()))
 
 	if state.Image.IsNull() {
 		// Just imported: everything comes from the cluster.
@@ -235,7 +223,7 @@ func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, res
 		state.WorkerCount = types.Int64Value(int64(workers))
 	}
 	state.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	status, err := jobs.KubeflowStatus(observed, jobs.MPIJobRoleLabel, time.Now())
+	status, err := jobs.KubeflowStatus(*observed, jobs.MPIJobRoleLabel, time.Now())
 	if err != nil {
 		resp.Diagnostics.AddError("Error reading MPI job status", err.Error())
 		return

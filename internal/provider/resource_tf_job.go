@@ -187,22 +187,10 @@ func (r *tfJobResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		return
 	}
 	t := state.target()
-	observed, err := r.client.Observe(ctx, t)
-	if err != nil {
-		resp.Diagnostics.AddError("Error reading TF job", err.Error())
+	observed := r.observeForRead(ctx, t, true, state.Status, &state.UID, resp)
+	if observed == nil {
 		return
 	}
-	if observed.Object == nil {
-		if !goneAfterFinishing(t, state.Status, &resp.Diagnostics) {
-			resp.State.RemoveResource(ctx)
-		}
-		return
-	}
-	if replacedOutside(t, state.UID, observed.Object, &resp.Diagnostics) {
-		resp.State.RemoveResource(ctx)
-		return
-	}
-	state.UID = types.StringValue(string(observed.Object.GetUID()))
 	if state.Image.IsNull() {
 		// Just imported: everything comes from the cluster.
 		spec, err := jobs.ReadTFJob(observed.Object)
@@ -220,7 +208,7 @@ func (r *tfJobResource) Read(ctx context.Context, req resource.ReadRequest, resp
 		state.WorkerCount = types.Int64Value(int64(workers))
 	}
 	state.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	status, err := jobs.KubeflowStatus(observed, jobs.ReplicaTypeLabel, time.Now())
+	status, err := jobs.KubeflowStatus(*observed, jobs.ReplicaTypeLabel, time.Now())
 	if err != nil {
 		resp.Diagnostics.AddError("Error reading TF job status", err.Error())
 		return
