@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -99,6 +100,20 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 		return observed, false
 	}
 	return observed, true
+}
+
+// deleteJob deletes the job object Terraform made (uid), with its TensorBoard, and waits within
+// the delete timeout until they and their pods are gone.
+func (r *jobResource) deleteJob(ctx context.Context, t kube.Target, uid types.String, timeout timeouts.Value, f tensorBoardFields, diags *diag.Diagnostics) {
+	limit, d := timeout.Delete(ctx, defaultTimeout)
+	diags.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	if err := r.client.Delete(ctx, t, k8stypes.UID(uid.ValueString())); err != nil {
+		diags.AddError("Error deleting "+t.String(), err.Error())
+		return
+	}
+	r.waitDeleted(ctx, diags, f.deletionTargets(t)...)
 }
 
 // waitDeleted waits until each target object and the pods its selector matches are gone.

@@ -21,7 +21,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -260,17 +259,7 @@ func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	t := state.target()
-	if err := r.client.Delete(ctx, t, k8stypes.UID(state.UID.ValueString())); err != nil {
-		resp.Diagnostics.AddError("Error deleting MPI job", err.Error())
-		return
-	}
-	r.waitDeleted(ctx, &resp.Diagnostics, state.deletionTargets(t)...)
+	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, &resp.Diagnostics)
 }
 
 func (r *mpiJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
