@@ -257,6 +257,23 @@ const (
 	actionRescale = "rescale"
 )
 
+// update is Update for every job resource, whose only in-place change is the worker count: it
+// rescales the job from the state's count to the plan's within the update timeout, then
+// settle waits as wait_for says and records the job in the plan.
+func (r *jobResource) update(ctx context.Context, t kube.Target, from, to types.Int64, timeout timeouts.Value,
+	patch func(from, to int32) []byte, workers func(*unstructured.Unstructured) (int32, error), diags *diag.Diagnostics,
+	settle func(ctx context.Context, patched *unstructured.Unstructured)) {
+	limit, d := timeout.Update(ctx, defaultTimeout)
+	diags.Append(d...)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	current, desired := int32(from.ValueInt64()), int32(to.ValueInt64())
+	patched, ok := r.rescale(ctx, t, current, desired, patch(current, desired), workers, diags)
+	if ok {
+		settle(ctx, patched)
+	}
+}
+
 // rescale applies a guarded rescale patch (see jobs.MPIRescalePatch, jobs.ElasticRescalePatch)
 // and returns the patched object, or nil with ok when there was nothing to change. The API
 // server answers 422 when a test op fails: the count is no longer the one Terraform read. That

@@ -340,19 +340,12 @@ func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.ElasticRescalePatch(from, to), jobs.ElasticWorkers, &resp.Diagnostics)
-	if !ok {
-		return
-	}
 	plan.ID, plan.UID = state.ID, state.UID
-	r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.update(ctx, plan.target(), state.WorkerCount, plan.WorkerCount, plan.Timeouts, jobs.ElasticRescalePatch, jobs.ElasticWorkers, &resp.Diagnostics,
+		func(ctx context.Context, patched *unstructured.Unstructured) {
+			r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		})
 }
 
 func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {

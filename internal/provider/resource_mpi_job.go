@@ -238,19 +238,12 @@ func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := plan.Timeouts.Update(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	from, to := int32(state.WorkerCount.ValueInt64()), int32(plan.WorkerCount.ValueInt64())
-	patched, ok := r.rescale(ctx, plan.target(), from, to, jobs.MPIRescalePatch(from, to), jobs.MPIWorkerReplicas, &resp.Diagnostics)
-	if !ok {
-		return
-	}
 	plan.ID, plan.UID = state.ID, state.UID
-	r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	r.update(ctx, plan.target(), state.WorkerCount, plan.WorkerCount, plan.Timeouts, jobs.MPIRescalePatch, jobs.MPIWorkerReplicas, &resp.Diagnostics,
+		func(ctx context.Context, patched *unstructured.Unstructured) {
+			r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
+			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+		})
 }
 
 func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
