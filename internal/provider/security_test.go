@@ -151,15 +151,41 @@ func TestAccCredentialsNeverLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second provider configuration authenticates with a client certificate and key: the
+	// admin's, read by the nodes data source.
+	admin, err := clientcmd.BuildConfigFromFlags("", clustertest.Kubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCert, certErr := os.ReadFile(admin.CertFile)
+	clientKey, keyErr := os.ReadFile(admin.KeyFile)
+	if len(admin.CertData) > 0 {
+		clientCert, clientKey, certErr, keyErr = admin.CertData, admin.KeyData, nil, nil
+	}
+	if certErr != nil || keyErr != nil {
+		t.Fatal(certErr, keyErr)
+	}
 	name := mpiJobName()
 	w := newWorkspace(t)
 	w.write(fmt.Sprintf(`
 provider "training" {
-  host                   = %q
-  token                  = %q
-  cluster_ca_certificate = %q
+  host                   = %[1]q
+  token                  = %[2]q
+  cluster_ca_certificate = %[3]q
 }
-`, cfg.Host, cfg.BearerToken, string(ca)) + mpiJobBlock("test", name, `  tolerations  = ["all"]`+"\n"))
+
+provider "training" {
+  alias                  = "certificate"
+  host                   = %[1]q
+  client_certificate     = %[4]q
+  client_key             = %[5]q
+  cluster_ca_certificate = %[3]q
+}
+
+data "training_nodes" "all" {
+  provider = training.certificate
+}
+`, cfg.Host, cfg.BearerToken, string(ca), string(clientCert), string(clientKey)) + mpiJobBlock("test", name, `  tolerations  = ["all"]`+"\n"))
 	trace := []string{"TF_LOG=TRACE"}
 	var logs strings.Builder
 	for _, args := range [][]string{{"apply", "-auto-approve", "-input=false"}, {"plan", "-input=false"}, {"destroy", "-auto-approve", "-input=false"}} {
@@ -174,7 +200,7 @@ provider "training" {
 	}
 	out := logs.String()
 	// The logs are TRACE logs of this provider's work, so a leak would show in them.
-	for _, want := range []string{"[TRACE]", "CREATE MPIJob default/" + name, "DELETE MPIJob default/" + name} {
+	for _, want := range []string{"[TRACE]", "CREATE MPIJob default/" + name, "DELETE MPIJob default/" + name, "LIST nodes"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("the TRACE output lacks %q: it is not the log the test means to check", want)
 		}
@@ -183,7 +209,17 @@ provider "training" {
 	for _, secret := range []string{token, token[len(token)-24:], base64.StdEncoding.EncodeToString([]byte(token))} {
 		if strings.Contains(out, secret) {
 			t.Errorf("the token (or part of it) appears in the TRACE output (%d bytes)", len(out))
+			break
 		}
 	}
-	t.Logf("TRACE output checked: %d bytes, %d lines, no credential", len(out), strings.Count(out, "\n"))
+	// The key's PEM body, line by line: any line of it in the logs is a leak.
+	for _, line := range strings.Split(string(clientKey), "\n") {
+		if len(line) >= 32 && strings.Contains(out, line) {
+			t.Errorf("a line of the client key appears in the TRACE output")
+			break
+		}
+	}
+	if !t.Failed() {
+		t.Logf("TRACE output checked: %d bytes, %d lines, no credential", len(out), strings.Count(out, "\n"))
+	}
 }
