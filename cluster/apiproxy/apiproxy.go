@@ -70,7 +70,7 @@ type Proxy struct {
 	faults map[Fault]int64
 	// faultedVerbs counts the faulted requests by verb.
 	faultedVerbs map[string]int64
-	hook         func(*http.Request)
+	hook         func(*http.Request) bool
 
 	requests atomic.Int64
 }
@@ -137,8 +137,9 @@ func (p *Proxy) SetFaultRate(rate float64) {
 }
 
 // SetHook has hook called with every request before it is forwarded (nil: none). The request
-// waits while hook runs; if its client has gone when hook returns, it is not forwarded.
-func (p *Proxy) SetHook(hook func(*http.Request)) {
+// waits while hook runs; it is forwarded only if hook returns true and its client is still there,
+// else its connection is reset.
+func (p *Proxy) SetHook(hook func(*http.Request) bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.hook = hook
@@ -241,11 +242,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	delay := time.Duration(200+p.random.IntN(1300)) * time.Millisecond
 	p.mu.Unlock()
 
-	if hook != nil {
-		hook(r)
-		if r.Context().Err() != nil {
-			return
-		}
+	if hook != nil && (!hook(r) || r.Context().Err() != nil) {
+		resetConnection(w)
+		return
 	}
 	switch fault {
 	case TooManyRequests:

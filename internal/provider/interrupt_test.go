@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os/exec"
@@ -36,33 +37,36 @@ type interruption struct {
 }
 
 // interruptAt returns a proxy hook that, once a matching write has passed, holds the next
-// request of the provider and sends sig to terraform's process group; after SIGKILL it waits
-// until terraform and the provider are dead, after SIGINT until the provider has given up the
-// request (or 10 s). fired is closed once the signal is sent.
-func interruptAt(at interruption, sig syscall.Signal, cmd *exec.Cmd, exited <-chan struct{}) (hook func(*http.Request), fired <-chan struct{}) {
-	var once sync.Once
-	firedCh := make(chan struct{})
+// request of the provider, sends sig to terraform's process group and never forwards that
+// request: whatever the timing of the signal, nothing after the interruption point reaches the
+// API server from this run. It lets the provider go first (SIGKILL: its connection closes;
+// SIGINT: it gives the request up), or 10 s. fired is closed once the signal is sent.
+func interruptAt(at interruption, sig syscall.Signal, cmd *exec.Cmd) (hook func(*http.Request) bool, fired <-chan struct{}) {
 	var mu sync.Mutex
 	armed := false
-	return func(r *http.Request) {
+	firedCh := make(chan struct{})
+	return func(r *http.Request) bool {
 		mu.Lock()
-		if !armed {
-			if r.Method == at.verb && pathResource(r.URL.Path) == at.resource {
-				armed = true
-			}
-			mu.Unlock()
-			return
+		defer mu.Unlock()
+		select {
+		case <-firedCh:
+			return false // the run was stopped: nothing more of it goes through
+		default:
 		}
-		mu.Unlock()
-		once.Do(func() {
-			_ = syscall.Kill(-cmd.Process.Pid, sig)
-			close(firedCh)
-			select {
-			case <-exited:
-			case <-r.Context().Done():
-			case <-time.After(10 * time.Second):
-			}
-		})
+		if !armed {
+			armed = r.Method == at.verb && pathResource(r.URL.Path) == at.resource
+			return true
+		}
+		// Read the body, so the server watches the connection and the request's context ends
+		// when the provider goes.
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
+		close(firedCh)
+		select {
+		case <-r.Context().Done():
+		case <-time.After(10 * time.Second):
+		}
+		return false
 	}, firedCh
 }
 
@@ -84,12 +88,11 @@ func (w *workspace) interrupted(proxy *apiproxy.Proxy, at interruption, sig sysc
 	if err := cmd.Start(); err != nil {
 		w.t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	hook, fired := interruptAt(at, sig, cmd, exited)
+	hook, fired := interruptAt(at, sig, cmd)
 	proxy.SetHook(hook)
 	defer proxy.SetHook(nil)
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); close(exited) }()
+	go func() { done <- cmd.Wait() }()
 	var err error
 	select {
 	case err = <-done:
