@@ -38,8 +38,8 @@ type interruption struct {
 
 // interruptAt returns a proxy hook that, once a matching write has passed, holds the next
 // request of the provider, sends sig to terraform's process group and never forwards that
-// request: whatever the timing of the signal, nothing after the interruption point reaches the
-// API server from this run. It lets the provider go first (SIGKILL: its connection closes;
+// request: whatever the timing of the signal, the step after the interruption point does not
+// reach the API server. It lets the provider go first (SIGKILL: its connection closes;
 // SIGINT: it gives the request up), or 10 s. fired is closed once the signal is sent.
 func interruptAt(at interruption, sig syscall.Signal, cmd *exec.Cmd) (hook func(*http.Request) bool, fired <-chan struct{}) {
 	var mu sync.Mutex
@@ -50,7 +50,9 @@ func interruptAt(at interruption, sig syscall.Signal, cmd *exec.Cmd) (hook func(
 		defer mu.Unlock()
 		select {
 		case <-firedCh:
-			return false // the run was stopped: nothing more of it goes through
+			// After SIGKILL nothing of the run is left to ask; after SIGINT the provider's
+			// last reads (the status it records) go through as they would.
+			return true
 		default:
 		}
 		if !armed {
