@@ -121,7 +121,8 @@ func serviceAccountKubeconfig(adminKubeconfig, name string, roles []rbacv1.Clust
 }
 
 // replace creates obj, or deletes and recreates it when it exists: a role binding's roleRef
-// cannot be changed in place.
+// cannot be changed in place. Two test binaries setting up the same cluster at once may race
+// here, so a create or delete that loses is tried again.
 func replace[T any, PT interface {
 	*T
 	metav1.Object
@@ -129,12 +130,14 @@ func replace[T any, PT interface {
 	Create(context.Context, PT, metav1.CreateOptions) (PT, error)
 	Delete(context.Context, string, metav1.DeleteOptions) error
 }, obj PT) error {
-	_, err := client.Create(ctx, obj, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
-		if err := client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{}); err != nil {
+	var err error
+	for range 5 {
+		if _, err = client.Create(ctx, obj, metav1.CreateOptions{}); !apierrors.IsAlreadyExists(err) {
 			return err
 		}
-		_, err = client.Create(ctx, obj, metav1.CreateOptions{})
+		if err = client.Delete(ctx, obj.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
 	}
 	return err
 }
