@@ -169,12 +169,23 @@ func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstruc
 			tflog.Info(ctx, "adopted "+t.String()+": this provider created it from the same configuration")
 			return existing, nil
 		}
+		return nil, &ExistsError{Existing: existing, err: fmt.Errorf("creating %s: %w", t, err)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", t, err)
 	}
 	return created, nil
 }
+
+// ExistsError is Create's error when an object of the name stands in the way and is not the
+// request's own: Existing is that object as Create read it, nil if it could not be read.
+type ExistsError struct {
+	Existing *unstructured.Unstructured
+	err      error
+}
+
+func (e *ExistsError) Error() string { return e.err.Error() }
+func (e *ExistsError) Unwrap() error { return e.err }
 
 // Patch applies a patch to the target object.
 func (c *Client) Patch(ctx context.Context, t Target, pt types.PatchType, patch []byte) (*unstructured.Unstructured, error) {

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -103,8 +104,12 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 }
 
 // deleteJob deletes the job object Terraform made (uid), with its TensorBoard, and waits within
-// the delete timeout until they and their pods are gone.
-func (r *jobResource) deleteJob(ctx context.Context, t kube.Target, uid types.String, timeout timeouts.Value, f tensorBoardFields, diags *diag.Diagnostics) {
+// the delete timeout until they and their pods are gone. dependents (an elastic job's Services)
+// are deleted by name too, as an imported job's may have no owner reference; but only those
+// that are the job's, owned by it or made by this provider: one of that name that is somebody
+// else's is left alone, with a warning.
+func (r *jobResource) deleteJob(ctx context.Context, t kube.Target, uid types.String, timeout timeouts.Value, f tensorBoardFields,
+	dependents []kube.Target, diags *diag.Diagnostics) {
 	limit, d := timeout.Delete(ctx, defaultTimeout)
 	diags.Append(d...)
 	ctx, cancel := context.WithTimeout(ctx, limit)
@@ -113,7 +118,31 @@ func (r *jobResource) deleteJob(ctx context.Context, t kube.Target, uid types.St
 		diags.AddError("Error deleting "+t.String(), err.Error())
 		return
 	}
-	r.waitDeleted(ctx, diags, f.deletionTargets(t)...)
+	targets := f.deletionTargets(t)
+	for _, dependent := range dependents {
+		left, err := r.client.DeleteIf(ctx, dependent, func(obj *unstructured.Unstructured) bool { return ownedBy(obj, t) || jobs.IsManaged(obj) })
+		if err != nil {
+			diags.AddError("Error deleting "+dependent.String(), err.Error())
+			return
+		}
+		if left != nil {
+			diags.AddWarning(dependent.Kind+" left in place",
+				fmt.Sprintf("%s was not created by this provider and is not owned by %s, so destroy did not delete it.", dependent, t))
+			continue
+		}
+		targets = append(targets, dependent)
+	}
+	r.waitDeleted(ctx, diags, targets...)
+}
+
+// ownedBy says whether obj has an owner reference to the target's object.
+func ownedBy(obj *unstructured.Unstructured, owner kube.Target) bool {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.Kind == owner.Kind && ref.Name == owner.Name {
+			return true
+		}
+	}
+	return false
 }
 
 // waitDeleted waits until each target object and the pods its selector matches are gone.
@@ -146,7 +175,8 @@ func uidAttribute() schema.Attribute {
 // imported but one of the same name made since outside Terraform; the caller then drops the
 // resource from state, so the next plan shows a create that the new object will refuse.
 func replacedOutside(t kube.Target, uid types.String, obj *unstructured.Unstructured, diags *diag.Diagnostics) bool {
-	if uid.IsNull() || uid.IsUnknown() || uid.ValueString() == "" || k8stypes.UID(uid.ValueString()) == obj.GetUID() {
+	// ValueString is "" for a null or unknown UID (a state from before uid was recorded).
+	if uid.ValueString() == "" || k8stypes.UID(uid.ValueString()) == obj.GetUID() {
 		return false
 	}
 	diags.AddWarning(t.Kind+" replaced outside Terraform",
@@ -235,15 +265,16 @@ func (perGPUDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64
 // adopted an object of that name if this provider created it from the same configuration, so
 // one that still stands in the way is being deleted, is a leftover from another configuration,
 // or is somebody else's: the provider does not take it over silently.
-func alreadyExistsDetail(ctx context.Context, client *kube.Client, t kube.Target, importID string, err error) string {
-	if !apierrors.IsAlreadyExists(err) {
+func alreadyExistsDetail(t kube.Target, importID string, err error) string {
+	var exists *kube.ExistsError
+	if !errors.As(err, &exists) {
 		return err.Error()
 	}
-	existing, getErr := client.Get(ctx, t)
+	existing := exists.Existing
 	switch {
-	case getErr == nil && existing != nil && existing.GetDeletionTimestamp() != nil:
+	case existing != nil && existing.GetDeletionTimestamp() != nil:
 		return fmt.Sprintf("%s already exists and is being deleted (an earlier destroy or replacement). Run terraform apply again once it is gone.", t)
-	case getErr == nil && existing != nil && jobs.IsManaged(existing):
+	case existing != nil && jobs.IsManaged(existing):
 		return fmt.Sprintf("%s already exists: this provider created it, but from a different configuration (perhaps an apply that was "+
 			"interrupted, or another workspace). It was not changed. Take it over with: terraform import <address> %s (or delete it)", t, importID)
 	}

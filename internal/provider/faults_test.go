@@ -83,14 +83,14 @@ type kindOfJob struct {
 	resource, suffix string
 	gvr              schema.GroupVersionResource
 	workers          func(*unstructured.Unstructured) (int32, error)
-	pods             func(name string, workers int) int // how many pods a running job has
+	pods             func(workers int) int // how many pods a running job has
 	podSelector      func(name string) string
 }
 
 var faultKinds = []kindOfJob{
-	{"training_mpi_job", "m", jobs.MPIJobGVR, jobs.MPIWorkerReplicas, func(_ string, w int) int { return 1 + w }, jobs.KubeflowPodSelector},
-	{"training_elastic_job", "e", jobs.FrameworkGVR, jobs.ElasticWorkers, func(_ string, w int) int { return 1 + w }, jobs.ElasticPodSelector},
-	{"training_tf_job", "t", jobs.TFJobGVR, jobs.TFWorkers, func(_ string, w int) int { return w }, jobs.KubeflowPodSelector},
+	{"training_mpi_job", "m", jobs.MPIJobGVR, jobs.MPIWorkerReplicas, func(w int) int { return 1 + w }, jobs.KubeflowPodSelector},
+	{"training_elastic_job", "e", jobs.FrameworkGVR, jobs.ElasticWorkers, func(w int) int { return 1 + w }, jobs.ElasticPodSelector},
+	{"training_tf_job", "t", jobs.TFJobGVR, jobs.TFWorkers, func(w int) int { return w }, jobs.KubeflowPodSelector},
 }
 
 // checkFaultJobs checks the cluster against the state: exactly ten jobs of each kind with the
@@ -131,7 +131,7 @@ func checkFaultJobs(a *api, prefix string, workers int) resource.TestCheckFunc {
 				if int(got) != workers || rs.Primary.Attributes["worker_count"] != fmt.Sprint(workers) {
 					return fmt.Errorf("%s: %d workers in the cluster, %s in state, want %d", name, got, rs.Primary.Attributes["worker_count"], workers)
 				}
-				want := kind.pods(name, workers)
+				want := kind.pods(workers)
 				if err := a.waitPods(kind.podSelector(name), func(pods []corev1.Pod) bool {
 					running := 0
 					for _, p := range pods {

@@ -24,7 +24,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -253,7 +252,7 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 	t := plan.target()
 	created, err := r.client.Create(ctx, t, fw)
 	if err != nil {
-		resp.Diagnostics.AddError("Error creating elastic job", alreadyExistsDetail(ctx, r.client, t, t.Namespace+"/"+t.Name, err))
+		resp.Diagnostics.AddError("Error creating elastic job", alreadyExistsDetail(t, t.Namespace+"/"+t.Name, err))
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
@@ -271,7 +270,7 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 		svc.SetOwnerReferences([]metav1.OwnerReference{owner})
 		st := services[i]
 		if _, err := r.client.Create(ctx, st, svc); err != nil {
-			resp.Diagnostics.AddError("Error creating elastic job's Service", alreadyExistsDetail(ctx, r.client, st, t.Namespace+"/"+t.Name, err))
+			resp.Diagnostics.AddError("Error creating elastic job's Service", alreadyExistsDetail(st, t.Namespace+"/"+t.Name, err))
 			return
 		}
 	}
@@ -354,44 +353,7 @@ func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequ
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	timeout, diags := state.Timeouts.Delete(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	job := state.target()
-	if err := r.client.Delete(ctx, job, k8stypes.UID(state.UID.ValueString())); err != nil {
-		resp.Diagnostics.AddError("Error deleting elastic job", err.Error())
-		return
-	}
-	// The Services are deleted by name too, as an imported job's may have no owner reference;
-	// but only those that are the job's: owned by its Framework or made by this provider. A
-	// Service of that name that is somebody else's is left alone.
-	targets := state.deletionTargets(job)
-	for _, t := range state.serviceTargets() {
-		left, err := r.client.DeleteIf(ctx, t, func(svc *unstructured.Unstructured) bool { return ownedBy(svc, job) || jobs.IsManaged(svc) })
-		if err != nil {
-			resp.Diagnostics.AddError("Error deleting elastic job", err.Error())
-			return
-		}
-		if left != nil {
-			resp.Diagnostics.AddWarning("Service left in place",
-				fmt.Sprintf("%s was not created by this provider and is not owned by %s, so destroy did not delete it.", t, job))
-			continue
-		}
-		targets = append(targets, t)
-	}
-	r.waitDeleted(ctx, &resp.Diagnostics, targets...)
-}
-
-// ownedBy says whether obj has an owner reference to the target's object.
-func ownedBy(obj *unstructured.Unstructured, owner kube.Target) bool {
-	for _, ref := range obj.GetOwnerReferences() {
-		if ref.Kind == owner.Kind && ref.Name == owner.Name {
-			return true
-		}
-	}
-	return false
+	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, state.serviceTargets(), &resp.Diagnostics)
 }
 
 func (r *elasticJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

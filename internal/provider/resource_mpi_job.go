@@ -162,7 +162,7 @@ func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest,
 	t := plan.target()
 	created, err := r.client.Create(ctx, t, obj)
 	if err != nil {
-		resp.Diagnostics.AddError("Error creating MPI job", alreadyExistsDetail(ctx, r.client, t, t.Namespace+"/"+t.Name, err))
+		resp.Diagnostics.AddError("Error creating MPI job", alreadyExistsDetail(t, t.Namespace+"/"+t.Name, err))
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
@@ -252,7 +252,7 @@ func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest,
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, &resp.Diagnostics)
+	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, nil, &resp.Diagnostics)
 }
 
 func (r *mpiJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

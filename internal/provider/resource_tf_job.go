@@ -150,7 +150,7 @@ func (r *tfJobResource) Create(ctx context.Context, req resource.CreateRequest, 
 	t := plan.target()
 	created, err := r.client.Create(ctx, t, obj)
 	if err != nil {
-		resp.Diagnostics.AddError("Error creating TF job", alreadyExistsDetail(ctx, r.client, t, t.Namespace+"/"+t.Name, err))
+		resp.Diagnostics.AddError("Error creating TF job", alreadyExistsDetail(t, t.Namespace+"/"+t.Name, err))
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
@@ -237,7 +237,7 @@ func (r *tfJobResource) Delete(ctx context.Context, req resource.DeleteRequest, 
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, &resp.Diagnostics)
+	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, nil, &resp.Diagnostics)
 }
 
 func (r *tfJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
