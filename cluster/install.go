@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -221,26 +222,34 @@ func (s *starter) waitEstablished(ctx context.Context, c *clients, names ...stri
 	})
 }
 
-func (s *starter) waitControllers(ctx context.Context, c *clients) error {
+// waitNodesHealthy waits until every node of the layout is Ready and carries none of the taints
+// the node lifecycle controller puts on nodes that are not (node.kubernetes.io/not-ready is on a
+// new node until the controller has seen it Ready): a test must never see those.
+func (s *starter) waitNodesHealthy(ctx context.Context, c *clients) error {
 	nodes, err := Nodes(s.nodesFile())
 	if err != nil {
 		return err
 	}
-	if err := s.waitFor(ctx, "nodes to be Ready", 60*time.Second, func(ctx context.Context) (bool, error) {
+	return s.waitFor(ctx, "nodes to be Ready and untainted by Kubernetes", 60*time.Second, func(ctx context.Context) (bool, error) {
 		list, err := c.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, err
 		}
-		ready := 0
-		for _, n := range list.Items {
-			for _, cond := range n.Status.Conditions {
-				if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-					ready++
-				}
+		healthy := 0
+		var problems []string
+		for i := range list.Items {
+			if p := NodeProblems(&list.Items[i]); len(p) > 0 {
+				problems = append(problems, list.Items[i].Name+": "+strings.Join(p, ", "))
+				continue
 			}
+			healthy++
 		}
-		return ready >= len(nodes), fmt.Errorf("%d of %d nodes Ready", ready, len(nodes))
-	}); err != nil {
+		return healthy >= len(nodes) && len(problems) == 0, fmt.Errorf("%d of %d nodes healthy; %s", healthy, len(nodes), strings.Join(problems, "; "))
+	})
+}
+
+func (s *starter) waitControllers(ctx context.Context, c *clients) error {
+	if err := s.waitNodesHealthy(ctx, c); err != nil {
 		return err
 	}
 	if s.opts.SkipOperators {
@@ -281,14 +290,18 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 	}
 	// mpi-operator and frameworkcontroller open no port: give them a moment to fail on start-up
 	// (a missing CRD, a bad kubeconfig) before calling the cluster ready.
-	return s.waitFor(ctx, "the operators to settle", 10*time.Second, func(ctx context.Context) (bool, error) {
+	if err := s.waitFor(ctx, "the operators to settle", 10*time.Second, func(ctx context.Context) (bool, error) {
 		select {
 		case <-time.After(1500 * time.Millisecond):
 			return true, nil
 		case <-ctx.Done():
 			return false, ctx.Err()
 		}
-	})
+	}); err != nil {
+		return err
+	}
+	// Once more, now that the controller-manager has surely seen every node.
+	return s.waitNodesHealthy(ctx, c)
 }
 
 // registerWebhooks points the API server at training-operator's validating webhooks, as its own

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +34,20 @@ func Run(m *testing.M, setup ...func(kubeconfig string) error) int {
 				return 1
 			}
 		}
-		return m.Run()
+		// A node that goes unhealthy fails the run by name and time, rather than some test
+		// that happened to schedule a pod or read a taint then.
+		watch, err := cluster.WatchNodes(context.Background(), kubeconfig, os.Stderr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "clustertest: watching the nodes:", err)
+			return 1
+		}
+		code := m.Run()
+		if problems := watch.Stop(); len(problems) > 0 {
+			fmt.Fprintf(os.Stderr, "clustertest: FAIL: %d time(s) a node stopped being healthy during the tests:\n  %s\n",
+				len(problems), strings.Join(problems, "\n  "))
+			code = 1
+		}
+		return code
 	}
 	if path := os.Getenv(KubeconfigEnv); path != "" {
 		kubeconfig = path

@@ -40,6 +40,7 @@ const (
 const ElasticInputsAnnotation = "training.kubetrain.io/elastic-inputs"
 
 type elasticInputs struct {
+	Launcher     string   `json:"launcher,omitempty"`
 	Script       string   `json:"script,omitempty"`
 	ScriptArgs   []string `json:"scriptArgs,omitempty"`
 	Command      []string `json:"command,omitempty"`
@@ -60,13 +61,25 @@ const (
 	MaxTaskNumber = 10000
 )
 
+// Launchers that run an elastic job's script in each worker.
+const (
+	// LauncherTorchrun is PyTorch's own elastic launcher (torch >= 1.10), in every current image.
+	LauncherTorchrun = "torchrun"
+	// LauncherTorchelastic is the 2020 torchelastic package's launcher the seed's image ships.
+	LauncherTorchelastic = "torchelastic"
+)
+
+// Launchers lists the launchers, the default first.
+var Launchers = []string{LauncherTorchrun, LauncherTorchelastic}
+
 // ElasticJobSpec is everything a training_elastic_job says: torchelastic workers that meet at
 // a rendezvous in an etcd of their own, all in one Framework.
 type ElasticJobSpec struct {
 	Name, Namespace string
 	Pod             PodOptions
-	// Script and ScriptArgs run under torchelastic's launcher; Command replaces the whole
-	// worker command instead (an escape hatch).
+	// Script and ScriptArgs run under Launcher (default LauncherTorchrun); Command replaces the
+	// whole worker command instead (an escape hatch).
+	Launcher   string
 	Script     string
 	ScriptArgs []string
 	Command    []string
@@ -84,15 +97,21 @@ type ElasticJobSpec struct {
 	PodGracefulDeletionTimeout int64
 }
 
-// Worker command as the example runs it: torchelastic's launcher with an etcd rendezvous at
-// the job's own etcd Service, the rendezvous ID being the job's name.
+// workerCommand runs the script under the launcher, with an etcd rendezvous at the job's own
+// etcd Service, the rendezvous ID being the job's name: torchelastic's launcher as the example
+// runs it, or torchrun with the same rendezvous (its etcd-v2 backend, PyTorch's current etcd
+// rendezvous; like the example's, it speaks etcd's v2 API through the python-etcd package).
 func (s ElasticJobSpec) workerCommand() []string {
 	if len(s.Command) > 0 {
 		return s.Command
 	}
+	launcher, backend := "torchrun", "etcd-v2"
+	if s.Launcher == LauncherTorchelastic {
+		launcher, backend = "python -m torchelastic.distributed.launch", "etcd"
+	}
 	parts := []string{
-		"python -m torchelastic.distributed.launch",
-		"--rdzv_backend=etcd",
+		launcher,
+		"--rdzv_backend=" + backend,
 		"--rdzv_endpoint=${FC_FRAMEWORK_NAME}-etcd:" + strconv.Itoa(etcdPort),
 		"--rdzv_id=${FC_FRAMEWORK_NAME}",
 		fmt.Sprintf("--nnodes=%d:%d", s.MinWorkers, s.MaxWorkers),
@@ -104,6 +123,35 @@ func (s ElasticJobSpec) workerCommand() []string {
 	}
 	return []string{"sh", "-c", strings.Join(parts, " ")}
 }
+
+// CheckEtcdImage says why an etcd image cannot serve the rendezvous, or nil: the etcd runs with
+// --enable-v2 for the v2 API the rendezvous speaks, which etcd 3.6 removed (it refuses the flag
+// and exits). A tag that names no version cannot be checked and is accepted.
+func CheckEtcdImage(image string) error {
+	if strings.TrimSpace(image) == "" {
+		return fmt.Errorf("the etcd image is empty")
+	}
+	name := image
+	if i := strings.LastIndex(name, "@"); i >= 0 {
+		name = name[:i]
+	}
+	i := strings.LastIndex(name, ":")
+	if i < 0 || strings.Contains(name[i:], "/") {
+		return nil
+	}
+	m := etcdVersion.FindStringSubmatch(name[i+1:])
+	if m == nil {
+		return nil
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	if major > 3 || (major == 3 && minor >= 6) {
+		return fmt.Errorf("%s is etcd %d.%d, which no longer serves the v2 API (--enable-v2) the rendezvous needs: use an etcd 3.4 or 3.5 image", image, major, minor)
+	}
+	return nil
+}
+
+var etcdVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
 
 // shellQuote quotes an argument for sh -c only when it needs it, so plain arguments read as
 // the example writes them.
@@ -162,6 +210,14 @@ type taskSpec struct {
 // NewElasticJob builds the Framework and its two Services: one for the etcd, so workers find
 // it, and a headless one for the workers, so they find each other.
 func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstructured.Unstructured, err error) {
+	if spec.EtcdImage != "" {
+		if err := CheckEtcdImage(spec.EtcdImage); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if spec.Launcher == "" && len(spec.Command) == 0 {
+		spec.Launcher = LauncherTorchrun
+	}
 	workerResources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
 	if err != nil {
 		return nil, nil, nil, err
@@ -225,7 +281,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 			},
 		},
 	}
-	inputs, err := json.Marshal(elasticInputs{Script: spec.Script, ScriptArgs: spec.ScriptArgs, Command: spec.Command,
+	inputs, err := json.Marshal(elasticInputs{Launcher: spec.Launcher, Script: spec.Script, ScriptArgs: spec.ScriptArgs, Command: spec.Command,
 		MinWorkers: spec.MinWorkers, MaxWorkers: spec.MaxWorkers, ProcsPerNode: spec.ProcsPerNode})
 	if err != nil {
 		return nil, nil, nil, err
@@ -313,7 +369,10 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	if err := json.Unmarshal([]byte(raw), &in); err != nil {
 		return spec, fmt.Errorf("framework %s/%s: annotation %s: %w", f.Namespace, f.Name, ElasticInputsAnnotation, err)
 	}
-	spec.Script, spec.ScriptArgs, spec.Command = in.Script, in.ScriptArgs, in.Command
+	spec.Launcher, spec.Script, spec.ScriptArgs, spec.Command = in.Launcher, in.Script, in.ScriptArgs, in.Command
+	if spec.Launcher == "" && spec.Script != "" {
+		spec.Launcher = LauncherTorchelastic // made before the launcher was a choice
+	}
 	spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode
 
 	spec.Pod = readPodOptions(worker.Task.Pod)
@@ -348,7 +407,11 @@ type frameworkStatus struct {
 		StartTime      *metav1.Time `json:"startTime"`
 		CompletionTime *metav1.Time `json:"completionTime"`
 		State          string       `json:"state"`
-		AttemptStatus  struct {
+		// TotalRetriedCount > 0 means an attempt before this one ran.
+		RetryPolicyStatus struct {
+			TotalRetriedCount int32 `json:"totalRetriedCount"`
+		} `json:"retryPolicyStatus"`
+		AttemptStatus struct {
 			CompletionStatus *struct {
 				Diagnostics string `json:"diagnostics"`
 				Type        struct {
@@ -386,10 +449,19 @@ func FrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status, err
 	switch st.State {
 	case "AttemptRunning":
 		s.Phase = Running
+	case "AttemptDeletionPending", "AttemptDeletionRequested", "AttemptDeleting", "AttemptCompleted":
+		// An attempt ended and the framework is being retried: still running, as `arena get`
+		// shows a restarting job.
+		s.Phase = Running
 	case "Completed":
 		s.Phase = Failed
 		if cs := st.AttemptStatus.CompletionStatus; cs != nil && cs.Type.Name == "Succeeded" {
 			s.Phase = Succeeded
+		}
+	default:
+		// A new attempt being created is a restart once the first attempt has been.
+		if st.RetryPolicyStatus.TotalRetriedCount > 0 {
+			s.Phase = Running
 		}
 	}
 	if st.StartTime != nil {

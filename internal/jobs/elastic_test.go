@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ func seedElasticSpec() ElasticJobSpec {
 		Name:                       "pet",
 		Namespace:                  "default",
 		Pod:                        PodOptions{Image: "torchelastic/examples:0.2.0", GPUs: 1},
+		Launcher:                   LauncherTorchelastic,
 		Script:                     "/workspace/examples/imagenet/main.py",
 		ScriptArgs:                 []string{"--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"},
 		Workers:                    4,
@@ -46,6 +48,30 @@ func comparableObject(t *testing.T, obj map[string]any) any {
 	annotations := u.GetAnnotations()
 	delete(annotations, ElasticInputsAnnotation)
 	u.SetAnnotations(annotations)
+	// The etcd requests no GPU, so it is told to see none (TestElasticJobGPUVisibility).
+	roles, _, _ := unstructured.NestedSlice(u.Object, "spec", "taskRoles")
+	for _, r := range roles {
+		containers, _, _ := unstructured.NestedSlice(r.(map[string]any), "task", "pod", "spec", "containers")
+		for _, c := range containers {
+			c := c.(map[string]any)
+			env, _, _ := unstructured.NestedSlice(c, "env")
+			var kept []any
+			for _, e := range env {
+				if e.(map[string]any)["name"] != NvidiaVisibleDevices {
+					kept = append(kept, e)
+				}
+			}
+			if kept == nil {
+				delete(c, "env")
+			} else {
+				c["env"] = kept
+			}
+		}
+		_ = unstructured.SetNestedSlice(r.(map[string]any), containers, "task", "pod", "spec", "containers")
+	}
+	if roles != nil {
+		_ = unstructured.SetNestedSlice(u.Object, roles, "spec", "taskRoles")
+	}
 	data, err := json.Marshal(u.Object)
 	if err != nil {
 		t.Fatal(err)
@@ -192,6 +218,10 @@ func TestFrameworkStatus(t *testing.T) {
 		{status("AttemptRunning", ""), Running, 30 * time.Second, false},
 		{status("Completed", "Succeeded"), Succeeded, time.Minute, false},
 		{status("Completed", "Failed"), Failed, time.Minute, true},
+		// An attempt ended and the framework retries: restarting is running, as in `arena get`.
+		{status("AttemptCompleted", "Failed"), Running, time.Minute, false},
+		{status("AttemptDeleting", ""), Running, 30 * time.Second, false},
+		{retried(status("AttemptCreationPending", "")), Running, 30 * time.Second, false},
 	}
 	for _, c := range cases {
 		got, err := FrameworkStatus(c.obj, start.Add(30*time.Second))
@@ -213,6 +243,82 @@ func TestFrameworkStatus(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got.Instances); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)
+	}
+}
+
+func retried(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	_ = unstructured.SetNestedField(obj.Object, int64(1), "status", "retryPolicyStatus", "totalRetriedCount")
+	return obj
+}
+
+// torchrun is the default launcher: the same etcd rendezvous and bounds as the seed's
+// torchelastic launcher, with PyTorch's current etcd backend.
+func TestElasticTorchrunCommand(t *testing.T) {
+	spec := seedElasticSpec()
+	spec.Launcher = ""
+	fw, _, _, err := NewElasticJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadElasticJob(fw)
+	if err != nil || read.Launcher != LauncherTorchrun {
+		t.Fatalf("default launcher read back as %q (%v)", read.Launcher, err)
+	}
+	want := `torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=${FC_FRAMEWORK_NAME}-etcd:2379 --rdzv_id=${FC_FRAMEWORK_NAME} --nnodes=1:4 --nproc_per_node=1 /workspace/examples/imagenet/main.py --arch=resnet18 --batch-size=32 --epochs=2 /workspace/data/tiny-imagenet-200`
+	if got := read.workerCommand()[2]; got != want {
+		t.Errorf("worker command\n got %s\nwant %s", got, want)
+	}
+	// A Framework made before the launcher was a choice ran torchelastic's.
+	annotations := fw.GetAnnotations()
+	annotations[ElasticInputsAnnotation] = strings.Replace(annotations[ElasticInputsAnnotation], `"launcher":"torchrun",`, "", 1)
+	fw.SetAnnotations(annotations)
+	if old, err := ReadElasticJob(fw); err != nil || old.Launcher != LauncherTorchelastic {
+		t.Errorf("old Framework read as launcher %q (%v)", old.Launcher, err)
+	}
+}
+
+func TestCheckEtcdImage(t *testing.T) {
+	for image, ok := range map[string]bool{
+		"quay.io/coreos/etcd:v3.4.9":             true,
+		"registry.k8s.io/etcd:3.5.21-0":          true,
+		"quay.io/coreos/etcd:v3.6.8":             false,
+		"gcr.io/etcd-development/etcd:v4.0.0":    false,
+		"localhost:5000/etcd":                    true, // no tag: nothing to check
+		"etcd:latest":                            true,
+		"quay.io/coreos/etcd:v3.6.0@sha256:0123": false,
+		" ":                                      false,
+	} {
+		if err := CheckEtcdImage(image); (err == nil) != ok {
+			t.Errorf("CheckEtcdImage(%q) = %v, want ok=%v", image, err, ok)
+		}
+	}
+	spec := seedElasticSpec()
+	spec.EtcdImage = "quay.io/coreos/etcd:v3.6.8"
+	if _, _, _, err := NewElasticJob(spec); err == nil {
+		t.Error("an etcd 3.6 image must be refused: it exits on --enable-v2")
+	}
+}
+
+// The etcd requests no GPU and is told to see none; the workers see what they requested.
+func TestElasticJobGPUVisibility(t *testing.T) {
+	for gpus, worker := range map[int64]string{0: NoGPUs, 1: ""} {
+		spec := seedElasticSpec()
+		spec.Pod.GPUs = gpus
+		fw, _, _, err := NewElasticJob(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f framework
+		if err := fromUnstructured(fw, &f); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range f.Spec.TaskRoles {
+			got[r.Name] = envValue(r.Task.Pod.Spec.Containers[0].Env, NvidiaVisibleDevices)
+		}
+		if want := map[string]string{EtcdRole: NoGPUs, WorkerRole: worker}; !cmp.Equal(want, got) {
+			t.Errorf("%d GPUs: %s per role %v, want %v", gpus, NvidiaVisibleDevices, got, want)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,6 +48,62 @@ type MPIJobSpec struct {
 	BackoffLimit                *int32
 	ActiveDeadlineSeconds       *int64
 	QueueName                   string
+	// Elastic runs elastic Horovod: the launcher runs LauncherCommand under horovodrun with
+	// mpi-operator's host discovery script, so workers may be added and removed while it runs.
+	// Without it the job runs plain mpirun, whose ranks are fixed when it starts.
+	Elastic *MPIElastic
+	// MountDataOnLauncher mounts the data volumes on the launcher too (Arena's
+	// --mounts-on-launcher); by default only workers mount them, so a ReadWriteOnce claim is
+	// never wanted on two nodes.
+	MountDataOnLauncher bool
+}
+
+// MPIElastic bounds an elastic Horovod job's workers.
+type MPIElastic struct {
+	MinWorkers, MaxWorkers int32
+}
+
+// DiscoverHostsScript is the script mpi-operator keeps listing the job's Running workers, in
+// the ConfigMap it mounts on the launcher; elastic Horovod reads it to find its hosts.
+const DiscoverHostsScript = "/etc/mpi/discover_hosts.sh"
+
+// horovodrunPrefix is how an elastic launcher command starts; ReadMPIJob recognises it.
+const horovodrunPrefixLen = 11
+
+// elasticLauncherCommand runs command under elastic horovodrun, counting processes: one per
+// slot of each worker, starting with workers and staying within the bounds.
+func elasticLauncherCommand(e MPIElastic, workers, slots int32, command []string) []string {
+	n := func(workers int32) string { return strconv.Itoa(int(workers * slots)) }
+	return append([]string{"horovodrun",
+		"-np", n(workers), "--min-np", n(e.MinWorkers), "--max-np", n(e.MaxWorkers),
+		"--slots-per-host", strconv.Itoa(int(slots)),
+		"--host-discovery-script", DiscoverHostsScript,
+	}, command...)
+}
+
+// readElasticLauncherCommand undoes elasticLauncherCommand; ok is false for any other command.
+func readElasticLauncherCommand(c []string) (e MPIElastic, command []string, ok bool) {
+	if len(c) < horovodrunPrefixLen || c[0] != "horovodrun" || c[9] != "--host-discovery-script" || c[10] != DiscoverHostsScript {
+		return e, nil, false
+	}
+	slots, err1 := strconv.Atoi(c[8])
+	lo, err2 := strconv.Atoi(c[4])
+	hi, err3 := strconv.Atoi(c[6])
+	if err1 != nil || err2 != nil || err3 != nil || slots < 1 {
+		return e, nil, false
+	}
+	return MPIElastic{MinWorkers: int32(lo / slots), MaxWorkers: int32(hi / slots)}, c[horovodrunPrefixLen:], true
+}
+
+// CheckWorkerBounds says why workers is not within min and max, or nil.
+func CheckWorkerBounds(workers, lo, hi int32) error {
+	switch {
+	case lo > hi:
+		return fmt.Errorf("the minimum (%d) exceeds the maximum (%d)", lo, hi)
+	case workers < lo || workers > hi:
+		return fmt.Errorf("%d workers is not within the bounds %d..%d", workers, lo, hi)
+	}
+	return nil
 }
 
 // DefaultSlots is the slots per worker when none is set: one per GPU, at least one.
@@ -114,17 +171,28 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if len(workerCommand) == 0 {
 		workerCommand = DefaultWorkerCommand
 	}
-	launcher, err := spec.Pod.podTemplate(container{name: "launcher", command: spec.LauncherCommand, resources: launcherResources}, "")
+	slots := spec.SlotsPerWorker
+	if slots == 0 {
+		slots = DefaultSlots(spec.Pod.GPUs)
+	}
+	launcherCommand := spec.LauncherCommand
+	if e := spec.Elastic; e != nil {
+		if err := CheckWorkerBounds(spec.Workers, e.MinWorkers, e.MaxWorkers); err != nil {
+			return nil, fmt.Errorf("elastic: %w", err)
+		}
+		launcherCommand = elasticLauncherCommand(*e, spec.Workers, slots, spec.LauncherCommand)
+	}
+	launcherPod := spec.Pod
+	if !spec.MountDataOnLauncher {
+		launcherPod.DataVolumes = nil
+	}
+	launcher, err := launcherPod.podTemplate(container{name: "launcher", command: launcherCommand, resources: launcherResources, operatorHidesGPUs: true}, "")
 	if err != nil {
 		return nil, err
 	}
 	worker, err := spec.Pod.podTemplate(container{name: "worker", command: workerCommand, resources: workerResources}, "")
 	if err != nil {
 		return nil, err
-	}
-	slots := spec.SlotsPerWorker
-	if slots == 0 {
-		slots = DefaultSlots(spec.Pod.GPUs)
 	}
 	job := mpiJob{
 		TypeMeta: metav1.TypeMeta{APIVersion: MPIJobGVR.GroupVersion().String(), Kind: "MPIJob"},
@@ -172,6 +240,10 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 	if len(launcher.Template.Spec.Containers) > 0 {
 		c := launcher.Template.Spec.Containers[0]
 		spec.LauncherCommand = c.Command
+		if e, command, ok := readElasticLauncherCommand(c.Command); ok {
+			spec.Elastic, spec.LauncherCommand = &e, command
+		}
+		spec.MountDataOnLauncher = len(readPodOptions(launcher.Template).DataVolumes) > 0
 		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
 			spec.LauncherCPU = q.String()
 		}

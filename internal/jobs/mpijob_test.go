@@ -99,6 +99,93 @@ func TestReadMPIJobRoundTrip(t *testing.T) {
 	}
 }
 
+// Elastic Horovod as mpi-operator's discovery script makes it possible: horovodrun counts
+// processes, so the bounds are workers times slots.
+func TestElasticMPIJob(t *testing.T) {
+	spec := arenaSSDSpec()
+	spec.Workers, spec.SlotsPerWorker = 2, 4
+	spec.Elastic = &MPIElastic{MinWorkers: 1, MaxWorkers: 3}
+	spec.LauncherCommand = []string{"python", "train.py", "--epochs", "90"}
+	spec.MountDataOnLauncher = true
+	obj, err := NewMPIJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job mpiJob
+	if err := fromUnstructured(obj, &job); err != nil {
+		t.Fatal(err)
+	}
+	launcher := job.Spec.MPIReplicaSpecs[mpiLauncher].Template
+	want := []string{"horovodrun", "-np", "8", "--min-np", "4", "--max-np", "12", "--slots-per-host", "4",
+		"--host-discovery-script", "/etc/mpi/discover_hosts.sh", "python", "train.py", "--epochs", "90"}
+	if diff := cmp.Diff(want, launcher.Spec.Containers[0].Command); diff != "" {
+		t.Errorf("launcher command (-want +got):\n%s", diff)
+	}
+	if len(launcher.Spec.Volumes) == 0 || launcher.Spec.Volumes[0].PersistentVolumeClaim == nil {
+		t.Errorf("mount_data_on_launcher: launcher volumes %v", launcher.Spec.Volumes)
+	}
+	got, err := ReadMPIJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(spec.Elastic, got.Elastic); diff != "" || !got.MountDataOnLauncher ||
+		!cmp.Equal(spec.LauncherCommand, got.LauncherCommand) {
+		t.Errorf("ReadMPIJob: elastic %v (diff %s), mount on launcher %v, command %v", got.Elastic, diff, got.MountDataOnLauncher, got.LauncherCommand)
+	}
+	spec.Workers = 4
+	if _, err := NewMPIJob(spec); err == nil {
+		t.Error("4 workers outside 1..3 must be refused")
+	}
+	if n, err := readMPIPlain(t); err != nil || n != nil {
+		t.Errorf("a plain mpirun command read as elastic: %v %v", n, err)
+	}
+}
+
+func readMPIPlain(t *testing.T) (*MPIElastic, error) {
+	t.Helper()
+	obj, err := NewMPIJob(arenaSSDSpec())
+	if err != nil {
+		return nil, err
+	}
+	got, err := ReadMPIJob(obj)
+	return got.Elastic, err
+}
+
+// Containers that request no GPU are told to see none; those that do are left to the device plugin.
+func TestNoGPUContainersSeeNoGPU(t *testing.T) {
+	for gpus, want := range map[int64]string{0: NoGPUs, 1: ""} {
+		spec := MPIJobSpec{Name: "j", Pod: PodOptions{Image: "i", GPUs: gpus}, Workers: 1}
+		obj, err := NewMPIJob(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var job mpiJob
+		if err := fromUnstructured(obj, &job); err != nil {
+			t.Fatal(err)
+		}
+		if got := envValue(job.Spec.MPIReplicaSpecs[mpiWorker].Template.Spec.Containers[0].Env, NvidiaVisibleDevices); got != want {
+			t.Errorf("%d GPUs: worker %s=%q, want %q", gpus, NvidiaVisibleDevices, got, want)
+		}
+		// mpi-operator hides the GPUs from the launcher itself (an empty value, appended last).
+		for _, e := range job.Spec.MPIReplicaSpecs[mpiLauncher].Template.Spec.Containers[0].Env {
+			if e.Name == NvidiaVisibleDevices {
+				t.Errorf("launcher has %s=%q: it would shadow mpi-operator's own", e.Name, e.Value)
+			}
+		}
+		read, err := ReadMPIJob(obj)
+		if err != nil || len(read.Pod.Env) != 0 {
+			t.Errorf("%d GPUs: ReadMPIJob env %v (%v); the provider's own variable is not the user's", gpus, read.Pod.Env, err)
+		}
+	}
+	// The user's own value wins.
+	obj, _ := NewMPIJob(MPIJobSpec{Name: "j", Pod: PodOptions{Image: "i", Env: map[string]string{NvidiaVisibleDevices: "0"}}, Workers: 1})
+	var job mpiJob
+	_ = fromUnstructured(obj, &job)
+	if env := job.Spec.MPIReplicaSpecs[mpiWorker].Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != "0" {
+		t.Errorf("user's %s overridden: %v", NvidiaVisibleDevices, env)
+	}
+}
+
 func TestDefaultSlots(t *testing.T) {
 	for gpus, want := range map[int64]int32{0: 1, 1: 1, 4: 4, 8: 8} {
 		if got := DefaultSlots(gpus); got != want {
@@ -156,6 +243,7 @@ func TestKubeflowStatus(t *testing.T) {
 		{"no conditions", nil, false, Pending, 29 * time.Second},
 		{"created", []any{condition("Created")}, false, Pending, 29 * time.Second},
 		{"running", []any{condition("Created"), condition("Running")}, false, Running, 29 * time.Second},
+		{"restarting", []any{condition("Created"), condition("Restarting")}, false, Running, 29 * time.Second},
 		{"succeeded", []any{condition("Running"), condition("Succeeded")}, true, Succeeded, 10 * time.Second},
 		{"failed", []any{condition("Failed")}, true, Failed, 10 * time.Second},
 		{"suspended", []any{condition("Suspended")}, false, Suspended, 29 * time.Second},

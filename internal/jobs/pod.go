@@ -28,6 +28,12 @@ const (
 	QueueLabel = "kueue.x-k8s.io/queue-name"
 
 	shmVolumeName = "shm-volume"
+
+	// NvidiaVisibleDevices is the variable NVIDIA's container runtime reads to choose the GPUs a
+	// container sees. CUDA images set it to "all", so a container that requests no GPU but lands
+	// on a GPU node would see every GPU there; NoGPUs hides them, as Arena does.
+	NvidiaVisibleDevices = "NVIDIA_VISIBLE_DEVICES"
+	NoGPUs               = "void"
 )
 
 // PodOptions are the pod-level settings every job kind shares; each kind applies them to the pod
@@ -63,6 +69,20 @@ type container struct {
 	command   []string
 	resources corev1.ResourceRequirements
 	ports     []corev1.ContainerPort
+	// operatorHidesGPUs: the operator sets NvidiaVisibleDevices itself (mpi-operator's launcher),
+	// so a second definition would only shadow or be shadowed by it.
+	operatorHidesGPUs bool
+}
+
+// requestsGPU says whether a container asks for an extended resource (a GPU): its only limits
+// besides CPU and memory are the GPUs Resources sets.
+func requestsGPU(r corev1.ResourceRequirements) bool {
+	for name := range r.Limits {
+		if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
+			return true
+		}
+	}
+	return false
 }
 
 // Resources returns requests and limits for the given CPU, memory and GPUs.
@@ -110,6 +130,9 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		Ports:           c.ports,
 		ImagePullPolicy: o.ImagePullPolicy,
 		Env:             envVars(o.Env),
+	}
+	if _, set := o.Env[NvidiaVisibleDevices]; !set && !c.operatorHidesGPUs && !requestsGPU(c.resources) {
+		main.Env = append(main.Env, corev1.EnvVar{Name: NvidiaVisibleDevices, Value: NoGPUs})
 	}
 	spec := corev1.PodSpec{
 		RestartPolicy:      restartPolicy,
@@ -164,11 +187,15 @@ func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
 	c := t.Spec.Containers[0]
 	o.Image = c.Image
 	o.ImagePullPolicy = c.ImagePullPolicy
-	if len(c.Env) > 0 {
-		o.Env = map[string]string{}
-		for _, e := range c.Env {
-			o.Env[e.Name] = e.Value
+	hidden := !requestsGPU(c.Resources)
+	for _, e := range c.Env {
+		if hidden && e.Name == NvidiaVisibleDevices && e.Value == NoGPUs {
+			continue // podTemplate's, not the user's
 		}
+		if o.Env == nil {
+			o.Env = map[string]string{}
+		}
+		o.Env[e.Name] = e.Value
 	}
 	for name, q := range c.Resources.Limits {
 		switch name {

@@ -76,7 +76,9 @@ func KubeflowStatus(o Observed, roleLabel string, now time.Time) (Status, error)
 		s.Phase = Failed
 	case conditions["Suspended"]:
 		s.Phase = Suspended
-	case conditions["Running"]:
+	case conditions["Running"], conditions["Restarting"]:
+		// A restarting job (a replica failed and is being retried) is still running its
+		// training, as `arena get` shows it.
 		s.Phase = Running
 	}
 	if t := job.Status.StartTime; t != nil {

@@ -42,6 +42,25 @@ type TFJobSpec struct {
 	BackoffLimit            *int32
 	ActiveDeadlineSeconds   *int64
 	QueueName               string
+	// DynamicWorkers sets training-operator's enableDynamicWorker: workers may come and go while
+	// the job runs. It changes TF_CONFIG to the sparse form (each worker lists only itself and the
+	// parameter servers) and a failed worker no longer fails the job, so it suits only a
+	// parameter-server job without a chief; see CheckDynamicWorkers.
+	DynamicWorkers bool
+}
+
+// CheckDynamicWorkers says why dynamic workers cannot be used with a TFJob of ps parameter
+// servers and a chief or not, or nil. With the sparse TF_CONFIG a chief is told of no worker and
+// no parameter server, and workers without parameter servers know of nobody: both only make
+// sense in a static cluster.
+func CheckDynamicWorkers(ps int32, chief bool) error {
+	switch {
+	case chief:
+		return fmt.Errorf("a chief needs the whole cluster in its TF_CONFIG, which training-operator leaves out with dynamic workers")
+	case ps < 1:
+		return fmt.Errorf("dynamic workers need parameter servers: with the sparse TF_CONFIG each worker lists only itself and the parameter servers")
+	}
+	return nil
 }
 
 type tfJob struct {
@@ -59,6 +78,11 @@ type tfJobSpec struct {
 
 // NewTFJob builds the TFJob for spec.
 func NewTFJob(spec TFJobSpec) (*unstructured.Unstructured, error) {
+	if spec.DynamicWorkers {
+		if err := CheckDynamicWorkers(spec.PS, spec.Chief); err != nil {
+			return nil, err
+		}
+	}
 	workerResources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
 	if err != nil {
 		return nil, err
@@ -99,7 +123,7 @@ func NewTFJob(spec TFJobSpec) (*unstructured.Unstructured, error) {
 				BackoffLimit:            spec.BackoffLimit,
 			},
 			TFReplicaSpecs:      replicas,
-			EnableDynamicWorker: true,
+			EnableDynamicWorker: spec.DynamicWorkers,
 		},
 	}
 	return toUnstructured(&job)
@@ -129,6 +153,7 @@ func ReadTFJob(obj *unstructured.Unstructured) (TFJobSpec, error) {
 		spec.PSCPU, spec.PSMemory = psPod.CPU, psPod.Memory
 	}
 	spec.Chief = job.Spec.TFReplicaSpecs[tfChief] != nil
+	spec.DynamicWorkers = job.Spec.EnableDynamicWorker
 	spec.CleanPodPolicy = ptr.Deref(job.Spec.RunPolicy.CleanPodPolicy, "")
 	spec.TTLSecondsAfterFinished = job.Spec.RunPolicy.TTLSecondsAfterFinished
 	spec.BackoffLimit = job.Spec.RunPolicy.BackoffLimit

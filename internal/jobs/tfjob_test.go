@@ -49,8 +49,14 @@ func TestNewTFJob(t *testing.T) {
 	if diff := cmp.Diff(map[string]int32{"Worker": 2, "PS": 1, "Chief": 1}, roles); diff != "" {
 		t.Errorf("replicas (-want +got):\n%s", diff)
 	}
-	if !job.Spec.EnableDynamicWorker {
-		t.Error("enableDynamicWorker must be set for in-place rescale")
+	// A static cluster: training-operator then gives every task the full TF_CONFIG.
+	if job.Spec.EnableDynamicWorker {
+		t.Error("enableDynamicWorker must be off unless asked for: it makes TF_CONFIG sparse")
+	}
+	for role, r := range job.Spec.TFReplicaSpecs {
+		if got, want := envValue(r.Template.Spec.Containers[0].Env, NvidiaVisibleDevices), map[string]string{"PS": NoGPUs}[role]; got != want {
+			t.Errorf("%s: %s=%q, want %q", role, NvidiaVisibleDevices, got, want)
+		}
 	}
 	got, err := ReadTFJob(obj)
 	if err != nil {
@@ -62,6 +68,44 @@ func TestNewTFJob(t *testing.T) {
 	if n, err := TFWorkers(obj); err != nil || n != 2 {
 		t.Errorf("TFWorkers = %d, %v", n, err)
 	}
+}
+
+func TestTFDynamicWorkers(t *testing.T) {
+	spec := arenaTFSpec()
+	spec.DynamicWorkers = true
+	if _, err := NewTFJob(spec); err == nil {
+		t.Error("dynamic workers with a chief must be refused")
+	}
+	spec.Chief = false
+	obj, err := NewTFJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on, _, _ := unstructured.NestedBool(obj.Object, "spec", "enableDynamicWorker"); !on {
+		t.Error("enableDynamicWorker not set")
+	}
+	got, err := ReadTFJob(obj)
+	if err != nil || !got.DynamicWorkers {
+		t.Errorf("ReadTFJob lost DynamicWorkers: %+v, %v", got, err)
+	}
+	for _, c := range []struct {
+		ps    int32
+		chief bool
+		ok    bool
+	}{{1, false, true}, {0, false, false}, {2, true, false}} {
+		if err := CheckDynamicWorkers(c.ps, c.chief); (err == nil) != c.ok {
+			t.Errorf("CheckDynamicWorkers(%d, %v) = %v", c.ps, c.chief, err)
+		}
+	}
+}
+
+func envValue(env []corev1.EnvVar, name string) string {
+	for _, e := range env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
 }
 
 func TestTFJobRunning(t *testing.T) {
