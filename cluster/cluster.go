@@ -458,6 +458,13 @@ func (s *starter) startControllers() error {
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			"--server-address=",
+			// Heartbeat as a kubelet does: a node Lease renewed every quarter of its 40 s
+			// duration. Without the flag, kwok v0.7.0 renews no Lease and (choosing its
+			// default node stages by the inverted test `lease == 0`) updates node status only
+			// every 10 to 20 minutes, so the controller-manager's 50 s grace period ran out
+			// about once a minute and every node was tainted unreachable until kwok marked it
+			// Ready again.
+			"--node-lease-duration-seconds=40",
 		}},
 		{"mpi-operator", []string{kubeconfig}},
 		{"training-operator", []string{kubeconfig,

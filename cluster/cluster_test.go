@@ -75,8 +75,13 @@ func TestLocalCluster(t *testing.T) {
 	kube := kubernetes.NewForConfigOrDie(cfg)
 	dyn := dynamic.NewForConfigOrDie(cfg)
 	e := &env{t: t, kube: kube, dyn: dyn}
+	watch, err := cluster.WatchNodes(ctx, c.Kubeconfig, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("nodes", func(t *testing.T) { e.t = t; e.checkNodes(ctx) })
+	t.Run("nodes heartbeat through their leases", func(t *testing.T) { e.t = t; e.checkLeases(ctx) })
 	t.Run("crds", func(t *testing.T) {
 		for _, name := range cluster.CRDs {
 			if _, err := dyn.Resource(schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}).Get(ctx, name, metav1.GetOptions{}); err != nil {
@@ -103,6 +108,11 @@ func TestLocalCluster(t *testing.T) {
 		e.create(ctx, frameworks, frameworkYAML)
 		e.waitPods(ctx, "FC_FRAMEWORK_NAME=fw", 2, corev1.PodRunning)
 	})
+
+	// The whole test long, no node lost Ready or was tainted by Kubernetes.
+	for _, problem := range watch.Stop() {
+		t.Errorf("a node stopped being healthy: %s", problem)
+	}
 
 	pids := c.Processes
 	ports := c.Ports
@@ -160,6 +170,36 @@ func (e *env) checkNodes(ctx context.Context) {
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		e.t.Fatalf("nodes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// checkLeases checks that every node renews its Lease in kube-node-lease, as a kubelet does every
+// 10 s: the node lifecycle controller's 50 s grace period counts from the last renewal it saw, and
+// a node whose only heartbeat is a rare status update is declared unreachable between two.
+func (e *env) checkLeases(ctx context.Context) {
+	nodes, err := e.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	first := map[string]time.Time{}
+	err = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		renewed := 0
+		for _, n := range nodes.Items {
+			lease, err := e.kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, n.Name, metav1.GetOptions{})
+			if err != nil || lease.Spec.RenewTime == nil {
+				continue
+			}
+			at := lease.Spec.RenewTime.Time
+			if seen, ok := first[n.Name]; !ok {
+				first[n.Name] = at
+			} else if at.After(seen) {
+				renewed++
+			}
+		}
+		return renewed == len(nodes.Items), nil
+	})
+	if err != nil {
+		e.t.Fatalf("not every node renewed its Lease within 30 s (first renewals seen: %v): %v", first, err)
 	}
 }
 

@@ -16,7 +16,12 @@ import (
 // The Arena walkthrough's first step, `kubectl get nodes`, on the local cluster's layout.
 func TestAccNodesDataSource_seedLayout(t *testing.T) {
 	a := newAPI(t)
-	resource.ParallelTest(t, resource.TestCase{
+	// Locked once running in parallel: a test that paused holding the lock would block the
+	// serial ones.
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		Steps: []resource.TestStep{{
 			Config: providerConfig() + `

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -14,6 +15,10 @@ import (
 
 // A control-plane node: the job tests running in parallel never schedule there.
 const taintedNode = "cn-beijing.192.168.3.227"
+
+// nodeTaintsMu is held for writing by each test that changes a node's taints, and for reading by
+// each test that asserts a node's exact taints: a test owns what it expects of the nodes.
+var nodeTaintsMu sync.RWMutex
 
 func nodeTaints(a *api, node string) ([]string, error) {
 	n, err := a.kube.CoreV1().Nodes().Get(context.Background(), node, metav1.GetOptions{})
@@ -53,7 +58,12 @@ resource "training_node_taint" "dedicated" {
   effect = "NoSchedule"
 }
 `, taintedNode)
-	resource.ParallelTest(t, resource.TestCase{
+	// Locked once running in parallel: a test that paused holding the lock would block the
+	// serial ones.
+	t.Parallel()
+	nodeTaintsMu.Lock()
+	defer nodeTaintsMu.Unlock()
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             expectTaints(a, taintedNode, controlPlane.ToString()),
 		Steps: []resource.TestStep{
