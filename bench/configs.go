@@ -57,10 +57,16 @@ resource "training_mpi_job" "job" {
   name         = "bench-${count.index}"
   namespace    = "bench-training"
   image        = "horovod"
-  command      = ["mpirun", "python", "train.py"]
+  command      = ["python", "train.py"]
   worker_count = var.workers
   tolerations  = ["ssd_node"]
   wait_for     = "created"
+  # Elastic Horovod, so that a new worker count is an in-place patch of the replicas, as the
+  # peers' manifests do it (a plain mpirun job is replaced instead).
+  elastic {
+    min_workers = 1
+    max_workers = 8
+  }
 }
 `, n)
 }

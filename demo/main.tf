@@ -31,6 +31,7 @@ resource "training_mpi_job" "mpi_dist" {
 resource "training_elastic_job" "pet" {
   name         = "pet"
   image        = "torchelastic/examples:0.2.0"
+  launcher     = "torchelastic"
   script       = "/workspace/examples/imagenet/main.py"
   script_args  = ["--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"]
   worker_count = var.elastic_workers

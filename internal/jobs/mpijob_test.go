@@ -307,6 +307,10 @@ func TestMPIJobRunning(t *testing.T) {
 		{"failed", Observed{Object: mpiJobWithStatus(t, map[string]any{"conditions": []any{
 			map[string]any{"type": "Failed", "status": "True", "reason": "MPIJobFailed", "message": "launcher failed"}}})}, false, "launcher failed"},
 		{"refused by the operator", Observed{Object: running, Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "ValidationError", Message: "Found validation errors"}}}, false, "ValidationError"},
+		{"an earlier job of the name was refused", Observed{Object: running, Pods: pods(2), Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "ValidationError",
+			InvolvedObject: corev1.ObjectReference{UID: "an-earlier-job"}}}}, true, ""},
+		{"a leftover of an earlier job still there", Observed{Object: running, Pods: pods(2), Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "ErrResourceExists",
+			Message: `Resource "j-launcher" of Kind "" already exists and is not managed by MPIJob`}}}, true, ""},
 	}
 	for _, c := range cases {
 		done, err := MPIJobRunning(c.o, 2)

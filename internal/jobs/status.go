@@ -125,8 +125,16 @@ func instances(pods []corev1.Pod, roleLabel string) []Instance {
 }
 
 // fatalEventReasons are the Warning events after which an operator will not go on by itself:
-// mpi-operator reports an invalid spec only as a ValidationError event.
-var fatalEventReasons = map[string]bool{"ValidationError": true, "ErrResourceExists": true}
+// mpi-operator reports an invalid spec only as a ValidationError event. (Its ErrResourceExists
+// is not one: it retries, and a dependant of an earlier job of the same name that the garbage
+// collector has not removed yet is gone soon after.)
+var fatalEventReasons = map[string]bool{"ValidationError": true}
+
+// aboutThisObject says whether an event is about obj itself, not about an earlier object of the
+// same name (events outlive their object by about an hour).
+func aboutThisObject(e corev1.Event, obj *unstructured.Unstructured) bool {
+	return obj == nil || e.InvolvedObject.UID == "" || e.InvolvedObject.UID == obj.GetUID()
+}
 
 // KubeflowFailure returns why a Kubeflow job failed or was refused by its operator, or "".
 func KubeflowFailure(o Observed) string {
@@ -140,7 +148,7 @@ func KubeflowFailure(o Observed) string {
 		}
 	}
 	for _, e := range o.Events {
-		if e.Type == corev1.EventTypeWarning && fatalEventReasons[e.Reason] {
+		if e.Type == corev1.EventTypeWarning && fatalEventReasons[e.Reason] && aboutThisObject(e, o.Object) {
 			return fmt.Sprintf("the operator refused the job: %s: %s", e.Reason, e.Message)
 		}
 	}
@@ -214,7 +222,7 @@ func WhyNotRunning(o Observed) string {
 		}
 	}
 	for _, e := range o.Events {
-		if e.Type == corev1.EventTypeWarning {
+		if e.Type == corev1.EventTypeWarning && aboutThisObject(e, o.Object) {
 			add(fmt.Sprintf("%s: %s", e.Reason, e.Message))
 		}
 	}

@@ -51,9 +51,13 @@ resource "training_mpi_job" "fault" {
   count        = 10
   name         = "%[2]sm${count.index}"
   image        = "registry.example/horovod:0.13.11"
-  command      = ["mpirun", "python", "/train.py"]
+  command      = ["python", "/train.py"]
   worker_count = %[3]d
   tolerations  = ["all"]
+  elastic {
+    min_workers = 1
+    max_workers = 4
+  }
 }
 
 resource "training_elastic_job" "fault" {
@@ -71,9 +75,11 @@ resource "training_tf_job" "fault" {
   count        = 10
   name         = "%[2]st${count.index}"
   image        = "tensorflow/tensorflow:2.15.0"
-  command      = ["python", "/train.py"]
-  worker_count = %[3]d
-  tolerations  = ["all"]
+  command         = ["python", "/train.py"]
+  worker_count    = %[3]d
+  ps_count        = 1
+  dynamic_workers = true
+  tolerations     = ["all"]
 }
 `, kubeconfig, prefix, workers)
 }
@@ -90,7 +96,7 @@ type kindOfJob struct {
 var faultKinds = []kindOfJob{
 	{"training_mpi_job", "m", jobs.MPIJobGVR, jobs.MPIWorkerReplicas, func(w int) int { return 1 + w }, jobs.KubeflowPodSelector},
 	{"training_elastic_job", "e", jobs.FrameworkGVR, jobs.ElasticWorkers, func(w int) int { return 1 + w }, jobs.ElasticPodSelector},
-	{"training_tf_job", "t", jobs.TFJobGVR, jobs.TFWorkers, func(w int) int { return w }, jobs.KubeflowPodSelector},
+	{"training_tf_job", "t", jobs.TFJobGVR, jobs.TFWorkers, func(w int) int { return 1 + w }, jobs.KubeflowPodSelector},
 }
 
 // checkFaultJobs checks the cluster against the state: exactly ten jobs of each kind with the

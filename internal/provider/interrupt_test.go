@@ -28,12 +28,13 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// interruption says where to stop terraform: at the first request after a write of the given
-// verb to the given resource has reached the API server.
+// interruption says where to stop terraform: at the first request after the nth write (1 when
+// unset) of the given verb to the given resource has reached the API server.
 type interruption struct {
 	name     string
 	verb     string // POST, PATCH, DELETE
 	resource string // the path's resource segment: frameworks, services
+	nth      int
 }
 
 // interruptAt returns a proxy hook that, once a matching write has passed, holds the next
@@ -43,7 +44,7 @@ type interruption struct {
 // SIGINT: it gives the request up), or 10 s. fired is closed once the signal is sent.
 func interruptAt(at interruption, sig syscall.Signal, cmd *exec.Cmd) (hook func(*http.Request) bool, fired <-chan struct{}) {
 	var mu sync.Mutex
-	armed := false
+	armed, seen := false, 0
 	firedCh := make(chan struct{})
 	return func(r *http.Request) bool {
 		mu.Lock()
@@ -56,7 +57,10 @@ func interruptAt(at interruption, sig syscall.Signal, cmd *exec.Cmd) (hook func(
 		default:
 		}
 		if !armed {
-			armed = r.Method == at.verb && pathResource(r.URL.Path) == at.resource
+			if r.Method == at.verb && pathResource(r.URL.Path) == at.resource {
+				seen++
+			}
+			armed = seen >= max(at.nth, 1)
 			return true
 		}
 		// Read the body, so the server watches the connection and the request's context ends
@@ -174,7 +178,7 @@ func checkElasticJob(t *testing.T, a *api, name string, workers int) {
 }
 
 // Interrupting terraform (SIGINT, as Ctrl-C does, or SIGKILL to terraform and the provider) in
-// the middle of creating an elastic job (its Framework made, its Services not yet), of a rescale
+// the middle of creating an elastic job (its Services made, its Framework not yet), of a rescale
 // (the patch landed, the wait under way) and of a destroy (the Framework deleted, its Services
 // not yet) loses nothing: a second apply or destroy converges, with nothing orphaned or
 // duplicated, and the plan after it is empty.
@@ -185,13 +189,15 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			t.Parallel()
 			w, proxy, kubeconfig, name := interruptSetup(t)
 			w.write(elasticWorkspaceConfig(kubeconfig, name, 2))
-			w.interrupted(proxy, interruption{"between the Framework and its Services", "POST", "frameworks"}, sig, "apply")
-			// Stopped where meant: the Framework made, its Services not.
-			if _, err := a.get(jobs.FrameworkGVR, "default", name); err != nil {
-				t.Fatalf("the interrupted apply made no Framework: %v", err)
+			w.interrupted(proxy, interruption{"between the Services and the Framework", "POST", "services", 2}, sig, "apply")
+			// Stopped where meant: both Services made, the Framework not.
+			for _, role := range []string{jobs.EtcdRole, jobs.WorkerRole} {
+				if _, err := a.kube.CoreV1().Services("default").Get(context.Background(), name+"-"+role, metav1.GetOptions{}); err != nil {
+					t.Fatalf("the interrupted apply made no Service %s-%s: %v", name, role, err)
+				}
 			}
-			if svc, err := a.kube.CoreV1().Services("default").Get(context.Background(), name+"-"+jobs.EtcdRole, metav1.GetOptions{}); err == nil {
-				t.Fatalf("the interrupted apply made Service %s: it was stopped too late", svc.Name)
+			if _, err := a.get(jobs.FrameworkGVR, "default", name); !apierrors.IsNotFound(err) {
+				t.Fatalf("the interrupted apply made the Framework (%v): it was stopped too late", err)
 			}
 			w.convergeAndDestroy(a, name, 2)
 		})
@@ -201,7 +207,7 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			w.write(elasticWorkspaceConfig(kubeconfig, name, 1))
 			w.run("apply", "-auto-approve", "-input=false")
 			w.write(elasticWorkspaceConfig(kubeconfig, name, 3))
-			w.interrupted(proxy, interruption{"after the rescale patch", "PATCH", "frameworks"}, sig, "apply")
+			w.interrupted(proxy, interruption{"after the rescale patch", "PATCH", "frameworks", 1}, sig, "apply")
 			if fw, err := a.get(jobs.FrameworkGVR, "default", name); err != nil {
 				t.Fatal(err)
 			} else if workers, _ := jobs.ElasticWorkers(fw); workers != 3 {
@@ -214,7 +220,7 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			w, proxy, kubeconfig, name := interruptSetup(t)
 			w.write(elasticWorkspaceConfig(kubeconfig, name, 2))
 			w.run("apply", "-auto-approve", "-input=false")
-			w.interrupted(proxy, interruption{"between deleting the Framework and its Services", "DELETE", "frameworks"}, sig, "destroy")
+			w.interrupted(proxy, interruption{"between deleting the Framework and its Services", "DELETE", "frameworks", 1}, sig, "destroy")
 			w.run("destroy", "-auto-approve", "-input=false")
 			if err := checkNothingLeft(a, name)(nil); err != nil {
 				t.Error(err)
@@ -284,7 +290,8 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 				ExpectError: regexp.MustCompile(`(?s)this\s+provider\s+created\s+it,\s+but\s+from\s+a\s+different\s+configuration.*terraform\s+import\s+<address>\s+default/` + mpi),
 			},
 			{
-				// Somebody else's Service with the name of an elastic job's etcd Service.
+				// Somebody else's Service with the name of an elastic job's worker Service: the etcd
+				// Service, made first, is removed again when the create fails.
 				PreConfig: func() {
 					unchanged()
 					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(ctx, mpi, metav1.DeleteOptions{}); err != nil {
@@ -292,7 +299,7 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 					}
 					var err error
 					foreignService, err = a.kube.CoreV1().Services("default").Create(ctx, &corev1.Service{
-						ObjectMeta: metav1.ObjectMeta{Name: elastic + "-" + jobs.EtcdRole},
+						ObjectMeta: metav1.ObjectMeta{Name: elastic + "-" + jobs.WorkerRole},
 						Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
 					}, metav1.CreateOptions{})
 					if err != nil {
@@ -300,10 +307,10 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 					}
 				},
 				Config:      providerConfig() + elasticResource(elastic, 1),
-				ExpectError: regexp.MustCompile(`(?s)Service\s+default/` + elastic + `-etcd\s+already\s+exists\s+and\s+was\s+not\s+created\s+by\s+this\s+provider`),
+				ExpectError: regexp.MustCompile(`(?s)Service\s+default/` + elastic + `-worker\s+already\s+exists\s+and\s+was\s+not\s+created\s+by\s+this\s+provider`),
 			},
 		},
-		// The half-made elastic job (in state, tainted) is destroyed; the foreign Service stays.
+		// Nothing of the elastic job is left, and the foreign Service is as it was.
 		CheckDestroy: func(*terraform.State) error {
 			svc, err := a.kube.CoreV1().Services("default").Get(ctx, foreignService.Name, metav1.GetOptions{})
 			if err != nil {

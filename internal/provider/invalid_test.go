@@ -116,6 +116,13 @@ var invalidInputs = []invalidInput{
 	// Conflicting attributes.
 	{badElastic("elastic", 2, 1, 4, `  command = ["torchrun", "train.py"]`), `Invalid Attribute Combination.*script`},
 	{badMPI("  tensorboard {\n    log_dir = \"/a\"\n  }\n  tensorboard {\n    log_dir = \"/b\"\n  }"), `tensorboard.*at most 1`},
+	// What the program in the job could not run with.
+	{badTF("  worker_count = 2\n  ps_count = 1\n  chief = true\n  dynamic_workers = true"), `dynamic_workers.*a chief needs the whole cluster in its TF_CONFIG`},
+	{badTF("  worker_count = 2\n  dynamic_workers = true"), `dynamic_workers.*dynamic workers need parameter servers`},
+	{badMPI("  worker_count = 5\n  elastic {\n    min_workers = 1\n    max_workers = 4\n  }"), `worker_count \(5\) must be within min_workers \(1\) and max_workers \(4\)`},
+	{badMPI("  elastic {\n    min_workers = 3\n    max_workers = 2\n  }"), `min_workers \(3\) must not exceed max_workers \(2\)`},
+	{badElastic("elastic", 2, 1, 4, `  etcd_image = "quay.io/coreos/etcd:v3.6.8"`), `etcd_image = "quay.io/coreos/etcd:v3.6.8".*no longer serves the v2 API`},
+	{badElastic("elastic", 2, 1, 4, `  launcher = "deepspeed"`), `launcher = "deepspeed".*value must be one of`},
 }
 
 // Every configuration of the corpus fails at plan time with an error that names the attribute

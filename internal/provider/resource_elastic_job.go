@@ -2,7 +2,7 @@ package provider
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -24,6 +24,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -49,6 +50,7 @@ type elasticJobModel struct {
 	Name      types.String `tfsdk:"name"`
 	Namespace types.String `tfsdk:"namespace"`
 	podModel
+	Launcher                   types.String   `tfsdk:"launcher"`
 	Script                     types.String   `tfsdk:"script"`
 	ScriptArgs                 types.List     `tfsdk:"script_args"`
 	Command                    types.List     `tfsdk:"command"`
@@ -88,17 +90,25 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
 			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
 			MarkdownDescription: "Namespace of the job. Default `default`."},
+		"launcher": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.LauncherTorchrun),
+			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.Launchers...)},
+			MarkdownDescription: "What runs `script` in each worker: `torchrun` (default; PyTorch's own launcher, in every current " +
+				"PyTorch image) or `torchelastic` (`python -m torchelastic.distributed.launch`, the 2020 torchelastic package of the " +
+				"FrameworkController example's `torchelastic/examples` image). Both meet at the job's etcd (`--rdzv_endpoint=NAME-etcd:2379`, " +
+				"`--rdzv_id=NAME`, `--nnodes=MIN:MAX`); torchrun through its `etcd-v2` backend, which like torchelastic's needs the " +
+				"`python-etcd` package in the image. Ignored with `command`."},
 		"script": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
 			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
-			MarkdownDescription: "The training script torchelastic's launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `command` is set."},
+			MarkdownDescription: "The training script the launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `command` is set."},
 		"script_args": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
 			Validators:          []validator.List{listvalidator.ConflictsWith(path.MatchRoot("command"))},
 			MarkdownDescription: "Arguments of the script."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
 			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "Escape hatch: the workers' whole command, in exec form, instead of the generated " +
-				"`python -m torchelastic.distributed.launch --rdzv_backend=etcd --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N SCRIPT ARGS`."},
+				"`torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N SCRIPT ARGS`."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: alwaysInPlace, description: "in place"}},
 			MarkdownDescription: "Number of workers, within `min_workers` and `max_workers`. Changing it rescales the running job in place " +
 				"(the seed's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
 		"min_workers": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
@@ -111,8 +121,9 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per worker (torchelastic's `--nproc_per_node`). Default: the GPUs per worker, at least 1."},
 		"etcd_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultEtcdImage),
-			PlanModifiers:       replaceString,
-			MarkdownDescription: "Image of the job's own rendezvous etcd. Default `" + jobs.DefaultEtcdImage + "`."},
+			PlanModifiers: replaceString, Validators: []validator.String{etcdImageRule},
+			MarkdownDescription: "Image of the job's own rendezvous etcd. Default `" + jobs.DefaultEtcdImage + "`. The etcd serves the " +
+				"v2 API the rendezvous speaks (`--enable-v2`), which etcd 3.6 removed: an image tagged 3.6 or later is a plan-time error."},
 		"etcd_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "CPU of the etcd pod as a Kubernetes quantity."},
 		"etcd_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
@@ -155,21 +166,8 @@ func (r *elasticJobResource) ValidateConfig(ctx context.Context, req resource.Va
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("min_workers"), &minWorkers)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("max_workers"), &maxWorkers)...)
-	if workers.IsUnknown() || minWorkers.IsUnknown() || maxWorkers.IsUnknown() || workers.IsNull() || maxWorkers.IsNull() {
-		return
-	}
-	lower := int64(1)
-	if !minWorkers.IsNull() {
-		lower = minWorkers.ValueInt64()
-	}
-	if lower > maxWorkers.ValueInt64() {
-		resp.Diagnostics.AddAttributeError(path.Root("min_workers"), "Invalid worker bounds",
-			fmt.Sprintf("min_workers (%d) must not exceed max_workers (%d): they are torchelastic's --nnodes=MIN:MAX.", lower, maxWorkers.ValueInt64()))
-		return
-	}
-	if w := workers.ValueInt64(); w < lower || w > maxWorkers.ValueInt64() {
-		resp.Diagnostics.AddAttributeError(path.Root("worker_count"), "Invalid worker count",
-			fmt.Sprintf("worker_count (%d) must be within min_workers (%d) and max_workers (%d).", w, lower, maxWorkers.ValueInt64()))
+	if !resp.Diagnostics.HasError() {
+		validateBounds(workers, minWorkers, maxWorkers, path.Empty(), &resp.Diagnostics)
 	}
 }
 
@@ -195,6 +193,7 @@ func (m elasticJobModel) spec(ctx context.Context) (jobs.ElasticJobSpec, diag.Di
 		Name:                       m.Name.ValueString(),
 		Namespace:                  m.Namespace.ValueString(),
 		Pod:                        pod,
+		Launcher:                   m.Launcher.ValueString(),
 		Script:                     m.Script.ValueString(),
 		ScriptArgs:                 stringList(ctx, m.ScriptArgs, &diags),
 		Command:                    stringList(ctx, m.Command, &diags),
@@ -213,6 +212,10 @@ func (m elasticJobModel) spec(ctx context.Context) (jobs.ElasticJobSpec, diag.Di
 
 func (m *elasticJobModel) setFromSpec(ctx context.Context, s jobs.ElasticJobSpec) diag.Diagnostics {
 	diags := m.setFromPodOptions(ctx, s.Pod)
+	m.Launcher = types.StringValue(s.Launcher)
+	if s.Launcher == "" {
+		m.Launcher = types.StringValue(jobs.LauncherTorchrun) // made with a command: the default, unused
+	}
 	m.Script = optionalString(s.Script)
 	m.ScriptArgs = optionalList(ctx, s.ScriptArgs, &diags)
 	m.Command = optionalList(ctx, s.Command, &diags)
@@ -249,34 +252,59 @@ func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequ
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
+	// The Services first, as in FrameworkController's example: a worker that looked up NAME-etcd
+	// before it existed would have the miss cached and spend its rendezvous retries on it.
 	t := plan.target()
+	services := plan.serviceTargets()
+	for i, svc := range []*unstructured.Unstructured{etcdSvc, workerSvc} {
+		if _, err := r.client.Create(ctx, services[i], svc); err != nil {
+			resp.Diagnostics.AddError("Error creating elastic job's Service", alreadyExistsDetail(services[i], t.Namespace+"/"+t.Name, err))
+			r.removeUnownedServices(ctx, services[:i], &resp.Diagnostics)
+			return
+		}
+	}
 	created, err := r.client.Create(ctx, t, fw)
 	if err != nil {
 		resp.Diagnostics.AddError("Error creating elastic job", alreadyExistsDetail(t, t.Namespace+"/"+t.Name, err))
+		r.removeUnownedServices(ctx, services, &resp.Diagnostics)
 		return
 	}
 	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
 	plan.UID = types.StringValue(string(created.GetUID()))
 	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
 	plan.TensorBoardURL = types.StringNull()
-	// Saved before the Services and the wait: whatever fails next, the job is in state (tainted).
+	// Saved before anything else can fail: from here on the job is in state (tainted if need be),
+	// and destroy removes the Services with it, by name, as this provider's.
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 
 	// Owned by the Framework, so the garbage collector removes them with it whatever happens.
-	owner := metav1.OwnerReference{APIVersion: created.GetAPIVersion(), Kind: created.GetKind(), Name: created.GetName(),
-		UID: created.GetUID(), BlockOwnerDeletion: ptr.To(true)}
-	services := plan.serviceTargets()
-	for i, svc := range []*unstructured.Unstructured{etcdSvc, workerSvc} {
-		svc.SetOwnerReferences([]metav1.OwnerReference{owner})
-		st := services[i]
-		if _, err := r.client.Create(ctx, st, svc); err != nil {
-			resp.Diagnostics.AddError("Error creating elastic job's Service", alreadyExistsDetail(st, t.Namespace+"/"+t.Name, err))
+	owner, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{{
+		APIVersion: created.GetAPIVersion(), Kind: created.GetKind(), Name: created.GetName(), UID: created.GetUID(), BlockOwnerDeletion: ptr.To(true)}}}})
+	if err != nil {
+		resp.Diagnostics.AddError("Error making the Services' owner reference", err.Error())
+		return
+	}
+	for _, st := range services {
+		if _, err := r.client.Patch(ctx, st, k8stypes.MergePatchType, owner); err != nil {
+			resp.Diagnostics.AddError("Error handing the elastic job's Service to its Framework", err.Error())
 			return
 		}
 	}
 	r.createTensorBoard(ctx, &plan.tensorBoardFields, created, spec.Pod, &resp.Diagnostics)
 	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+}
+
+// removeUnownedServices deletes the Services a failed create made or adopted: this provider's,
+// not yet owned by a Framework. Anything else of those names is left alone.
+func (r *elasticJobResource) removeUnownedServices(ctx context.Context, services []kube.Target, diags *diag.Diagnostics) {
+	for _, st := range services {
+		if _, err := r.client.DeleteIf(ctx, st, func(obj *unstructured.Unstructured) bool {
+			return jobs.IsManaged(obj) && len(obj.GetOwnerReferences()) == 0
+		}); err != nil {
+			diags.AddError("Error removing "+st.String()+" after the failed create", err.Error()+"; delete it, or run terraform apply again, which adopts it.")
+		}
+	}
 }
 
 func (r *elasticJobResource) settle(ctx context.Context, m *elasticJobModel, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {

@@ -19,7 +19,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -203,52 +202,22 @@ func TestAccMPIJob_tolerateAll(t *testing.T) {
 	})
 }
 
-func TestAccMPIJob_rescaleAndDrift(t *testing.T) {
-	a := newAPI(t)
-	name := mpiJobName()
-	onSSD := func(node string) bool { return node == ssdNode }
-	config := func(workers int) string { return mpiJobConfig(name, workers, `  tolerations = ["ssd_node"]`) }
-	update := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-		plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionUpdate),
-	}}
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
-		Steps: []resource.TestStep{
-			{Config: config(2), Check: checkMPIPods(a, name, 2, onSSD)},
-			{Config: config(4), ConfigPlanChecks: update, Check: checkMPIPods(a, name, 4, onSSD)},
-			{Config: config(1), ConfigPlanChecks: update, Check: checkMPIPods(a, name, 1, onSSD)},
-			{
-				// Scaled outside Terraform: the next plan sets it back, in place.
-				PreConfig: func() {
-					patch := `{"spec":{"mpiReplicaSpecs":{"Worker":{"replicas":3}}}}`
-					if _, err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-						t.Fatal(err)
-					}
-				},
-				Config: config(1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionUpdate),
-					plancheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("worker_count"), knownvalue.Int64Exact(1)),
-				}},
-				Check: checkMPIPods(a, name, 1, onSSD),
-			},
-			{
-				// Deleted outside Terraform while running: the next plan creates it again.
-				PreConfig: func() {
-					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-						t.Fatal(err)
-					}
-					waitGone(t, a, name)
-				},
-				Config: config(1),
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionCreate),
-				}},
-				Check: checkMPIPods(a, name, 1, onSSD),
-			},
-		},
+// finishMPIJob ends the job's launcher as a successful mpirun would and waits until mpi-operator
+// reports the job succeeded.
+func (a *api) finishMPIJob(name string) {
+	a.t.Helper()
+	a.finishPods("default", jobs.KubeflowPodSelector(name)+","+jobs.MPIJobRoleLabel+"=launcher", corev1.PodSucceeded)
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		obj, err := a.get(jobs.MPIJobGVR, "default", name)
+		if err != nil {
+			return false, err
+		}
+		s, err := jobs.KubeflowStatus(jobs.Observed{Object: obj}, jobs.MPIJobRoleLabel, time.Now())
+		return err == nil && s.Phase == jobs.Succeeded, err
 	})
+	if err != nil {
+		a.t.Fatalf("the MPIJob did not succeed: %v", err)
+	}
 }
 
 func waitGone(t *testing.T, a *api, name string) {
@@ -273,20 +242,7 @@ func TestAccMPIJob_finishedJobRemovedIsNotRerun(t *testing.T) {
 			{Config: config},
 			{
 				// The launcher's mpirun exits 0: the job succeeds, and a refresh records it.
-				PreConfig: func() {
-					a.finishPods("default", jobs.KubeflowPodSelector(name)+","+jobs.MPIJobRoleLabel+"=launcher", corev1.PodSucceeded)
-					err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-						obj, err := a.get(jobs.MPIJobGVR, "default", name)
-						if err != nil {
-							return false, err
-						}
-						s, err := jobs.KubeflowStatus(jobs.Observed{Object: obj}, jobs.MPIJobRoleLabel, time.Now())
-						return err == nil && s.Phase == jobs.Succeeded, err
-					})
-					if err != nil {
-						t.Fatalf("the MPIJob did not succeed: %v", err)
-					}
-				},
+				PreConfig:    func() { a.finishMPIJob(name) },
 				RefreshState: true,
 				Check: resource.ComposeAggregateTestCheckFunc(
 					resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Succeeded),

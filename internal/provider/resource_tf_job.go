@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -26,8 +27,9 @@ import (
 )
 
 var (
-	_ resource.ResourceWithConfigure   = (*tfJobResource)(nil)
-	_ resource.ResourceWithImportState = (*tfJobResource)(nil)
+	_ resource.ResourceWithConfigure      = (*tfJobResource)(nil)
+	_ resource.ResourceWithImportState    = (*tfJobResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*tfJobResource)(nil)
 )
 
 func newTFJobResource() resource.Resource { return &tfJobResource{} }
@@ -46,6 +48,7 @@ type tfJobModel struct {
 	PSCPU       types.String   `tfsdk:"ps_cpu"`
 	PSMemory    types.String   `tfsdk:"ps_memory"`
 	Chief       types.Bool     `tfsdk:"chief"`
+	Dynamic     types.Bool     `tfsdk:"dynamic_workers"`
 	Timeouts    timeouts.Value `tfsdk:"timeouts"`
 	tensorBoardFields
 	statusModel
@@ -66,8 +69,18 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The command of every replica, in exec form; training-operator sets `TF_CONFIG` for each."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			MarkdownDescription: "Number of workers (Arena: `--workers`). Changing it rescales the running job in place " +
-				"(the TFJob has `enableDynamicWorker`); with `wait_for = \"running\"` the apply waits until exactly that many workers run."},
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: inPlaceWhenTrue("dynamic_workers"),
+				description: "in place with dynamic_workers, otherwise by replacing the job"}},
+			MarkdownDescription: "Number of workers (Arena: `--workers`). TensorFlow's cluster is static: every task's `TF_CONFIG` lists " +
+				"every worker, so changing it **replaces** the job, unless `dynamic_workers` is set, when it rescales the running job in place. " +
+				"With `wait_for = \"running\"` the apply waits until exactly that many workers run."},
+		"dynamic_workers": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
+			MarkdownDescription: "Let workers join and leave while the job runs (training-operator's `enableDynamicWorker`), so that " +
+				"`worker_count` changes in place. Default false. training-operator then gives each task a sparse `TF_CONFIG`: a worker " +
+				"lists only itself and the parameter servers, a parameter server only itself; and a failed worker no longer fails the job. " +
+				"That suits an asynchronous parameter-server job (`ParameterServerStrategy`), so it needs `ps_count` of at least 1 and no " +
+				"`chief`; a `MultiWorkerMirroredStrategy` job needs the full cluster and must leave it off."},
 		"ps_count": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
 			PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(0, 1000)},
@@ -83,14 +96,30 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A distributed TensorFlow job run by training-operator: a Kubeflow `TFJob` (`kubeflow.org/v1`) with " +
 			"`worker_count` workers, optional parameter servers and an optional chief, all running the same image and command. " +
-			"It does what `arena submit tf` does, tolerations included. Changing `worker_count` rescales the job in place; changing anything " +
-			"baked into its pods replaces it. Destroy deletes the TFJob with foreground propagation and waits until it and all its pods are gone.",
+			"It does what `arena submit tf` does, tolerations included. Changing `worker_count` replaces the job, or rescales it in place " +
+			"with `dynamic_workers`; changing anything baked into its pods replaces it. Destroy deletes the TFJob with foreground propagation and waits until it and all its pods are gone.",
 		Attributes: mergeAttributes(own, map[string]schema.Attribute{"tensorboard_url": tensorBoardURLAttribute()}, runPolicyAttributes("a failed replica"), podAttributes("every replica"), statusAttributes()),
 		Blocks: map[string]schema.Block{
 			"toleration":  podBlocks("every replica")["toleration"],
 			"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
 			"tensorboard": tensorBoardBlock(),
 		},
+	}
+}
+
+// ValidateConfig refuses dynamic workers where training-operator's sparse TF_CONFIG would leave
+// tasks without the cluster they need.
+func (r *tfJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var dynamic, chief types.Bool
+	var ps types.Int64
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("dynamic_workers"), &dynamic)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("chief"), &chief)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("ps_count"), &ps)...)
+	if !dynamic.ValueBool() || chief.IsUnknown() || ps.IsUnknown() {
+		return
+	}
+	if err := jobs.CheckDynamicWorkers(int32(ps.ValueInt64()), chief.ValueBool()); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("dynamic_workers"), "Invalid dynamic workers", err.Error()+".")
 	}
 }
 
@@ -103,12 +132,13 @@ func (m tfJobModel) spec(ctx context.Context) (jobs.TFJobSpec, diag.Diagnostics)
 	pod, diags := m.podOptions(ctx)
 	spec := jobs.TFJobSpec{
 		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod,
-		Command:  stringList(ctx, m.Command, &diags),
-		Workers:  int32(m.WorkerCount.ValueInt64()),
-		PS:       int32(m.PSCount.ValueInt64()),
-		PSCPU:    m.PSCPU.ValueString(),
-		PSMemory: m.PSMemory.ValueString(),
-		Chief:    m.Chief.ValueBool(),
+		Command:        stringList(ctx, m.Command, &diags),
+		Workers:        int32(m.WorkerCount.ValueInt64()),
+		PS:             int32(m.PSCount.ValueInt64()),
+		PSCPU:          m.PSCPU.ValueString(),
+		PSMemory:       m.PSMemory.ValueString(),
+		Chief:          m.Chief.ValueBool(),
+		DynamicWorkers: m.Dynamic.ValueBool(),
 	}
 	spec.CleanPodPolicy, spec.TTLSecondsAfterFinished, spec.BackoffLimit, spec.ActiveDeadlineSeconds, spec.QueueName = m.runPolicy()
 	return spec, diags
@@ -122,6 +152,7 @@ func (m *tfJobModel) setFromSpec(ctx context.Context, s jobs.TFJobSpec) diag.Dia
 	m.PSCPU = optionalString(s.PSCPU)
 	m.PSMemory = optionalString(s.PSMemory)
 	m.Chief = types.BoolValue(s.Chief)
+	m.Dynamic = types.BoolValue(s.DynamicWorkers)
 	m.setRunPolicy(s.CleanPodPolicy, s.TTLSecondsAfterFinished, s.BackoffLimit, s.ActiveDeadlineSeconds, s.QueueName)
 	return diags
 }

@@ -6,78 +6,79 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-func tfJobConfig(name string, workers int) string {
+func tfJobConfig(name string, workers int, extra string) string {
 	return providerConfig() + fmt.Sprintf(`
 resource "training_tf_job" "test" {
   name         = %[1]q
   image        = "tensorflow/tensorflow:2.15.0-gpu"
   command      = ["python", "/workspace/train.py"]
   worker_count = %[2]d
-  ps_count     = 1
-  chief        = true
   gpus         = 1
   tolerations  = ["gpu_node"]
-}
-`, name, workers)
+%[3]s}
+`, name, workers, extra)
 }
 
-// The seed says tolerations apply to MPI and TF jobs: a TF job tolerating gpu_node lands only
-// on the gpu_node nodes, and is rescaled in place.
-func TestAccTFJob_tolerateGPUNodeAndRescale(t *testing.T) {
+// checkOnGPUNodes checks that every pod of the job tolerating gpu_node landed on a gpu_node node,
+// as the seed's walkthrough has it.
+func checkOnGPUNodes(a *api, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
+			if n := p.Spec.NodeName; n != "cn-beijing.192.168.3.228" && n != "cn-beijing.192.168.3.229" {
+				return fmt.Errorf("pod %s runs on %s, not on a gpu_node node", p.Name, n)
+			}
+		}
+		return nil
+	}
+}
+
+// Arena's `submit tf` with a chief, parameter servers and workers, tolerating the GPU nodes:
+// every task is told of the whole cluster (MultiWorkerMirroredStrategy and ParameterServerStrategy need it), and a new
+// worker count replaces the job, since a running TensorFlow cluster cannot take one.
+func TestAccTFJob_everyTaskSeesTheWholeCluster(t *testing.T) {
 	a := newAPI(t)
 	name := acctest.RandomWithPrefix("tf-acc-tf")
-	onGPUNode := map[string]bool{"cn-beijing.192.168.3.228": true, "cn-beijing.192.168.3.229": true}
-	checkPods := func(workers int) resource.TestCheckFunc {
-		return func(*terraform.State) error {
-			return a.waitPods(jobs.KubeflowPodSelector(name), func(pods []corev1.Pod) bool {
-				roles := map[string]int{}
-				for _, p := range pods {
-					if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !onGPUNode[p.Spec.NodeName] {
-						return false
-					}
-					roles[p.Labels[jobs.ReplicaTypeLabel]]++
-				}
-				return roles["worker"] == workers && roles["ps"] == 1 && roles["chief"] == 1 && len(pods) == workers+2
-			})
-		}
-	}
+	const roles = "  ps_count     = 2\n  chief        = true\n"
+	var uid types.UID
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy: func(s *terraform.State) error {
-			if _, err := a.get(jobs.TFJobGVR, "default", name); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("TFJob %s still exists after destroy (err=%v)", name, err)
-			}
-			if pods := a.pods("default", jobs.KubeflowPodSelector(name)); len(pods) > 0 {
-				return fmt.Errorf("%d pods of TFJob %s are left after destroy", len(pods), name)
-			}
-			return nil
-		},
+		CheckDestroy:             checkNothingLeft(a, name),
 		Steps: []resource.TestStep{
 			{
-				Config: tfJobConfig(name, 2),
-				Check:  checkPods(2),
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("training_tf_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running)),
-					statecheck.ExpectKnownValue("training_tf_job.test", tfjsonpath.New("instances"), knownvalue.ListSizeExact(4)),
-				},
+				Config: tfJobConfig(name, 3, roles),
+				Check: resource.ComposeTestCheckFunc(
+					checkTFConfig(a, name, map[string]int{"chief": 1, "ps": 2, "worker": 3}),
+					checkOnGPUNodes(a, name),
+					func(*terraform.State) error {
+						job, err := a.get(jobs.TFJobGVR, "default", name)
+						if err == nil {
+							uid = job.GetUID()
+						}
+						return err
+					},
+				),
 			},
 			{
-				Config: tfJobConfig(name, 3),
+				Config: tfJobConfig(name, 4, roles),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("training_tf_job.test", plancheck.ResourceActionUpdate),
+					plancheck.ExpectResourceAction("training_tf_job.test", plancheck.ResourceActionDestroyBeforeCreate),
 				}},
-				Check: checkPods(3),
+				Check: resource.ComposeTestCheckFunc(
+					checkTFConfig(a, name, map[string]int{"chief": 1, "ps": 2, "worker": 4}),
+					func(*terraform.State) error {
+						if job, err := a.get(jobs.TFJobGVR, "default", name); err != nil || job.GetUID() == uid {
+							return fmt.Errorf("the TFJob was not replaced (uid %v, err %v)", uid, err)
+						}
+						return nil
+					},
+				),
 			},
 			{
 				ResourceName:            "training_tf_job.test",
@@ -85,6 +86,43 @@ func TestAccTFJob_tolerateGPUNodeAndRescale(t *testing.T) {
 				ImportStateId:           "default/" + name,
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
+			},
+		},
+	})
+}
+
+// With dynamic workers (a parameter-server job without a chief) the worker count changes in
+// place: new workers join, the parameter server keeps running.
+func TestAccTFJob_dynamicWorkersRescaleInPlace(t *testing.T) {
+	a := newAPI(t)
+	name := acctest.RandomWithPrefix("tf-acc-tfd")
+	const extra = "  ps_count        = 1\n  dynamic_workers = true\n"
+	var ps types.UID
+	psPod := func(*terraform.State) error {
+		pods, err := a.runningPods(jobs.KubeflowPodSelector(name)+","+jobs.ReplicaTypeLabel+"=ps", 1)
+		if err != nil {
+			return err
+		}
+		if ps != "" && pods[0].UID != ps {
+			return fmt.Errorf("the parameter server was restarted by the rescale")
+		}
+		ps = pods[0].UID
+		return expectGPUVisibility(pods[0])
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkNothingLeft(a, name),
+		Steps: []resource.TestStep{
+			{Config: tfJobConfig(name, 2, extra), Check: psPod},
+			{
+				Config: tfJobConfig(name, 3, extra),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_tf_job.test", plancheck.ResourceActionUpdate),
+				}},
+				Check: resource.ComposeTestCheckFunc(psPod, func(*terraform.State) error {
+					_, err := a.runningPods(jobs.KubeflowPodSelector(name)+","+jobs.ReplicaTypeLabel+"=worker", 3)
+					return err
+				}),
 			},
 		},
 	})

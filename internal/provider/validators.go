@@ -56,6 +56,7 @@ var (
 		}
 		return nil
 	}}
+	etcdImageRule  = stringRule{"etcd image", jobs.CheckEtcdImage}
 	dataVolumeRule = stringRule{"data volume", func(s string) error {
 		_, err := jobs.ParseDataVolume(s)
 		return err

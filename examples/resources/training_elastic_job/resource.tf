@@ -3,6 +3,7 @@
 resource "training_elastic_job" "pet" {
   name        = "pet"
   image       = "torchelastic/examples:0.2.0"
+  launcher    = "torchelastic" # the example's 2020 image has torchelastic, not torchrun
   script      = "/workspace/examples/imagenet/main.py"
   script_args = ["--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"]
 

@@ -42,6 +42,23 @@ resource "training_mpi_job" "anywhere" {
   wait_for     = "created"
 }
 
+# Elastic Horovod: worker_count changes in place, between min_workers and max_workers, while
+# horovodrun finds the workers through mpi-operator's discovery script. A plain mpirun job (the
+# ones above) is replaced instead: its ranks are fixed when it starts.
+resource "training_mpi_job" "elastic" {
+  name         = "horovod-elastic"
+  image        = "horovod/horovod:0.28.1"
+  command      = ["python", "/horovod/examples/elastic/pytorch/pytorch_mnist_elastic.py"]
+  worker_count = 2
+  gpus         = 1
+  tolerations  = ["gpu_node"]
+
+  elastic {
+    min_workers = 1
+    max_workers = 4
+  }
+}
+
 # Where each instance runs, like the NODE column of `arena get`, and the TensorBoard.
 output "ssd_instances" {
   value = { for i in training_mpi_job.ssd.instances : i.name => i.node }

@@ -1,0 +1,94 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// workerCountPlan decides how a change of worker_count is applied: in place when the program in
+// the job can take new workers while it runs (inPlace says so from the planned configuration),
+// otherwise by replacing the job, which the plan shows as such. An in-place rescale of a job that
+// has finished is refused at plan: nothing would run the new workers.
+type workerCountPlan struct {
+	// inPlace reads the plan and says whether this job rescales in place.
+	inPlace func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics)
+	// description says when it does, for the docs.
+	description string
+}
+
+func (m workerCountPlan) Description(context.Context) string { return m.description }
+func (m workerCountPlan) MarkdownDescription(ctx context.Context) string {
+	return m.Description(ctx)
+}
+
+func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.IsUnknown() || req.PlanValue.Equal(req.StateValue) {
+		return
+	}
+	inPlace, diags := m.inPlace(ctx, req.Plan)
+	resp.Diagnostics.Append(diags...)
+	if diags.HasError() {
+		return
+	}
+	if !inPlace {
+		resp.RequiresReplace = true
+		return
+	}
+	var status types.String
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
+	if jobs.Finished(status.ValueString()) {
+		resp.Diagnostics.AddAttributeError(req.Path, "Cannot rescale a finished job",
+			fmt.Sprintf("The job has finished (%s), so no program is left to take %d workers instead of %d. To run it again "+
+				"with %[2]d workers, replace it: terraform apply -replace=<address>.", status.ValueString(), req.PlanValue.ValueInt64(), req.StateValue.ValueInt64()))
+	}
+}
+
+// alwaysInPlace is inPlace for jobs whose program always takes a rescale (torchelastic).
+func alwaysInPlace(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) { return true, nil }
+
+// inPlaceWhenTrue is inPlace for jobs that rescale in place when a bool attribute is true.
+func inPlaceWhenTrue(attribute string) func(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) {
+	return func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics) {
+		var v types.Bool
+		diags := plan.GetAttribute(ctx, path.Root(attribute), &v)
+		return v.ValueBool(), diags
+	}
+}
+
+// inPlaceWithBlock is inPlace for jobs that rescale in place when a block is present.
+func inPlaceWithBlock(block string) func(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) {
+	return func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics) {
+		var v types.List
+		diags := plan.GetAttribute(ctx, path.Root(block), &v)
+		return len(v.Elements()) > 0, diags
+	}
+}
+
+// validateBounds checks min <= workers <= max at plan time (elastic Horovod's --min-np/--max-np,
+// torchelastic's --nnodes=MIN:MAX), with the error on the attribute that breaks it.
+func validateBounds(workers, lo, hi types.Int64, bounds path.Path, diags *diag.Diagnostics) {
+	if workers.IsUnknown() || lo.IsUnknown() || hi.IsUnknown() || workers.IsNull() || hi.IsNull() {
+		return
+	}
+	low := int64(1)
+	if !lo.IsNull() {
+		low = lo.ValueInt64()
+	}
+	if low > hi.ValueInt64() {
+		diags.AddAttributeError(bounds.AtName("min_workers"), "Invalid worker bounds",
+			fmt.Sprintf("min_workers (%d) must not exceed max_workers (%d).", low, hi.ValueInt64()))
+		return
+	}
+	if w := workers.ValueInt64(); w < low || w > hi.ValueInt64() {
+		diags.AddAttributeError(path.Root("worker_count"), "Invalid worker count",
+			fmt.Sprintf("worker_count (%d) must be within min_workers (%d) and max_workers (%d).", w, low, hi.ValueInt64()))
+	}
+}
