@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,30 +49,6 @@ func comparableObject(t *testing.T, obj map[string]any) any {
 	annotations := u.GetAnnotations()
 	delete(annotations, ElasticInputsAnnotation)
 	u.SetAnnotations(annotations)
-	// The etcd requests no GPU, so it is told to see none (TestElasticJobGPUVisibility).
-	roles, _, _ := unstructured.NestedSlice(u.Object, "spec", "taskRoles")
-	for _, r := range roles {
-		containers, _, _ := unstructured.NestedSlice(r.(map[string]any), "task", "pod", "spec", "containers")
-		for _, c := range containers {
-			c := c.(map[string]any)
-			env, _, _ := unstructured.NestedSlice(c, "env")
-			var kept []any
-			for _, e := range env {
-				if e.(map[string]any)["name"] != NvidiaVisibleDevices {
-					kept = append(kept, e)
-				}
-			}
-			if kept == nil {
-				delete(c, "env")
-			} else {
-				c["env"] = kept
-			}
-		}
-		_ = unstructured.SetNestedSlice(r.(map[string]any), containers, "task", "pod", "spec", "containers")
-	}
-	if roles != nil {
-		_ = unstructured.SetNestedSlice(u.Object, roles, "spec", "taskRoles")
-	}
 	data, err := json.Marshal(u.Object)
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +64,15 @@ func comparableObject(t *testing.T, obj map[string]any) any {
 	}
 	if err := json.Unmarshal(data, typed); err != nil {
 		t.Fatal(err)
+	}
+	// The etcd requests no GPU, so it is told to see none (TestElasticJobGPUVisibility).
+	if f, ok := typed.(*framework); ok {
+		for _, r := range f.Spec.TaskRoles {
+			for i := range r.Task.Pod.Spec.Containers {
+				c := &r.Task.Pod.Spec.Containers[i]
+				c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == NvidiaVisibleDevices })
+			}
+		}
 	}
 	return typed
 }
@@ -314,7 +300,7 @@ func TestElasticJobGPUVisibility(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, r := range f.Spec.TaskRoles {
-			got[r.Name] = envValue(r.Task.Pod.Spec.Containers[0].Env, NvidiaVisibleDevices)
+			got[r.Name] = visibleDevices(r.Task.Pod.Spec.Containers[0].Env)
 		}
 		if want := map[string]string{EtcdRole: NoGPUs, WorkerRole: worker}; !cmp.Equal(want, got) {
 			t.Errorf("%d GPUs: %s per role %v, want %v", gpus, NvidiaVisibleDevices, got, want)

@@ -163,7 +163,7 @@ func TestNoGPUContainersSeeNoGPU(t *testing.T) {
 		if err := fromUnstructured(obj, &job); err != nil {
 			t.Fatal(err)
 		}
-		if got := envValue(job.Spec.MPIReplicaSpecs[mpiWorker].Template.Spec.Containers[0].Env, NvidiaVisibleDevices); got != want {
+		if got := visibleDevices(job.Spec.MPIReplicaSpecs[mpiWorker].Template.Spec.Containers[0].Env); got != want {
 			t.Errorf("%d GPUs: worker %s=%q, want %q", gpus, NvidiaVisibleDevices, got, want)
 		}
 		// mpi-operator hides the GPUs from the launcher itself (an empty value, appended last).

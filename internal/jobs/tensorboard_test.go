@@ -32,7 +32,7 @@ func TestNewTensorBoard(t *testing.T) {
 	if len(c.Resources.Limits) != 0 {
 		t.Error("TensorBoard must not take the job's GPUs")
 	}
-	if got := envValue(c.Env, NvidiaVisibleDevices); got != NoGPUs {
+	if got := visibleDevices(c.Env); got != NoGPUs {
 		t.Errorf("TensorBoard %s=%q, want %q: it would see every GPU of a GPU node", NvidiaVisibleDevices, got, NoGPUs)
 	}
 	if len(spec.Tolerations) != 1 || spec.Tolerations[0].Key != "ssd_node" {

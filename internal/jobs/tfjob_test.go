@@ -54,7 +54,7 @@ func TestNewTFJob(t *testing.T) {
 		t.Error("enableDynamicWorker must be off unless asked for: it makes TF_CONFIG sparse")
 	}
 	for role, r := range job.Spec.TFReplicaSpecs {
-		if got, want := envValue(r.Template.Spec.Containers[0].Env, NvidiaVisibleDevices), map[string]string{"PS": NoGPUs}[role]; got != want {
+		if got, want := visibleDevices(r.Template.Spec.Containers[0].Env), map[string]string{"PS": NoGPUs}[role]; got != want {
 			t.Errorf("%s: %s=%q, want %q", role, NvidiaVisibleDevices, got, want)
 		}
 	}
@@ -99,9 +99,10 @@ func TestTFDynamicWorkers(t *testing.T) {
 	}
 }
 
-func envValue(env []corev1.EnvVar, name string) string {
+// visibleDevices is the NVIDIA_VISIBLE_DEVICES a container's env sets, or "".
+func visibleDevices(env []corev1.EnvVar) string {
 	for _, e := range env {
-		if e.Name == name {
+		if e.Name == NvidiaVisibleDevices {
 			return e.Value
 		}
 	}
