@@ -16,8 +16,29 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// FrameworkGVR is FrameworkController's Framework.
-var FrameworkGVR = schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"}
+// Elastic is FrameworkController's Framework running elastic PyTorch: an etcd task role for the
+// rendezvous and a worker task role, and two Services the workers find the etcd and each other by.
+var Elastic = &Kind{
+	Name: "elastic", Object: "Framework", Operator: "FrameworkController", RoleLabel: TaskRoleLabel,
+	GVR:                 schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"},
+	InstancesFromObject: true, RunningPhase: "AttemptRunning",
+	podSelector: func(job string) string { return FrameworkNameLabel + "=" + job },
+	status:      func(o Observed, now time.Time) (Status, error) { return readFrameworkStatus(o.Object, now) },
+	failure:     func(o Observed) string { return frameworkFailure(o.Object) },
+	workers:     elasticWorkers,
+	rescale:     elasticRescalePatch,
+	priorityClass: func(obj *unstructured.Unstructured) string {
+		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "taskRoles")
+		for _, r := range roles {
+			if m, ok := r.(map[string]any); ok && m["name"] == WorkerRole {
+				s, _, _ := unstructured.NestedString(m, "task", "pod", "spec", "priorityClassName")
+				return s
+			}
+		}
+		return ""
+	},
+	dependents: func(job string) []string { return []string{job + "-" + EtcdRole, job + "-" + WorkerRole} },
+}
 
 // ServiceGVR is the core Service.
 var ServiceGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
@@ -95,6 +116,20 @@ type ElasticJobSpec struct {
 	// MaxRetryCount is the framework's and each worker's retry count (fancy retry policy).
 	MaxRetryCount              int32
 	PodGracefulDeletionTimeout int64
+}
+
+// Kind is Elastic.
+func (s ElasticJobSpec) Kind() *Kind { return Elastic }
+
+// Build returns the Framework and its two Services, which are created first.
+func (s ElasticJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	fw, etcd, worker, err := NewElasticJob(s)
+	return fw, []*unstructured.Unstructured{etcd, worker}, err
+}
+
+// Expect is the etcd and the workers.
+func (s ElasticJobSpec) Expect() map[string]int {
+	return map[string]int{EtcdRole: 1, WorkerRole: int(s.Workers)}
 }
 
 // workerCommand runs the script under the launcher, with an etcd rendezvous at the job's own
@@ -237,17 +272,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	worker.Spec.Hostname = "{{FC_TASKROLE_NAME}}-{{FC_TASK_INDEX}}"
 	worker.Spec.Subdomain = "{{FC_FRAMEWORK_NAME}}-{{FC_TASKROLE_NAME}}"
 
-	// The etcd pod shares only the scheduling settings: it must land where the workers may.
-	etcdPod := PodOptions{
-		Image:             ptr.Deref(optional(spec.EtcdImage), DefaultEtcdImage),
-		NodeSelector:      spec.Pod.NodeSelector,
-		Tolerations:       spec.Pod.Tolerations,
-		PriorityClassName: spec.Pod.PriorityClassName,
-		ImagePullSecrets:  spec.Pod.ImagePullSecrets,
-		ImagePullPolicy:   spec.Pod.ImagePullPolicy,
-		Labels:            spec.Pod.Labels,
-		Annotations:       spec.Pod.Annotations,
-	}
+	etcdPod := spec.Pod.companion(ptr.Deref(optional(spec.EtcdImage), DefaultEtcdImage))
 	etcd, err := etcdPod.podTemplate(container{name: "etcd", command: etcdCommand, resources: etcdResources,
 		ports: []corev1.ContainerPort{{ContainerPort: etcdPort}}}, corev1.RestartPolicyAlways)
 	if err != nil {
@@ -256,7 +281,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 
 	grace := ptr.To(spec.PodGracefulDeletionTimeout)
 	f := framework{
-		TypeMeta:   metav1.TypeMeta{APIVersion: FrameworkGVR.GroupVersion().String(), Kind: "Framework"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: Elastic.GVR.GroupVersion().String(), Kind: Elastic.Object},
 		ObjectMeta: objectMeta(spec.Name, spec.Namespace, spec.Pod),
 		Spec: frameworkSpec{
 			ExecutionType: "Start",
@@ -323,11 +348,11 @@ func objectMeta(name, namespace string, o PodOptions) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(o.Labels, ""), Annotations: copyMap(o.Annotations)}
 }
 
-// ElasticRescalePatch is the example's guarded JSON patch on /spec: it tests that the task role
+// elasticRescalePatch is the example's guarded JSON patch on /spec: it tests that the task role
 // at the worker index is still "worker", and that its taskNumber is still what Terraform last
 // read (so a concurrent rescale is not silently overwritten), then replaces taskNumber and
 // minSucceededTaskCount together.
-func ElasticRescalePatch(from, to int32) []byte {
+func elasticRescalePatch(from, to int32) []byte {
 	role := fmt.Sprintf("/spec/taskRoles/%d", workerRoleIndex)
 	patch, _ := json.Marshal([]map[string]any{
 		{"op": "test", "path": role + "/name", "value": WorkerRole},
@@ -337,9 +362,6 @@ func ElasticRescalePatch(from, to int32) []byte {
 	})
 	return patch
 }
-
-// ElasticPodSelector selects every pod of an elastic job, the etcd's included.
-func ElasticPodSelector(name string) string { return FrameworkNameLabel + "=" + name }
 
 // ReadElasticJob recovers the spec of an elastic job from its Framework (for import).
 func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
@@ -387,8 +409,8 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	return spec, nil
 }
 
-// ElasticWorkers returns the worker taskNumber of a Framework object.
-func ElasticWorkers(obj *unstructured.Unstructured) (int32, error) {
+// elasticWorkers returns the worker taskNumber of a Framework object.
+func elasticWorkers(obj *unstructured.Unstructured) (int32, error) {
 	var f framework
 	if err := fromUnstructured(obj, &f); err != nil {
 		return 0, err
@@ -434,9 +456,9 @@ type frameworkStatus struct {
 	} `json:"status"`
 }
 
-// FrameworkStatus maps a Framework's state to the job phases, and its task statuses to the
+// readFrameworkStatus maps a Framework's state to the job phases, and its task statuses to the
 // instances (role, index, task state, pod, node).
-func FrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status, error) {
+func readFrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status, error) {
 	var f frameworkStatus
 	if err := fromUnstructured(obj, &f); err != nil {
 		return Status{}, err
@@ -489,8 +511,8 @@ func FrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status, err
 	return s, nil
 }
 
-// FrameworkFailure returns why a Framework failed, or "".
-func FrameworkFailure(obj *unstructured.Unstructured) string {
+// frameworkFailure returns why a Framework failed, or "".
+func frameworkFailure(obj *unstructured.Unstructured) string {
 	var f frameworkStatus
 	if obj == nil || fromUnstructured(obj, &f) != nil || f.Status == nil || f.Status.State != "Completed" {
 		return ""
@@ -499,38 +521,4 @@ func FrameworkFailure(obj *unstructured.Unstructured) string {
 		return fmt.Sprintf("the job failed: %s: %s", cs.Type.Name, cs.Diagnostics)
 	}
 	return ""
-}
-
-// ElasticJobRunning says whether an elastic job runs with exactly workers workers, in both
-// views: the Framework is AttemptRunning and lists the etcd task and exactly that many worker
-// tasks, all AttemptRunning; and the etcd and that many worker pods are Running, with no removed
-// worker pod left.
-func ElasticJobRunning(o Observed, workers int32) (bool, error) {
-	if reason := FrameworkFailure(o.Object); reason != "" {
-		return false, fmt.Errorf("%s", reason)
-	}
-	if o.Object == nil {
-		return false, nil
-	}
-	if o.Object.GetDeletionTimestamp() != nil {
-		return false, fmt.Errorf("the Framework is being deleted")
-	}
-	s, err := FrameworkStatus(o.Object, time.Now())
-	if err != nil {
-		return false, err
-	}
-	if s.Phase == Succeeded {
-		return true, nil
-	}
-	tasks := map[string]int{}
-	for _, in := range s.Instances {
-		if in.Phase != "AttemptRunning" {
-			return false, nil
-		}
-		tasks[in.Role]++
-	}
-	etcd, _ := RunningCount(o.Pods, TaskRoleLabel, EtcdRole)
-	running, total := RunningCount(o.Pods, TaskRoleLabel, WorkerRole)
-	return s.Phase == Running && tasks[EtcdRole] == 1 && tasks[WorkerRole] == int(workers) &&
-		etcd == 1 && running == int(workers) && total == int(workers), nil
 }

@@ -150,7 +150,7 @@ func TestElasticCustomCommandAndQuoting(t *testing.T) {
 func TestElasticRescalePatch(t *testing.T) {
 	// The seed's scale-down 4 -> 2, with one more test op: the count Terraform last read.
 	var ops []map[string]any
-	if err := json.Unmarshal(ElasticRescalePatch(4, 2), &ops); err != nil {
+	if err := json.Unmarshal(Elastic.RescalePatch(4, 2), &ops); err != nil {
 		t.Fatal(err)
 	}
 	want := []map[string]any{
@@ -166,7 +166,7 @@ func TestElasticRescalePatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := ElasticWorkers(fw); err != nil || n != 4 {
+	if n, err := Elastic.Workers(fw); err != nil || n != 4 {
 		t.Errorf("ElasticWorkers = %d, %v; want 4", n, err)
 	}
 }
@@ -210,18 +210,18 @@ func TestFrameworkStatus(t *testing.T) {
 		{retried(status("AttemptCreationPending", "")), Running, 30 * time.Second, false},
 	}
 	for _, c := range cases {
-		got, err := FrameworkStatus(c.obj, start.Add(30*time.Second))
+		got, err := readFrameworkStatus(c.obj, start.Add(30*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got.Phase != c.phase || got.Duration != c.duration {
 			t.Errorf("state %v: phase %s duration %s, want %s %s", c.obj.Object["status"], got.Phase, got.Duration, c.phase, c.duration)
 		}
-		if (FrameworkFailure(c.obj) != "") != c.failure {
-			t.Errorf("FrameworkFailure(%s) = %q", got.Phase, FrameworkFailure(c.obj))
+		if (frameworkFailure(c.obj) != "") != c.failure {
+			t.Errorf("frameworkFailure(%s) = %q", got.Phase, frameworkFailure(c.obj))
 		}
 	}
-	got, _ := FrameworkStatus(status("AttemptRunning", ""), start)
+	got, _ := readFrameworkStatus(status("AttemptRunning", ""), start)
 	want := []Instance{
 		{Name: "pet-etcd-0", Role: "etcd", Phase: "AttemptRunning", Node: "n1"},
 		{Name: "pet-worker-0", Role: "worker", Phase: "AttemptRunning", Node: "n1"},
@@ -317,7 +317,7 @@ func TestFrameworkStatusOfSeedCompletedFramework(t *testing.T) {
 	if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096).Decode(&obj.Object); err != nil {
 		t.Fatal(err)
 	}
-	got, err := FrameworkStatus(obj, time.Now())
+	got, err := readFrameworkStatus(obj, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestFrameworkStatusOfSeedCompletedFramework(t *testing.T) {
 	if c := got.Instances[3].Created; !c.Equal(time.Date(2020, 7, 31, 7, 34, 55, 0, time.UTC)) {
 		t.Errorf("pet-worker-2 created %s, want the scale-up's 07:34:55", c)
 	}
-	if n, err := ElasticWorkers(obj); err != nil || n != 3 {
+	if n, err := Elastic.Workers(obj); err != nil || n != 3 {
 		t.Errorf("ElasticWorkers = %d, %v; want 3 (after the seed's rescale)", n, err)
 	}
 }

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -9,28 +8,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
 
-// MPIJobGVR is mpi-operator's MPIJob, version v2beta1.
-var MPIJobGVR = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v2beta1", Resource: "mpijobs"}
+// MPI is mpi-operator's MPIJob (kubeflow.org/v2beta1): one launcher running mpirun (or
+// horovodrun) and the workers it reaches over SSH.
+var MPI = kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs")
 
-// mpi-operator's pod labels and replica types.
 const (
-	MPIJobNameLabel = "training.kubeflow.org/job-name"
-	MPIJobRoleLabel = "training.kubeflow.org/job-role"
-
 	mpiLauncher = "Launcher"
-	mpiWorker   = "Worker"
+	mpiWorker   = kubeflowWorker
 )
 
 // DefaultWorkerCommand runs the SSH daemon mpi-operator v2 expects in workers: the launcher's
 // mpirun reaches them over SSH.
 var DefaultWorkerCommand = []string{"/usr/sbin/sshd", "-De"}
-
-// Clean pod policies of the Kubeflow run policy.
-var CleanPodPolicies = []string{"None", "Running", "All"}
 
 // MPIJobSpec is everything a training_mpi_job says.
 type MPIJobSpec struct {
@@ -43,11 +35,7 @@ type MPIJobSpec struct {
 	// SlotsPerWorker defaults to the GPUs per worker, at least 1.
 	SlotsPerWorker              int32
 	LauncherCPU, LauncherMemory string
-	CleanPodPolicy              string
-	TTLSecondsAfterFinished     *int32
-	BackoffLimit                *int32
-	ActiveDeadlineSeconds       *int64
-	QueueName                   string
+	RunPolicy                   RunPolicy
 	// Elastic runs elastic Horovod: the launcher runs LauncherCommand under horovodrun with
 	// mpi-operator's host discovery script, so workers may be added and removed while it runs.
 	// Without it the job runs plain mpirun, whose ranks are fixed when it starts.
@@ -130,31 +118,18 @@ type mpiJobSpec struct {
 	MPIReplicaSpecs   map[string]*replicaSpec `json:"mpiReplicaSpecs"`
 }
 
-type runPolicy struct {
-	CleanPodPolicy          *string `json:"cleanPodPolicy,omitempty"`
-	TTLSecondsAfterFinished *int32  `json:"ttlSecondsAfterFinished,omitempty"`
-	ActiveDeadlineSeconds   *int64  `json:"activeDeadlineSeconds,omitempty"`
-	BackoffLimit            *int32  `json:"backoffLimit,omitempty"`
+// Kind is MPI.
+func (s MPIJobSpec) Kind() *Kind { return MPI }
+
+// Build returns the MPIJob; it has no dependents.
+func (s MPIJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	job, err := NewMPIJob(s)
+	return job, nil, err
 }
 
-type replicaSpec struct {
-	Replicas      *int32                 `json:"replicas,omitempty"`
-	Template      corev1.PodTemplateSpec `json:"template,omitempty"`
-	RestartPolicy string                 `json:"restartPolicy,omitempty"`
-}
-
-// jobStatus is the Kubeflow JobStatus, shared by MPIJob, TFJob and PyTorchJob.
-type jobStatus struct {
-	Conditions     []jobCondition `json:"conditions,omitempty"`
-	StartTime      *metav1.Time   `json:"startTime,omitempty"`
-	CompletionTime *metav1.Time   `json:"completionTime,omitempty"`
-}
-
-type jobCondition struct {
-	Type    string `json:"type"`
-	Status  string `json:"status"`
-	Reason  string `json:"reason,omitempty"`
-	Message string `json:"message,omitempty"`
+// Expect is the launcher and the workers.
+func (s MPIJobSpec) Expect() map[string]int {
+	return map[string]int{"launcher": 1, "worker": int(s.Workers)}
 }
 
 // NewMPIJob builds the MPIJob for spec.
@@ -195,21 +170,11 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	job := mpiJob{
-		TypeMeta: metav1.TypeMeta{APIVersion: MPIJobGVR.GroupVersion().String(), Kind: "MPIJob"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        spec.Name,
-			Namespace:   spec.Namespace,
-			Labels:      jobLabels(spec.Pod.Labels, spec.QueueName),
-			Annotations: copyMap(spec.Pod.Annotations),
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: MPI.GVR.GroupVersion().String(), Kind: MPI.Object},
+		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),
 		Spec: mpiJobSpec{
 			SlotsPerWorker: ptr.To(slots),
-			RunPolicy: runPolicy{
-				CleanPodPolicy:          optional(spec.CleanPodPolicy),
-				TTLSecondsAfterFinished: spec.TTLSecondsAfterFinished,
-				ActiveDeadlineSeconds:   spec.ActiveDeadlineSeconds,
-				BackoffLimit:            spec.BackoffLimit,
-			},
+			RunPolicy:      spec.RunPolicy.api(),
 			MPIReplicaSpecs: map[string]*replicaSpec{
 				mpiLauncher: {Replicas: ptr.To[int32](1), Template: launcher, RestartPolicy: "OnFailure"},
 				mpiWorker:   {Replicas: ptr.To(spec.Workers), Template: worker},
@@ -231,8 +196,10 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 		return spec, fmt.Errorf("MPIJob %s/%s has no %s or %s replica spec", job.Namespace, job.Name, mpiLauncher, mpiWorker)
 	}
 	spec.Pod = readPodOptions(worker.Template)
-	spec.Pod.Labels, spec.QueueName = userLabels(job.Labels)
+	var queue string
+	spec.Pod.Labels, queue = userLabels(job.Labels)
 	spec.Pod.Annotations = userAnnotations(job.Annotations)
+	spec.RunPolicy = readRunPolicy(job.Spec.RunPolicy, queue)
 	spec.Workers = ptr.Deref(worker.Replicas, 1)
 	if len(worker.Template.Spec.Containers) > 0 {
 		spec.WorkerCommand = worker.Template.Spec.Containers[0].Command
@@ -252,35 +219,7 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 		}
 	}
 	spec.SlotsPerWorker = ptr.Deref(job.Spec.SlotsPerWorker, 1)
-	spec.CleanPodPolicy = ptr.Deref(job.Spec.RunPolicy.CleanPodPolicy, "")
-	spec.TTLSecondsAfterFinished = job.Spec.RunPolicy.TTLSecondsAfterFinished
-	spec.BackoffLimit = job.Spec.RunPolicy.BackoffLimit
-	spec.ActiveDeadlineSeconds = job.Spec.RunPolicy.ActiveDeadlineSeconds
 	return spec, nil
-}
-
-// MPIWorkerReplicas returns the Worker replicas of an MPIJob object.
-func MPIWorkerReplicas(obj *unstructured.Unstructured) (int32, error) {
-	n, found, err := unstructured.NestedInt64(obj.Object, "spec", "mpiReplicaSpecs", mpiWorker, "replicas")
-	if err != nil {
-		return 0, err
-	}
-	if !found {
-		return 1, nil // the CRD's default
-	}
-	return int32(n), nil
-}
-
-// MPIRescalePatch is a JSON patch that changes the Worker replicas from one count to another,
-// guarded by a test op: if someone else changed the count since Terraform read it, the API
-// server rejects the patch instead of silently overwriting their change.
-func MPIRescalePatch(from, to int32) []byte {
-	const path = "/spec/mpiReplicaSpecs/" + mpiWorker + "/replicas"
-	patch, _ := json.Marshal([]map[string]any{
-		{"op": "test", "path": path, "value": from},
-		{"op": "replace", "path": path, "value": to},
-	})
-	return patch
 }
 
 func jobLabels(user map[string]string, queue string) map[string]string {

@@ -47,11 +47,13 @@ func arenaSSDSpec() MPIJobSpec {
 		Workers:                 1,
 		LauncherCPU:             "1",
 		LauncherMemory:          "1Gi",
-		CleanPodPolicy:          "Running",
-		TTLSecondsAfterFinished: ptr.To[int32](3600),
-		BackoffLimit:            ptr.To[int32](3),
-		ActiveDeadlineSeconds:   ptr.To[int64](86400),
-		QueueName:               "gpu-queue",
+		RunPolicy: RunPolicy{
+			CleanPodPolicy:          "Running",
+			TTLSecondsAfterFinished: ptr.To[int32](3600),
+			BackoffLimit:            ptr.To[int32](3),
+			ActiveDeadlineSeconds:   ptr.To[int64](86400),
+			QueueName:               "gpu-queue",
+		},
 	}
 }
 
@@ -196,7 +198,7 @@ func TestDefaultSlots(t *testing.T) {
 
 func TestMPIRescalePatch(t *testing.T) {
 	var ops []map[string]any
-	if err := json.Unmarshal(MPIRescalePatch(2, 4), &ops); err != nil {
+	if err := json.Unmarshal(MPI.RescalePatch(2, 4), &ops); err != nil {
 		t.Fatal(err)
 	}
 	want := []map[string]any{
@@ -224,7 +226,7 @@ func condition(kind string) map[string]any { return map[string]any{"type": kind,
 
 func pod(name, role string, phase corev1.PodPhase, node string) corev1.Pod {
 	return corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{MPIJobRoleLabel: role}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{JobRoleLabel: role}},
 		Spec:       corev1.PodSpec{NodeName: node},
 		Status:     corev1.PodStatus{Phase: phase},
 	}
@@ -265,7 +267,7 @@ func TestKubeflowStatus(t *testing.T) {
 				pod("j-worker-0", "worker", corev1.PodPending, ""),
 			},
 		}
-		got, err := KubeflowStatus(o, MPIJobRoleLabel, now)
+		got, err := MPI.Status(o, now)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +315,7 @@ func TestMPIJobRunning(t *testing.T) {
 			Message: `Resource "j-launcher" of Kind "" already exists and is not managed by MPIJob`}}}, true, ""},
 	}
 	for _, c := range cases {
-		done, err := MPIJobRunning(c.o, 2)
+		done, err := MPI.Running(c.o, map[string]int{"launcher": 1, "worker": 2})
 		if done != c.done {
 			t.Errorf("%s: done = %v, want %v", c.name, done, c.done)
 		}

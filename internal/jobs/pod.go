@@ -63,6 +63,23 @@ type PodOptions struct {
 	MountShm bool
 }
 
+// companion is what a job's companion pod (its rendezvous etcd, its TensorBoard) inherits from
+// the job's pods: where they may be scheduled (node selector, tolerations, priority), how images
+// are pulled, and the job's labels and annotations. It runs its own image and gets no resources,
+// environment, volumes or GPUs of the job's.
+func (o PodOptions) companion(image string) PodOptions {
+	return PodOptions{
+		Image:             image,
+		NodeSelector:      o.NodeSelector,
+		Tolerations:       o.Tolerations,
+		PriorityClassName: o.PriorityClassName,
+		ImagePullSecrets:  o.ImagePullSecrets,
+		ImagePullPolicy:   o.ImagePullPolicy,
+		Labels:            o.Labels,
+		Annotations:       o.Annotations,
+	}
+}
+
 // container is what differs between the containers of one job's roles.
 type container struct {
 	name      string

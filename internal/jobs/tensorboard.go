@@ -32,19 +32,18 @@ type TensorBoardSpec struct {
 // TensorBoardName is the name of a job's TensorBoard Deployment and Service.
 func TensorBoardName(job string) string { return job + "-tensorboard" }
 
-// NewTensorBoard builds the Deployment and NodePort Service of a job's TensorBoard. Its pod gets
-// the job's scheduling settings (tolerations, node selector) and data volumes, so it lands where
-// the job may and reads the job's logs; it gets no GPU. owner is the job object, so the
+// NewTensorBoard builds the Deployment and NodePort Service of a job's TensorBoard. Its pod is a
+// companion of the job's (see companion) with the job's data volumes, so it lands where the job
+// may and reads the job's logs; it gets no GPU. owner is the job object, so the
 // TensorBoard is garbage-collected with it.
 func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOptions, owner metav1.OwnerReference) (deployment, service *unstructured.Unstructured, err error) {
 	image := tb.Image
 	if image == "" {
 		image = DefaultTensorBoardImage
 	}
-	opts := PodOptions{
-		Image: image, NodeSelector: pod.NodeSelector, Tolerations: pod.Tolerations,
-		ImagePullSecrets: pod.ImagePullSecrets, ImagePullPolicy: pod.ImagePullPolicy, DataVolumes: pod.DataVolumes,
-	}
+	// A companion of the job's that reads the job's logs from the job's data volumes.
+	opts := pod.companion(image)
+	opts.DataVolumes = pod.DataVolumes
 	template, err := opts.podTemplate(container{
 		name:    "tensorboard",
 		command: []string{"tensorboard", "--logdir", tb.LogDir, "--host", "0.0.0.0", "--port", fmt.Sprint(TensorBoardPort)},

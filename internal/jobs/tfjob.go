@@ -1,25 +1,20 @@
 package jobs
 
 import (
-	"encoding/json"
 	"fmt"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/ptr"
 )
 
-// TFJobGVR is training-operator's TFJob.
-var TFJobGVR = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}
+// TF is training-operator's TFJob (kubeflow.org/v1): workers, parameter servers and a chief,
+// each told of the whole cluster in TF_CONFIG.
+var TF = kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs")
 
-// training-operator's pod labels (its v1 jobs share mpi-operator's job-name label) and TFJob
-// replica types.
+// TFJob replica types.
 const (
-	ReplicaTypeLabel = "training.kubeflow.org/replica-type"
-
-	tfWorker = "Worker"
+	tfWorker = kubeflowWorker
 	tfPS     = "PS"
 	tfChief  = "Chief"
 	// training-operator's webhook requires the container to have this name.
@@ -34,19 +29,33 @@ type TFJobSpec struct {
 	Command         []string
 	Workers         int32
 	// PS are parameter servers; they get PSCPU and PSMemory but no GPUs.
-	PS                      int32
-	PSCPU, PSMemory         string
-	Chief                   bool
-	CleanPodPolicy          string
-	TTLSecondsAfterFinished *int32
-	BackoffLimit            *int32
-	ActiveDeadlineSeconds   *int64
-	QueueName               string
+	PS              int32
+	PSCPU, PSMemory string
+	Chief           bool
+	RunPolicy       RunPolicy
 	// DynamicWorkers sets training-operator's enableDynamicWorker: workers may come and go while
 	// the job runs. It changes TF_CONFIG to the sparse form (each worker lists only itself and the
 	// parameter servers) and a failed worker no longer fails the job, so it suits only a
 	// parameter-server job without a chief; see CheckDynamicWorkers.
 	DynamicWorkers bool
+}
+
+// Kind is TF.
+func (s TFJobSpec) Kind() *Kind { return TF }
+
+// Build returns the TFJob; it has no dependents.
+func (s TFJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	job, err := NewTFJob(s)
+	return job, nil, err
+}
+
+// Expect is the workers, the parameter servers and the chief.
+func (s TFJobSpec) Expect() map[string]int {
+	expect := map[string]int{"worker": int(s.Workers), "ps": int(s.PS)}
+	if s.Chief {
+		expect["chief"] = 1
+	}
+	return expect
 }
 
 // CheckDynamicWorkers says why dynamic workers cannot be used with a TFJob of ps parameter
@@ -110,18 +119,10 @@ func NewTFJob(spec TFJobSpec) (*unstructured.Unstructured, error) {
 		replicas[tfPS] = &replicaSpec{Replicas: ptr.To(spec.PS), Template: ps, RestartPolicy: "OnFailure"}
 	}
 	job := tfJob{
-		TypeMeta: metav1.TypeMeta{APIVersion: TFJobGVR.GroupVersion().String(), Kind: "TFJob"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name: spec.Name, Namespace: spec.Namespace,
-			Labels: jobLabels(spec.Pod.Labels, spec.QueueName), Annotations: copyMap(spec.Pod.Annotations),
-		},
+		TypeMeta:   metav1.TypeMeta{APIVersion: TF.GVR.GroupVersion().String(), Kind: TF.Object},
+		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),
 		Spec: tfJobSpec{
-			RunPolicy: runPolicy{
-				CleanPodPolicy:          optional(spec.CleanPodPolicy),
-				TTLSecondsAfterFinished: spec.TTLSecondsAfterFinished,
-				ActiveDeadlineSeconds:   spec.ActiveDeadlineSeconds,
-				BackoffLimit:            spec.BackoffLimit,
-			},
+			RunPolicy:           spec.RunPolicy.api(),
 			TFReplicaSpecs:      replicas,
 			EnableDynamicWorker: spec.DynamicWorkers,
 		},
@@ -141,8 +142,10 @@ func ReadTFJob(obj *unstructured.Unstructured) (TFJobSpec, error) {
 		return spec, fmt.Errorf("TFJob %s/%s has no %s replica spec", job.Namespace, job.Name, tfWorker)
 	}
 	spec.Pod = readPodOptions(worker.Template)
-	spec.Pod.Labels, spec.QueueName = userLabels(job.Labels)
+	var queue string
+	spec.Pod.Labels, queue = userLabels(job.Labels)
 	spec.Pod.Annotations = userAnnotations(job.Annotations)
+	spec.RunPolicy = readRunPolicy(job.Spec.RunPolicy, queue)
 	spec.Workers = ptr.Deref(worker.Replicas, 1)
 	if len(worker.Template.Spec.Containers) > 0 {
 		spec.Command = worker.Template.Spec.Containers[0].Command
@@ -154,67 +157,5 @@ func ReadTFJob(obj *unstructured.Unstructured) (TFJobSpec, error) {
 	}
 	spec.Chief = job.Spec.TFReplicaSpecs[tfChief] != nil
 	spec.DynamicWorkers = job.Spec.EnableDynamicWorker
-	spec.CleanPodPolicy = ptr.Deref(job.Spec.RunPolicy.CleanPodPolicy, "")
-	spec.TTLSecondsAfterFinished = job.Spec.RunPolicy.TTLSecondsAfterFinished
-	spec.BackoffLimit = job.Spec.RunPolicy.BackoffLimit
-	spec.ActiveDeadlineSeconds = job.Spec.RunPolicy.ActiveDeadlineSeconds
 	return spec, nil
-}
-
-// TFWorkers returns the Worker replicas of a TFJob object.
-func TFWorkers(obj *unstructured.Unstructured) (int32, error) {
-	var job tfJob
-	if err := fromUnstructured(obj, &job); err != nil {
-		return 0, err
-	}
-	if w := job.Spec.TFReplicaSpecs[tfWorker]; w != nil {
-		return ptr.Deref(w.Replicas, 1), nil
-	}
-	return 0, fmt.Errorf("TFJob %s/%s has no %s replica spec", job.Namespace, job.Name, tfWorker)
-}
-
-// TFRescalePatch changes the Worker replicas, guarded like MPIRescalePatch.
-func TFRescalePatch(from, to int32) []byte {
-	const path = "/spec/tfReplicaSpecs/" + tfWorker + "/replicas"
-	patch, _ := json.Marshal([]map[string]any{
-		{"op": "test", "path": path, "value": from},
-		{"op": "replace", "path": path, "value": to},
-	})
-	return patch
-}
-
-// KubeflowPodSelector selects the pods of a Kubeflow job (MPIJob, TFJob, PyTorchJob).
-func KubeflowPodSelector(name string) string { return MPIJobNameLabel + "=" + name }
-
-// TFJobRunning says whether a TFJob runs with exactly workers workers and all its parameter
-// servers and chief: training-operator reports it Running and the pods of each role are
-// Running, with no removed worker left.
-func TFJobRunning(o Observed, workers, ps int32, chief bool) (bool, error) {
-	if reason := KubeflowFailure(o); reason != "" {
-		return false, fmt.Errorf("%s", reason)
-	}
-	if o.Object == nil {
-		return false, nil
-	}
-	if o.Object.GetDeletionTimestamp() != nil {
-		return false, fmt.Errorf("the TFJob is being deleted")
-	}
-	status, err := KubeflowStatus(o, ReplicaTypeLabel, time.Now())
-	if err != nil {
-		return false, err
-	}
-	if status.Phase == Succeeded {
-		return true, nil
-	}
-	want := map[string]int{"worker": int(workers), "ps": int(ps)}
-	if chief {
-		want["chief"] = 1
-	}
-	for role, n := range want {
-		running, total := RunningCount(o.Pods, ReplicaTypeLabel, role)
-		if running != n || total != n {
-			return false, nil
-		}
-	}
-	return status.Phase == Running, nil
 }

@@ -18,7 +18,7 @@ func arenaTFSpec() TFJobSpec {
 		Pod:     PodOptions{Image: "tensorflow/tensorflow:2.15.0-gpu", GPUs: 1, GPUResource: DefaultGPUResource, Tolerations: []corev1.Toleration{gpu}},
 		Command: []string{"python", "train.py"},
 		Workers: 2, PS: 1, PSCPU: "2", Chief: true,
-		CleanPodPolicy: "Running", BackoffLimit: ptr.To[int32](2),
+		RunPolicy: RunPolicy{CleanPodPolicy: "Running", BackoffLimit: ptr.To[int32](2)},
 	}
 }
 
@@ -65,7 +65,7 @@ func TestNewTFJob(t *testing.T) {
 	if diff := cmp.Diff(arenaTFSpec(), got); diff != "" {
 		t.Errorf("ReadTFJob(NewTFJob(spec)) (-want +got):\n%s", diff)
 	}
-	if n, err := TFWorkers(obj); err != nil || n != 2 {
+	if n, err := TF.Workers(obj); err != nil || n != 2 {
 		t.Errorf("TFWorkers = %d, %v", n, err)
 	}
 }
@@ -128,13 +128,13 @@ func TestTFJobRunning(t *testing.T) {
 		{"no chief yet", all[:3], false},
 		{"a worker short", all[1:], false},
 	} {
-		done, err := TFJobRunning(Observed{Object: obj, Pods: c.pods}, 2, 1, true)
+		done, err := TF.Running(Observed{Object: obj, Pods: c.pods}, arenaTFSpec().Expect())
 		if err != nil || done != c.done {
 			t.Errorf("%s: done=%v err=%v, want %v", c.name, done, err, c.done)
 		}
 	}
 	var none *unstructured.Unstructured
-	if done, _ := TFJobRunning(Observed{Object: none}, 2, 1, true); done {
+	if done, _ := TF.Running(Observed{Object: none}, arenaTFSpec().Expect()); done {
 		t.Error("a missing TFJob does not run")
 	}
 }
@@ -149,7 +149,7 @@ func TestWorkerPriorityClass(t *testing.T) {
 	fw, _, _, _ := NewElasticJob(es)
 	plain, _ := NewMPIJob(MPIJobSpec{Name: "p", Pod: PodOptions{Image: "i"}, Workers: 1})
 	for obj, want := range map[*unstructured.Unstructured]string{tf: "high", mpi: "low", fw: "mid", plain: ""} {
-		if got := WorkerPriorityClass(obj); got != want {
+		if got := KindByName(map[string]string{"TFJob": "tf", "MPIJob": "mpi", "Framework": "elastic"}[obj.GetKind()]).PriorityClass(obj); got != want {
 			t.Errorf("%s: priority %q, want %q", obj.GetKind(), got, want)
 		}
 	}

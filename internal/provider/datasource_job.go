@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -11,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -24,13 +24,6 @@ func newJobDataSource() datasource.DataSource { return &jobDataSource{} }
 type jobDataSource struct {
 	client *kube.Client
 }
-
-// The kinds of job the data source reads, by the name a configuration gives.
-const (
-	kindMPI     = "mpi"
-	kindTF      = "tf"
-	kindElastic = "elastic"
-)
 
 type jobDataModel struct {
 	Kind           types.String `tfsdk:"kind"`
@@ -58,12 +51,17 @@ func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataReque
 }
 
 func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
+	var names, kinds []string
+	for _, k := range jobs.Kinds() {
+		names = append(names, k.Name)
+		kinds = append(kinds, fmt.Sprintf("`%s` (%s, run by %s)", k.Name, k.Object, k.Operator))
+	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "A training job as `arena get` shows it: status, priority, training duration, and each instance with its state, age and node. " +
-			"It reads any MPI, TF or elastic job, including ones created outside this Terraform configuration.",
+			"It reads a job of any kind the provider manages, including ones created outside this Terraform configuration.",
 		Attributes: map[string]schema.Attribute{
-			"kind": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf(kindMPI, kindTF, kindElastic)},
-				MarkdownDescription: "`mpi` (an MPIJob), `tf` (a TFJob) or `elastic` (a FrameworkController Framework)."},
+			"kind": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf(names...)},
+				MarkdownDescription: "The kind of job: " + strings.Join(kinds, ", ") + "."},
 			"namespace": schema.StringAttribute{Optional: true, Validators: []validator.String{namespaceRule},
 				MarkdownDescription: "Namespace of the job. Default `default`."},
 			"name":            schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule}, MarkdownDescription: "Name of the job."},
@@ -103,39 +101,29 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	name := m.Name.ValueString()
 	now := time.Now()
 
-	var (
-		status   jobs.Status
-		priority string
-		obj      *unstructured.Unstructured
-		err      error
-	)
-	switch m.Kind.ValueString() {
-	case kindMPI, kindTF:
-		t := kube.Target{GVR: jobs.MPIJobGVR, Kind: "MPIJob", Namespace: namespace, Name: name, PodSelector: jobs.KubeflowPodSelector(name)}
-		roleLabel := jobs.MPIJobRoleLabel
-		if m.Kind.ValueString() == kindTF {
-			t.GVR, t.Kind, roleLabel = jobs.TFJobGVR, "TFJob", jobs.ReplicaTypeLabel
-		}
-		var observed jobs.Observed
-		if observed, err = d.client.Observe(ctx, t); err == nil && observed.Object != nil {
-			obj = observed.Object
-			status, err = jobs.KubeflowStatus(observed, roleLabel, now)
-		}
-	case kindElastic:
-		t := kube.Target{GVR: jobs.FrameworkGVR, Kind: "Framework", Namespace: namespace, Name: name}
-		if obj, err = d.client.Get(ctx, t); err == nil && obj != nil {
-			status, err = jobs.FrameworkStatus(obj, now)
-		}
+	kind := jobs.KindByName(m.Kind.ValueString())
+	t := kube.Target{GVR: kind.GVR, Kind: kind.Object, Namespace: namespace, Name: name, PodSelector: kind.PodSelector(name)}
+	var observed jobs.Observed
+	var err error
+	if kind.InstancesFromObject {
+		observed.Object, err = d.client.Get(ctx, t)
+	} else {
+		observed, err = d.client.Observe(ctx, t)
 	}
 	if err != nil {
-		resp.Diagnostics.AddError("Error reading job", err.Error())
+		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
 		return
 	}
-	if obj == nil {
-		resp.Diagnostics.AddError("Job not found", fmt.Sprintf("There is no %s job %s/%s.", m.Kind.ValueString(), namespace, name))
+	if observed.Object == nil {
+		resp.Diagnostics.AddError("Job not found", fmt.Sprintf("There is no %s job %s/%s.", kind.Name, namespace, name))
 		return
 	}
-	priority = jobs.WorkerPriorityClass(obj)
+	status, err := kind.Status(observed, now)
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading the status of "+t.String(), err.Error())
+		return
+	}
+	priority := kind.PriorityClass(observed.Object)
 	if priority == "" {
 		priority = "N/A"
 	}

@@ -28,13 +28,13 @@ func TestAccJobDataSource_matchesAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+	if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
-	running := a.waitPods(jobs.KubeflowPodSelector(name), func(pods []corev1.Pod) bool {
+	running := a.waitPods(jobs.MPI.PodSelector(name), func(pods []corev1.Pod) bool {
 		n := 0
 		for _, p := range pods {
 			if p.Status.Phase == corev1.PodRunning {
@@ -63,7 +63,7 @@ data "training_job" "get" {
 				func(s *terraform.State) error {
 					attrs := s.RootModule().Resources["data.training_job.get"].Primary.Attributes
 					nodes := map[string]string{}
-					for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
+					for _, p := range a.pods("default", jobs.MPI.PodSelector(name)) {
 						nodes[p.Name] = p.Spec.NodeName
 					}
 					for i := 0; i < 3; i++ {

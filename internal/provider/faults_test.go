@@ -94,9 +94,9 @@ type kindOfJob struct {
 }
 
 var faultKinds = []kindOfJob{
-	{"training_mpi_job", "m", jobs.MPIJobGVR, jobs.MPIWorkerReplicas, func(w int) int { return 1 + w }, jobs.KubeflowPodSelector},
-	{"training_elastic_job", "e", jobs.FrameworkGVR, jobs.ElasticWorkers, func(w int) int { return 1 + w }, jobs.ElasticPodSelector},
-	{"training_tf_job", "t", jobs.TFJobGVR, jobs.TFWorkers, func(w int) int { return 1 + w }, jobs.KubeflowPodSelector},
+	{"training_mpi_job", "m", jobs.MPI.GVR, jobs.MPI.Workers, func(w int) int { return 1 + w }, jobs.MPI.PodSelector},
+	{"training_elastic_job", "e", jobs.Elastic.GVR, jobs.Elastic.Workers, func(w int) int { return 1 + w }, jobs.Elastic.PodSelector},
+	{"training_tf_job", "t", jobs.TF.GVR, jobs.TF.Workers, func(w int) int { return 1 + w }, jobs.TF.PodSelector},
 }
 
 // checkFaultJobs checks the cluster against the state: exactly ten jobs of each kind with the
@@ -149,7 +149,7 @@ func checkFaultJobs(a *api, prefix string, workers int) resource.TestCheckFunc {
 				}); err != nil {
 					return fmt.Errorf("%s: want exactly %d Running pods: %w", name, want, err)
 				}
-				if kind.gvr == jobs.FrameworkGVR {
+				if kind.gvr == jobs.Elastic.GVR {
 					for _, role := range []string{jobs.EtcdRole, jobs.WorkerRole} {
 						svc, err := a.kube.CoreV1().Services("default").Get(ctx, name+"-"+role, metav1.GetOptions{})
 						if err != nil {
@@ -171,7 +171,7 @@ func checkNothingLeft(a *api, prefix string) func(*terraform.State) error {
 	return func(*terraform.State) error {
 		ctx := context.Background()
 		var left []string
-		for _, gvr := range []schema.GroupVersionResource{jobs.MPIJobGVR, jobs.FrameworkGVR, jobs.TFJobGVR, jobs.ServiceGVR, jobs.DeploymentGVR,
+		for _, gvr := range []schema.GroupVersionResource{jobs.MPI.GVR, jobs.Elastic.GVR, jobs.TF.GVR, jobs.ServiceGVR, jobs.DeploymentGVR,
 			{Version: "v1", Resource: "pods"}} {
 			list, err := a.dyn.Resource(gvr).Namespace("default").List(ctx, metav1.ListOptions{})
 			if err != nil {

@@ -142,11 +142,11 @@ resource "training_elastic_job" "test" {
 func checkElasticJob(t *testing.T, a *api, name string, workers int) {
 	t.Helper()
 	ctx := context.Background()
-	fw, err := a.get(jobs.FrameworkGVR, "default", name)
+	fw, err := a.get(jobs.Elastic.GVR, "default", name)
 	if err != nil {
 		t.Fatalf("Framework %s: %v", name, err)
 	}
-	if got, err := jobs.ElasticWorkers(fw); err != nil || int(got) != workers {
+	if got, err := jobs.Elastic.Workers(fw); err != nil || int(got) != workers {
 		t.Errorf("Framework %s has %d workers (%v), want %d", name, got, err, workers)
 	}
 	services, err := a.kube.CoreV1().Services("default").List(ctx, metav1.ListOptions{})
@@ -165,7 +165,7 @@ func checkElasticJob(t *testing.T, a *api, name string, workers int) {
 	if len(ours) != 2 {
 		t.Errorf("Services of %s: %v, want exactly the etcd and worker Services", name, ours)
 	}
-	if err := a.waitPods(jobs.ElasticPodSelector(name), func(pods []corev1.Pod) bool {
+	if err := a.waitPods(jobs.Elastic.PodSelector(name), func(pods []corev1.Pod) bool {
 		for _, p := range pods {
 			if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
 				return false
@@ -196,7 +196,7 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 					t.Fatalf("the interrupted apply made no Service %s-%s: %v", name, role, err)
 				}
 			}
-			if _, err := a.get(jobs.FrameworkGVR, "default", name); !apierrors.IsNotFound(err) {
+			if _, err := a.get(jobs.Elastic.GVR, "default", name); !apierrors.IsNotFound(err) {
 				t.Fatalf("the interrupted apply made the Framework (%v): it was stopped too late", err)
 			}
 			w.convergeAndDestroy(a, name, 2)
@@ -208,9 +208,9 @@ func TestAccInterruptedApplyAndDestroyConverge(t *testing.T) {
 			w.run("apply", "-auto-approve", "-input=false")
 			w.write(elasticWorkspaceConfig(kubeconfig, name, 3))
 			w.interrupted(proxy, interruption{"after the rescale patch", "PATCH", "frameworks", 1}, sig, "apply")
-			if fw, err := a.get(jobs.FrameworkGVR, "default", name); err != nil {
+			if fw, err := a.get(jobs.Elastic.GVR, "default", name); err != nil {
 				t.Fatal(err)
-			} else if workers, _ := jobs.ElasticWorkers(fw); workers != 3 {
+			} else if workers, _ := jobs.Elastic.Workers(fw); workers != 3 {
 				t.Fatalf("the rescale patch had not landed when terraform was stopped: %d workers", workers)
 			}
 			w.convergeAndDestroy(a, name, 3)
@@ -249,7 +249,7 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 	var foreignService *corev1.Service
 	mpiConfig := providerConfig() + mpiJobBlock("test", mpi, "")
 	unchanged := func() {
-		now, err := a.get(jobs.MPIJobGVR, "default", mpi)
+		now, err := a.get(jobs.MPI.GVR, "default", mpi)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -267,7 +267,7 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 			{
 				PreConfig: func() {
 					var err error
-					foreignJob, err = a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Create(ctx, suspendedMPIJob(mpi), metav1.CreateOptions{})
+					foreignJob, err = a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Create(ctx, suspendedMPIJob(mpi), metav1.CreateOptions{})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -281,7 +281,7 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 					unchanged()
 					patch := fmt.Sprintf(`{"metadata":{"labels":{%q:%q},"annotations":{%q:"0123"}}}`, jobs.ManagedByLabel, jobs.ManagedByValue, jobs.RequestHashAnnotation)
 					var err error
-					foreignJob, err = a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Patch(ctx, mpi, k8stypes.MergePatchType, []byte(patch), metav1.PatchOptions{})
+					foreignJob, err = a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Patch(ctx, mpi, k8stypes.MergePatchType, []byte(patch), metav1.PatchOptions{})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -294,7 +294,7 @@ func TestAccForeignObjectsAreNotTakenOver(t *testing.T) {
 				// Service, made first, is removed again when the create fails.
 				PreConfig: func() {
 					unchanged()
-					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(ctx, mpi, metav1.DeleteOptions{}); err != nil {
+					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(ctx, mpi, metav1.DeleteOptions{}); err != nil {
 						t.Fatal(err)
 					}
 					var err error
@@ -357,8 +357,8 @@ func TestAccChangeBetweenPlanAndApplyIsNotOverwritten(t *testing.T) {
 	w.run("plan", "-input=false", "-out=rescale.tfplan")
 
 	// Someone else rescales the job to 3 workers, as the seed's patch does.
-	if _, err := a.dyn.Resource(jobs.FrameworkGVR).Namespace("default").Patch(context.Background(), name, k8stypes.JSONPatchType,
-		jobs.ElasticRescalePatch(1, 3), metav1.PatchOptions{}); err != nil {
+	if _, err := a.dyn.Resource(jobs.Elastic.GVR).Namespace("default").Patch(context.Background(), name, k8stypes.JSONPatchType,
+		jobs.Elastic.RescalePatch(1, 3), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out, err := w.try(nil, "apply", "-input=false", "rescale.tfplan")
@@ -368,11 +368,11 @@ func TestAccChangeBetweenPlanAndApplyIsNotOverwritten(t *testing.T) {
 	if want := regexp.MustCompile(`(?s)someone\s+else\s+changed\s+its\s+worker\s+count\s+to\s+3\s+after\s+Terraform\s+read\s+it\s+as\s+1`); !want.MatchString(out) {
 		t.Errorf("the error does not say what changed:\n%s", out)
 	}
-	fw, err := a.get(jobs.FrameworkGVR, "default", name)
+	fw, err := a.get(jobs.Elastic.GVR, "default", name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if workers, _ := jobs.ElasticWorkers(fw); workers != 3 {
+	if workers, _ := jobs.Elastic.Workers(fw); workers != 3 {
 		t.Errorf("the other change was overwritten: %d workers, want 3", workers)
 	}
 	plan, err := w.try(nil, "plan", "-input=false")
@@ -403,7 +403,7 @@ func TestAccJobReplacedOutsideIsNeitherChangedNorDeleted(t *testing.T) {
 			{Config: config, Check: resource.TestCheckResourceAttrSet("training_mpi_job.test", "uid")},
 			{
 				PreConfig: func() {
-					mpiJobs := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default")
+					mpiJobs := a.dyn.Resource(jobs.MPI.GVR).Namespace("default")
 					if err := mpiJobs.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}); err != nil {
 						t.Fatal(err)
 					}
@@ -423,14 +423,14 @@ func TestAccJobReplacedOutsideIsNeitherChangedNorDeleted(t *testing.T) {
 			},
 		},
 		CheckDestroy: func(*terraform.State) error {
-			now, err := a.get(jobs.MPIJobGVR, "default", name)
+			now, err := a.get(jobs.MPI.GVR, "default", name)
 			if err != nil {
 				return fmt.Errorf("the job made outside Terraform was deleted: %w", err)
 			}
 			if now.GetUID() != foreign.GetUID() || now.GetGeneration() != foreign.GetGeneration() {
 				return fmt.Errorf("the job made outside Terraform was changed or replaced")
 			}
-			return a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(ctx, name, metav1.DeleteOptions{})
+			return a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(ctx, name, metav1.DeleteOptions{})
 		},
 	})
 }

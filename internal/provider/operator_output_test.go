@@ -92,7 +92,7 @@ func checkTFConfig(a *api, name string, roles map[string]int) resource.TestCheck
 		for _, n := range roles {
 			total += n
 		}
-		pods, err := a.runningPods(jobs.KubeflowPodSelector(name), total)
+		pods, err := a.runningPods(jobs.TF.PodSelector(name), total)
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func TestAccMPIJob_plainRescaleReplaces(t *testing.T) {
 				Config: config(2),
 				Check: resource.ComposeTestCheckFunc(checkMPIPods(a, name, 2, func(string) bool { return true }), checkHostfile(a, name, 2, 2),
 					func(*terraform.State) error {
-						job, err := a.get(jobs.MPIJobGVR, "default", name)
+						job, err := a.get(jobs.MPI.GVR, "default", name)
 						if err == nil {
 							uid = job.GetUID()
 						}
@@ -200,7 +200,7 @@ func TestAccMPIJob_plainRescaleReplaces(t *testing.T) {
 				}},
 				Check: resource.ComposeTestCheckFunc(checkMPIPods(a, name, 3, func(string) bool { return true }), checkHostfile(a, name, 3, 2),
 					func(*terraform.State) error {
-						if job, err := a.get(jobs.MPIJobGVR, "default", name); err != nil || job.GetUID() == uid {
+						if job, err := a.get(jobs.MPI.GVR, "default", name); err != nil || job.GetUID() == uid {
 							return fmt.Errorf("the MPIJob was not replaced (uid %v, err %v)", uid, err)
 						}
 						return nil
@@ -228,7 +228,7 @@ resource "training_mpi_job" "test" {
 
 // launcher is the one launcher pod of an MPIJob.
 func (a *api) launcher(name string) (corev1.Pod, error) {
-	pods, err := a.runningPods(jobs.KubeflowPodSelector(name)+","+jobs.MPIJobRoleLabel+"=launcher", 1)
+	pods, err := a.runningPods(jobs.MPI.PodSelector(name)+","+jobs.JobRoleLabel+"=launcher", 1)
 	if err != nil {
 		return corev1.Pod{}, err
 	}
@@ -293,7 +293,7 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 				// Scaled outside Terraform: the next plan sets it back, in place.
 				PreConfig: func() {
 					patch := `{"spec":{"mpiReplicaSpecs":{"Worker":{"replicas":3}}}}`
-					if _, err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+					if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 						t.Fatal(err)
 					}
 				},
@@ -307,7 +307,7 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 			{
 				// Deleted outside Terraform while running: the next plan creates it again.
 				PreConfig: func() {
-					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 						t.Fatal(err)
 					}
 					waitGone(t, a, name)
@@ -333,7 +333,7 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 // waitConfigMap waits until check accepts the hostfile and discovery script of the job.
 func (a *api) waitConfigMap(name string, check func(hostfile, discover string) error) error {
 	var last error
-	err := a.waitPods(jobs.KubeflowPodSelector(name), func([]corev1.Pod) bool {
+	err := a.waitPods(jobs.MPI.PodSelector(name), func([]corev1.Pod) bool {
 		hostfile, discover, err := a.mpiHostfile(name)
 		if err == nil {
 			err = check(hostfile, discover)
@@ -378,11 +378,11 @@ func TestAccElasticJob_rendezvousAtItsOwnEtcd(t *testing.T) {
 				if !slices.Equal(order[:min(3, len(order))], []string{"services", "services", "frameworks"}) {
 					return fmt.Errorf("created in the order %v, want both Services before the Framework", order)
 				}
-				workers, err := a.runningPods(jobs.ElasticPodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.WorkerRole, 2)
+				workers, err := a.runningPods(jobs.Elastic.PodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.WorkerRole, 2)
 				if err != nil {
 					return err
 				}
-				etcd, err := a.runningPods(jobs.ElasticPodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.EtcdRole, 1)
+				etcd, err := a.runningPods(jobs.Elastic.PodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.EtcdRole, 1)
 				if err != nil {
 					return err
 				}

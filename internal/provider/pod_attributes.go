@@ -46,6 +46,8 @@ type podModel struct {
 	ShmSize            types.String      `tfsdk:"shm_size"`
 }
 
+func (m *podModel) pod() *podModel { return m }
+
 // tolerationModel is the structured form, for what Arena's strings cannot say.
 type tolerationModel struct {
 	Key               types.String `tfsdk:"key"`
@@ -113,25 +115,23 @@ func podAttributes(role string) map[string]schema.Attribute {
 	}
 }
 
-func podBlocks(role string) map[string]schema.Block {
-	return map[string]schema.Block{
-		"toleration": schema.ListNestedBlock{
-			MarkdownDescription: "A toleration in Kubernetes' own terms, for what the `tolerations` strings cannot say (a `toleration_seconds`). Applied to " + role + ".",
-			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
-			NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
-				"key": schema.StringAttribute{Optional: true, Validators: []validator.String{labelKeyRule},
-					MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint."},
-				"operator": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.TolerationOpEqual)),
-					Validators:          []validator.String{stringvalidator.OneOf(string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists))},
-					MarkdownDescription: "`Equal` (default) or `Exists`."},
-				"value": schema.StringAttribute{Optional: true, Validators: []validator.String{labelValueRule},
-					MarkdownDescription: "Taint value, with operator `Equal`."},
-				"effect": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(effects...)},
-					MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all effects."},
-				"toleration_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
-					MarkdownDescription: "How long a pod stays bound to a node after a `NoExecute` taint appears."},
-			}},
-		},
+func tolerationBlock(role string) schema.Block {
+	return schema.ListNestedBlock{
+		MarkdownDescription: "A toleration in Kubernetes' own terms, for what the `tolerations` strings cannot say (a `toleration_seconds`). Applied to " + role + ".",
+		PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
+		NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+			"key": schema.StringAttribute{Optional: true, Validators: []validator.String{labelKeyRule},
+				MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint."},
+			"operator": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.TolerationOpEqual)),
+				Validators:          []validator.String{stringvalidator.OneOf(string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists))},
+				MarkdownDescription: "`Equal` (default) or `Exists`."},
+			"value": schema.StringAttribute{Optional: true, Validators: []validator.String{labelValueRule},
+				MarkdownDescription: "Taint value, with operator `Equal`."},
+			"effect": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(effects...)},
+				MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all effects."},
+			"toleration_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
+				MarkdownDescription: "How long a pod stays bound to a node after a `NoExecute` taint appears."},
+		}},
 	}
 }
 
@@ -280,4 +280,25 @@ func stringList(ctx context.Context, l types.List, diags *diag.Diagnostics) []st
 	var out []string
 	diags.Append(l.ElementsAs(ctx, &out, true)...)
 	return out
+}
+
+// perGPUDefault plans an unset count (MPI slots, torchelastic processes per worker) as one per
+// GPU of the worker, at least one, so the plan shows the value the job will get.
+type perGPUDefault struct{}
+
+func (perGPUDefault) Description(context.Context) string {
+	return "defaults to the GPUs per worker, at least 1"
+}
+func (d perGPUDefault) MarkdownDescription(ctx context.Context) string { return d.Description(ctx) }
+
+func (perGPUDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if !req.ConfigValue.IsNull() {
+		return
+	}
+	var gpus types.Int64
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("gpus"), &gpus)...)
+	if gpus.IsUnknown() {
+		return
+	}
+	resp.PlanValue = types.Int64Value(int64(jobs.DefaultSlots(gpus.ValueInt64())))
 }

@@ -2,10 +2,7 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
-	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/resourcevalidator"
@@ -22,13 +19,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	k8stypes "k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
-	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
 var (
@@ -38,39 +31,29 @@ var (
 	_ resource.ResourceWithValidateConfig   = (*elasticJobResource)(nil)
 )
 
-func newElasticJobResource() resource.Resource { return &elasticJobResource{} }
+func newElasticJobResource() resource.Resource {
+	return &elasticJobResource{jobResource{kind: jobs.Elastic}}
+}
 
 type elasticJobResource struct {
 	jobResource
 }
 
 type elasticJobModel struct {
-	ID        types.String `tfsdk:"id"`
-	UID       types.String `tfsdk:"uid"`
-	Name      types.String `tfsdk:"name"`
-	Namespace types.String `tfsdk:"namespace"`
+	jobFields
 	podModel
-	Launcher                   types.String   `tfsdk:"launcher"`
-	Script                     types.String   `tfsdk:"script"`
-	ScriptArgs                 types.List     `tfsdk:"script_args"`
-	Command                    types.List     `tfsdk:"command"`
-	WorkerCount                types.Int64    `tfsdk:"worker_count"`
-	MinWorkers                 types.Int64    `tfsdk:"min_workers"`
-	MaxWorkers                 types.Int64    `tfsdk:"max_workers"`
-	ProcessesPerWorker         types.Int64    `tfsdk:"processes_per_worker"`
-	EtcdImage                  types.String   `tfsdk:"etcd_image"`
-	EtcdCPU                    types.String   `tfsdk:"etcd_cpu"`
-	EtcdMemory                 types.String   `tfsdk:"etcd_memory"`
-	MaxRetryCount              types.Int64    `tfsdk:"max_retry_count"`
-	PodGracefulDeletionTimeout types.Int64    `tfsdk:"pod_graceful_deletion_timeout_seconds"`
-	WaitFor                    types.String   `tfsdk:"wait_for"`
-	Timeouts                   timeouts.Value `tfsdk:"timeouts"`
-	tensorBoardFields
-	statusModel
-}
-
-func (r *elasticJobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_elastic_job"
+	Launcher                   types.String `tfsdk:"launcher"`
+	Script                     types.String `tfsdk:"script"`
+	ScriptArgs                 types.List   `tfsdk:"script_args"`
+	Command                    types.List   `tfsdk:"command"`
+	MinWorkers                 types.Int64  `tfsdk:"min_workers"`
+	MaxWorkers                 types.Int64  `tfsdk:"max_workers"`
+	ProcessesPerWorker         types.Int64  `tfsdk:"processes_per_worker"`
+	EtcdImage                  types.String `tfsdk:"etcd_image"`
+	EtcdCPU                    types.String `tfsdk:"etcd_cpu"`
+	EtcdMemory                 types.String `tfsdk:"etcd_memory"`
+	MaxRetryCount              types.Int64  `tfsdk:"max_retry_count"`
+	PodGracefulDeletionTimeout types.Int64  `tfsdk:"pod_graceful_deletion_timeout_seconds"`
 }
 
 func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -79,17 +62,11 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
 	count := []validator.Int64{int64validator.Between(1, jobs.MaxTaskNumber)}
 	own := map[string]schema.Attribute{
-		"uid": uidAttribute(),
-		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-			MarkdownDescription: "`namespace/name` of the Framework."},
 		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
 			Validators: []validator.String{stringvalidator.RegexMatches(jobs.FrameworkNamePattern,
 				"must be 1 to 63 lowercase letters and digits: FrameworkController allows no hyphens in a Framework name")},
 			MarkdownDescription: "Name of the Framework, also the torchelastic rendezvous ID and the prefix of its Services (`NAME-etcd`, `NAME-worker`). " +
 				"FrameworkController's rule: `^[a-z0-9]{1,63}$`, no hyphens."},
-		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
-			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
-			MarkdownDescription: "Namespace of the job. Default `default`."},
 		"launcher": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.LauncherTorchrun),
 			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.Launchers...)},
 			MarkdownDescription: "What runs `script` in each worker: `torchrun` (default; PyTorch's own launcher, in every current " +
@@ -135,23 +112,17 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			Default: int64default.StaticInt64(jobs.DefaultPodGracefulDeletionTimeout), PlanModifiers: replaceInt,
 			Validators:          []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Seconds FrameworkController waits for a pod's graceful deletion before forcing it. Default 1800, as in the example."},
-		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
-			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitRunning)},
-			MarkdownDescription: "What create and update wait for: `created`, or `running` (the etcd and exactly `worker_count` workers Running, " +
-				"removed workers gone). Default `running`. A failed job ends the wait at once with FrameworkController's diagnostics."},
 	}
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "Elastic PyTorch training run by FrameworkController, with a rendezvous etcd of its own: a `Framework` " +
+	resp.Schema = jobSchema(ctx, jobSchemaSpec{
+		description: "Elastic PyTorch training run by FrameworkController, with a rendezvous etcd of its own: a `Framework` " +
 			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchelastic, " +
 			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
 			"Changing `worker_count` rescales the job in place; destroy removes the Framework (foreground), both Services and every pod, the etcd's included, and waits until all are gone.",
-		Attributes: mergeAttributes(own, map[string]schema.Attribute{"tensorboard_url": tensorBoardURLAttribute()}, podAttributes("the workers"), statusAttributes()),
-		Blocks: map[string]schema.Block{
-			"toleration":  podBlocks("the workers and the etcd")["toleration"],
-			"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
-			"tensorboard": tensorBoardBlock(),
-		},
-	}
+		roles:     "the workers",
+		tolerated: "the workers and the etcd",
+		running:   "the etcd and exactly `worker_count` workers Running, removed workers gone",
+		own:       own,
+	})
 }
 
 func (r *elasticJobResource) ConfigValidators(context.Context) []resource.ConfigValidator {
@@ -171,23 +142,7 @@ func (r *elasticJobResource) ValidateConfig(ctx context.Context, req resource.Va
 	}
 }
 
-func (m elasticJobModel) target() kube.Target {
-	name := m.Name.ValueString()
-	return kube.Target{GVR: jobs.FrameworkGVR, Kind: "Framework", Namespace: m.Namespace.ValueString(), Name: name,
-		PodSelector: jobs.ElasticPodSelector(name)}
-}
-
-// serviceTargets are the job's two Services; their pods are the job's.
-func (m elasticJobModel) serviceTargets() []kube.Target {
-	t := m.target()
-	var out []kube.Target
-	for _, role := range []string{jobs.EtcdRole, jobs.WorkerRole} {
-		out = append(out, kube.Target{GVR: jobs.ServiceGVR, Kind: "Service", Namespace: t.Namespace, Name: t.Name + "-" + role, PodSelector: t.PodSelector})
-	}
-	return out
-}
-
-func (m elasticJobModel) spec(ctx context.Context) (jobs.ElasticJobSpec, diag.Diagnostics) {
+func (m *elasticJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 	pod, diags := m.podOptions(ctx)
 	spec := jobs.ElasticJobSpec{
 		Name:                       m.Name.ValueString(),
@@ -210,7 +165,11 @@ func (m elasticJobModel) spec(ctx context.Context) (jobs.ElasticJobSpec, diag.Di
 	return spec, diags
 }
 
-func (m *elasticJobModel) setFromSpec(ctx context.Context, s jobs.ElasticJobSpec) diag.Diagnostics {
+func (m *elasticJobModel) read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
+	s, err := jobs.ReadElasticJob(obj)
+	if err != nil {
+		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing elastic job", err.Error())}
+	}
 	diags := m.setFromPodOptions(ctx, s.Pod)
 	m.Launcher = types.StringValue(s.Launcher)
 	if s.Launcher == "" {
@@ -232,158 +191,17 @@ func (m *elasticJobModel) setFromSpec(ctx context.Context, s jobs.ElasticJobSpec
 }
 
 func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan elasticJobModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	spec, diags := plan.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	fw, etcdSvc, workerSvc, err := jobs.NewElasticJob(spec)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid elastic job", err.Error())
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	// The Services first, as in FrameworkController's example: a worker that looked up NAME-etcd
-	// before it existed would have the miss cached and spend its rendezvous retries on it.
-	t := plan.target()
-	services := plan.serviceTargets()
-	for i, svc := range []*unstructured.Unstructured{etcdSvc, workerSvc} {
-		if _, err := r.client.Create(ctx, services[i], svc); err != nil {
-			resp.Diagnostics.AddError("Error creating elastic job's Service", alreadyExistsDetail(services[i], t.Namespace+"/"+t.Name, err))
-			r.removeUnownedServices(ctx, services[:i], &resp.Diagnostics)
-			return
-		}
-	}
-	created, err := r.client.Create(ctx, t, fw)
-	if err != nil {
-		resp.Diagnostics.AddError("Error creating elastic job", alreadyExistsDetail(t, t.Namespace+"/"+t.Name, err))
-		r.removeUnownedServices(ctx, services, &resp.Diagnostics)
-		return
-	}
-	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	plan.UID = types.StringValue(string(created.GetUID()))
-	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
-	plan.TensorBoardURL = types.StringNull()
-	// Saved before anything else can fail: from here on the job is in state (tainted if need be),
-	// and destroy removes the Services with it, by name, as this provider's.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-
-	// Owned by the Framework, so the garbage collector removes them with it whatever happens.
-	owner, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{{
-		APIVersion: created.GetAPIVersion(), Kind: created.GetKind(), Name: created.GetName(), UID: created.GetUID(), BlockOwnerDeletion: ptr.To(true)}}}})
-	if err != nil {
-		resp.Diagnostics.AddError("Error making the Services' owner reference", err.Error())
-		return
-	}
-	for _, st := range services {
-		if _, err := r.client.Patch(ctx, st, k8stypes.MergePatchType, owner); err != nil {
-			resp.Diagnostics.AddError("Error handing the elastic job's Service to its Framework", err.Error())
-			return
-		}
-	}
-	r.createTensorBoard(ctx, &plan.tensorBoardFields, created, spec.Pod, &resp.Diagnostics)
-	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-// removeUnownedServices deletes the Services a failed create made or adopted: this provider's,
-// not yet owned by a Framework. Anything else of those names is left alone.
-func (r *elasticJobResource) removeUnownedServices(ctx context.Context, services []kube.Target, diags *diag.Diagnostics) {
-	for _, st := range services {
-		if _, err := r.client.DeleteIf(ctx, st, func(obj *unstructured.Unstructured) bool {
-			return jobs.IsManaged(obj) && len(obj.GetOwnerReferences()) == 0
-		}); err != nil {
-			diags.AddError("Error removing "+st.String()+" after the failed create", err.Error()+"; delete it, or run terraform apply again, which adopts it.")
-		}
-	}
-}
-
-func (r *elasticJobResource) settle(ctx context.Context, m *elasticJobModel, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
-	workers := int32(m.WorkerCount.ValueInt64())
-	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action, written,
-		func(o jobs.Observed) (bool, error) { return jobs.ElasticJobRunning(o, workers) }, diags)
-	if !ok {
-		return
-	}
-	status, err := jobs.FrameworkStatus(observed.Object, time.Now())
-	if err != nil {
-		diags.AddError("Error reading elastic job status", err.Error())
-		return
-	}
-	diags.Append(m.set(status)...)
+	r.create(ctx, req, resp, &elasticJobModel{})
 }
 
 func (r *elasticJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state elasticJobModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	t := state.target()
-	// The instances come from the Framework's task statuses: one GET, no pod LIST.
-	observed := r.observeForRead(ctx, t, false, state.Status, &state.UID, resp)
-	if observed == nil {
-		return
-	}
-	obj := observed.Object
-	if state.Image.IsNull() {
-		spec, err := jobs.ReadElasticJob(obj)
-		if err != nil {
-			resp.Diagnostics.AddError("Error importing elastic job", err.Error())
-			return
-		}
-		resp.Diagnostics.Append(state.setFromSpec(ctx, spec)...)
-	} else {
-		workers, err := jobs.ElasticWorkers(obj)
-		if err != nil {
-			resp.Diagnostics.AddError("Error reading elastic job", err.Error())
-			return
-		}
-		state.WorkerCount = types.Int64Value(int64(workers))
-	}
-	state.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	status, err := jobs.FrameworkStatus(obj, time.Now())
-	if err != nil {
-		resp.Diagnostics.AddError("Error reading elastic job status", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(state.set(status)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	r.read(ctx, req, resp, &elasticJobModel{})
 }
 
 func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state elasticJobModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID, plan.UID = state.ID, state.UID
-	r.update(ctx, plan.target(), state.WorkerCount, plan.WorkerCount, plan.Timeouts, jobs.ElasticRescalePatch, jobs.ElasticWorkers, &resp.Diagnostics,
-		func(ctx context.Context, patched *unstructured.Unstructured) {
-			r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		})
+	r.update(ctx, req, resp, &elasticJobModel{}, &elasticJobModel{})
 }
 
 func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state elasticJobModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, state.serviceTargets(), &resp.Diagnostics)
-}
-
-func (r *elasticJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importNamespacedName(ctx, req, resp)
+	r.delete(ctx, req, resp, &elasticJobModel{})
 }

@@ -47,7 +47,7 @@ func elasticJobName() string { return strings.ReplaceAll(acctest.RandomWithPrefi
 // on the tolerated nodes, and no other pod of the job.
 func checkElasticPods(a *api, name string, workers int) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		return a.waitPods(jobs.ElasticPodSelector(name), func(pods []corev1.Pod) bool {
+		return a.waitPods(jobs.Elastic.PodSelector(name), func(pods []corev1.Pod) bool {
 			etcd, w := 0, 0
 			for _, p := range pods {
 				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !gpuNodes[p.Spec.NodeName] {
@@ -98,7 +98,7 @@ func checkElasticJobGone(a *api) resource.TestCheckFunc {
 				continue
 			}
 			ns, name := rs.Primary.Attributes["namespace"], rs.Primary.Attributes["name"]
-			if _, err := a.get(jobs.FrameworkGVR, ns, name); !apierrors.IsNotFound(err) {
+			if _, err := a.get(jobs.Elastic.GVR, ns, name); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("Framework %s/%s still exists after destroy (err=%v)", ns, name, err)
 			}
 			for _, svc := range []string{name + "-etcd", name + "-worker"} {
@@ -106,7 +106,7 @@ func checkElasticJobGone(a *api) resource.TestCheckFunc {
 					return fmt.Errorf("Service %s/%s still exists after destroy (err=%v)", ns, svc, err)
 				}
 			}
-			if pods := a.pods(ns, jobs.ElasticPodSelector(name)); len(pods) > 0 {
+			if pods := a.pods(ns, jobs.Elastic.PodSelector(name)); len(pods) > 0 {
 				return fmt.Errorf("%d pods of %s/%s are left after destroy, the etcd's included", len(pods), ns, name)
 			}
 		}
@@ -146,13 +146,13 @@ func TestAccElasticJob_seedLifecycle(t *testing.T) {
 			{
 				// Every worker's training returns 0: FrameworkController completes the job.
 				PreConfig: func() {
-					a.finishPods("default", jobs.ElasticPodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.WorkerRole, corev1.PodSucceeded)
+					a.finishPods("default", jobs.Elastic.PodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.WorkerRole, corev1.PodSucceeded)
 					err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
-						obj, err := a.get(jobs.FrameworkGVR, "default", name)
+						obj, err := a.get(jobs.Elastic.GVR, "default", name)
 						if err != nil {
 							return false, err
 						}
-						s, err := jobs.FrameworkStatus(obj, time.Now())
+						s, err := jobs.Elastic.Status(jobs.Observed{Object: obj}, time.Now())
 						return err == nil && s.Phase == jobs.Succeeded, err
 					})
 					if err != nil {

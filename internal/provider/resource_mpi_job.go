@@ -2,10 +2,7 @@ package provider
 
 import (
 	"context"
-	"fmt"
-	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -26,7 +23,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
-	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
 var (
@@ -35,7 +31,7 @@ var (
 	_ resource.ResourceWithValidateConfig = (*mpiJobResource)(nil)
 )
 
-func newMPIJobResource() resource.Resource { return &mpiJobResource{} }
+func newMPIJobResource() resource.Resource { return &mpiJobResource{jobResource{kind: jobs.MPI}} }
 
 type mpiJobResource struct {
 	jobResource
@@ -48,24 +44,16 @@ type boundsModel struct {
 }
 
 type mpiJobModel struct {
-	Name types.String `tfsdk:"name"`
-	runPolicyModel
+	jobFields
 	podModel
-	Command         types.List     `tfsdk:"command"`
-	WorkerCommand   types.List     `tfsdk:"worker_command"`
-	WorkerCount     types.Int64    `tfsdk:"worker_count"`
-	SlotsPerWorker  types.Int64    `tfsdk:"slots_per_worker"`
-	LauncherCPU     types.String   `tfsdk:"launcher_cpu"`
-	LauncherMemory  types.String   `tfsdk:"launcher_memory"`
-	Elastic         []boundsModel  `tfsdk:"elastic"`
-	MountOnLauncher types.Bool     `tfsdk:"mount_data_on_launcher"`
-	Timeouts        timeouts.Value `tfsdk:"timeouts"`
-	tensorBoardFields
-	statusModel
-}
-
-func (r *mpiJobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_mpi_job"
+	runPolicyModel
+	Command         types.List    `tfsdk:"command"`
+	WorkerCommand   types.List    `tfsdk:"worker_command"`
+	SlotsPerWorker  types.Int64   `tfsdk:"slots_per_worker"`
+	LauncherCPU     types.String  `tfsdk:"launcher_cpu"`
+	LauncherMemory  types.String  `tfsdk:"launcher_memory"`
+	Elastic         []boundsModel `tfsdk:"elastic"`
+	MountOnLauncher types.Bool    `tfsdk:"mount_data_on_launcher"`
 }
 
 func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -108,16 +96,15 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		"launcher_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Memory of the launcher as a Kubernetes quantity."},
 	}
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "An MPI (Horovod) training job run by mpi-operator: a Kubeflow `MPIJob` (`kubeflow.org/v2beta1`) " +
+	resp.Schema = jobSchema(ctx, jobSchemaSpec{
+		description: "An MPI (Horovod) training job run by mpi-operator: a Kubeflow `MPIJob` (`kubeflow.org/v2beta1`) " +
 			"with one launcher and `worker_count` workers. It does what `arena submit mpi` does. Changing `worker_count` replaces " +
 			"a plain `mpirun` job and rescales an `elastic` (elastic Horovod) one in place; changing anything baked into its pods replaces it. Destroy deletes the MPIJob with foreground " +
 			"propagation and waits until it and all its pods are gone.",
-		Attributes: mergeAttributes(own, map[string]schema.Attribute{"tensorboard_url": tensorBoardURLAttribute()}, runPolicyAttributes("the launcher"), podAttributes("the launcher and workers"), statusAttributes()),
-		Blocks: map[string]schema.Block{
-			"toleration":  podBlocks("the launcher and workers")["toleration"],
-			"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
-			"tensorboard": tensorBoardBlock(),
+		roles:   "the launcher and workers",
+		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
+		own:     mergeAttributes(own, runPolicyAttributes("the launcher")),
+		blocks: map[string]schema.Block{
 			"elastic": schema.ListNestedBlock{
 				MarkdownDescription: "Run elastic Horovod, so that `worker_count` changes in place: `command` runs under `horovodrun` " +
 					"with mpi-operator's host discovery script, which lists the Running workers as they come and go. The training " +
@@ -132,7 +119,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				}},
 			},
 		},
-	}
+	})
 }
 
 // ValidateConfig checks an elastic job's bounds at plan time: min_workers <= worker_count <= max_workers.
@@ -147,17 +134,7 @@ func (r *mpiJobResource) ValidateConfig(ctx context.Context, req resource.Valida
 	validateBounds(workers, elastic[0].MinWorkers, elastic[0].MaxWorkers, path.Root("elastic").AtListIndex(0), &resp.Diagnostics)
 }
 
-func (m mpiJobModel) target() kube.Target {
-	return kube.Target{
-		GVR:         jobs.MPIJobGVR,
-		Kind:        "MPIJob",
-		Namespace:   m.Namespace.ValueString(),
-		Name:        m.Name.ValueString(),
-		PodSelector: jobs.KubeflowPodSelector(m.Name.ValueString()),
-	}
-}
-
-func (m mpiJobModel) spec(ctx context.Context) (jobs.MPIJobSpec, diag.Diagnostics) {
+func (m *mpiJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 	pod, diags := m.podOptions(ctx)
 	spec := jobs.MPIJobSpec{
 		Name:                m.Name.ValueString(),
@@ -169,17 +146,20 @@ func (m mpiJobModel) spec(ctx context.Context) (jobs.MPIJobSpec, diag.Diagnostic
 		SlotsPerWorker:      int32(m.SlotsPerWorker.ValueInt64()),
 		LauncherCPU:         m.LauncherCPU.ValueString(),
 		LauncherMemory:      m.LauncherMemory.ValueString(),
+		RunPolicy:           m.runPolicy(),
 		MountDataOnLauncher: m.MountOnLauncher.ValueBool(),
 	}
 	if len(m.Elastic) > 0 {
 		spec.Elastic = &jobs.MPIElastic{MinWorkers: int32(m.Elastic[0].MinWorkers.ValueInt64()), MaxWorkers: int32(m.Elastic[0].MaxWorkers.ValueInt64())}
 	}
-	spec.CleanPodPolicy, spec.TTLSecondsAfterFinished, spec.BackoffLimit, spec.ActiveDeadlineSeconds, spec.QueueName = m.runPolicy()
 	return spec, diags
 }
 
-// setFromSpec fills every configurable attribute from the cluster's object (import).
-func (m *mpiJobModel) setFromSpec(ctx context.Context, s jobs.MPIJobSpec) diag.Diagnostics {
+func (m *mpiJobModel) read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
+	s, err := jobs.ReadMPIJob(obj)
+	if err != nil {
+		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing MPI job", err.Error())}
+	}
 	diags := m.setFromPodOptions(ctx, s.Pod)
 	m.Command = stringListValue(s.LauncherCommand)
 	m.WorkerCommand = stringListValue(s.WorkerCommand)
@@ -192,129 +172,24 @@ func (m *mpiJobModel) setFromSpec(ctx context.Context, s jobs.MPIJobSpec) diag.D
 	if e := s.Elastic; e != nil {
 		m.Elastic = []boundsModel{{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers))}}
 	}
-	m.setRunPolicy(s.CleanPodPolicy, s.TTLSecondsAfterFinished, s.BackoffLimit, s.ActiveDeadlineSeconds, s.QueueName)
+	m.setRunPolicy(s.RunPolicy)
 	return diags
 }
 
 func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan mpiJobModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	spec, diags := plan.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	obj, err := jobs.NewMPIJob(spec)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid MPI job", err.Error())
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	t := plan.target()
-	created, err := r.client.Create(ctx, t, obj)
-	if err != nil {
-		resp.Diagnostics.AddError("Error creating MPI job", alreadyExistsDetail(t, t.Namespace+"/"+t.Name, err))
-		return
-	}
-	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	plan.UID = types.StringValue(string(created.GetUID()))
-	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
-	plan.TensorBoardURL = types.StringNull()
-	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-
-	r.createTensorBoard(ctx, &plan.tensorBoardFields, created, spec.Pod, &resp.Diagnostics)
-	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-// settle waits as wait_for says, then records the job's status.
-func (r *mpiJobResource) settle(ctx context.Context, m *mpiJobModel, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
-	workers := int32(m.WorkerCount.ValueInt64())
-	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action, written,
-		func(o jobs.Observed) (bool, error) { return jobs.MPIJobRunning(o, workers) }, diags)
-	if !ok {
-		return
-	}
-	status, err := jobs.KubeflowStatus(observed, jobs.MPIJobRoleLabel, time.Now())
-	if err != nil {
-		diags.AddError("Error reading MPI job status", err.Error())
-		return
-	}
-	diags.Append(m.set(status)...)
+	r.create(ctx, req, resp, &mpiJobModel{})
 }
 
 func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state mpiJobModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	t := state.target()
-	observed := r.observeForRead(ctx, t, true, state.Status, &state.UID, resp)
-	if observed == nil {
-		return
-	}
-
-	if state.Image.IsNull() {
-		// Just imported: everything comes from the cluster.
-		spec, err := jobs.ReadMPIJob(observed.Object)
-		if err != nil {
-			resp.Diagnostics.AddError("Error importing MPI job", err.Error())
-			return
-		}
-		resp.Diagnostics.Append(state.setFromSpec(ctx, spec)...)
-	} else {
-		workers, err := jobs.MPIWorkerReplicas(observed.Object)
-		if err != nil {
-			resp.Diagnostics.AddError("Error reading MPI job", fmt.Sprintf("%s: %v", t, err))
-			return
-		}
-		state.WorkerCount = types.Int64Value(int64(workers))
-	}
-	state.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	status, err := jobs.KubeflowStatus(*observed, jobs.MPIJobRoleLabel, time.Now())
-	if err != nil {
-		resp.Diagnostics.AddError("Error reading MPI job status", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(state.set(status)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	r.read(ctx, req, resp, &mpiJobModel{})
 }
 
 func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state mpiJobModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID, plan.UID = state.ID, state.UID
-	r.update(ctx, plan.target(), state.WorkerCount, plan.WorkerCount, plan.Timeouts, jobs.MPIRescalePatch, jobs.MPIWorkerReplicas, &resp.Diagnostics,
-		func(ctx context.Context, patched *unstructured.Unstructured) {
-			r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		})
+	r.update(ctx, req, resp, &mpiJobModel{}, &mpiJobModel{})
 }
 
 func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state mpiJobModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, nil, &resp.Diagnostics)
-}
-
-func (r *mpiJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importNamespacedName(ctx, req, resp)
+	r.delete(ctx, req, resp, &mpiJobModel{})
 }
 
 func stringListValue(l []string) types.List {

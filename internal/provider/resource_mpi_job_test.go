@@ -47,13 +47,13 @@ func mpiJobName() string { return acctest.RandomWithPrefix("tf-acc-mpi") }
 // each passing onNode.
 func checkMPIPods(a *api, name string, workers int, onNode func(node string) bool) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		return a.waitPods(jobs.KubeflowPodSelector(name), func(pods []corev1.Pod) bool {
+		return a.waitPods(jobs.MPI.PodSelector(name), func(pods []corev1.Pod) bool {
 			launchers, w := 0, 0
 			for _, p := range pods {
 				if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil || !onNode(p.Spec.NodeName) {
 					return false
 				}
-				switch p.Labels[jobs.MPIJobRoleLabel] {
+				switch p.Labels[jobs.JobRoleLabel] {
 				case "launcher":
 					launchers++
 				case "worker":
@@ -72,10 +72,10 @@ func checkMPIJobGone(a *api) resource.TestCheckFunc {
 				continue
 			}
 			ns, name := rs.Primary.Attributes["namespace"], rs.Primary.Attributes["name"]
-			if _, err := a.get(jobs.MPIJobGVR, ns, name); !apierrors.IsNotFound(err) {
+			if _, err := a.get(jobs.MPI.GVR, ns, name); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("MPIJob %s/%s still exists after destroy (err=%v)", ns, name, err)
 			}
-			if pods := a.pods(ns, jobs.KubeflowPodSelector(name)); len(pods) > 0 {
+			if pods := a.pods(ns, jobs.MPI.PodSelector(name)); len(pods) > 0 {
 				return fmt.Errorf("%d pods of MPIJob %s/%s are left after destroy", len(pods), ns, name)
 			}
 		}
@@ -96,12 +96,12 @@ func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 				Check: resource.ComposeAggregateTestCheckFunc(
 					checkMPIPods(a, name, 2, func(node string) bool { return node == ssdNode }),
 					func(*terraform.State) error {
-						for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
+						for _, p := range a.pods("default", jobs.MPI.PodSelector(name)) {
 							want := []corev1.Toleration{{Key: "ssd_node", Operator: corev1.TolerationOpExists}}
 							if got := userTolerations(p); fmt.Sprint(got) != fmt.Sprint(want) {
 								return fmt.Errorf("pod %s tolerations %v, want %v", p.Name, got, want)
 							}
-							if p.Labels[jobs.MPIJobRoleLabel] == "worker" {
+							if p.Labels[jobs.JobRoleLabel] == "worker" {
 								if gpus := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; gpus.Value() != 1 {
 									return fmt.Errorf("worker %s has %s GPUs, want 1", p.Name, gpus.String())
 								}
@@ -160,8 +160,8 @@ func TestAccMPIJob_tolerateTwoTaints(t *testing.T) {
 				checkMPIPods(a, name, 3, func(node string) bool { return gpuNodes[node] }),
 				func(*terraform.State) error {
 					nodes := map[string]bool{}
-					for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
-						if p.Labels[jobs.MPIJobRoleLabel] == "worker" {
+					for _, p := range a.pods("default", jobs.MPI.PodSelector(name)) {
+						if p.Labels[jobs.JobRoleLabel] == "worker" {
 							nodes[p.Spec.NodeName] = true
 						}
 					}
@@ -189,7 +189,7 @@ func TestAccMPIJob_tolerateAll(t *testing.T) {
 			Check: resource.ComposeAggregateTestCheckFunc(
 				checkMPIPods(a, name, 2, func(node string) bool { return node != "" }),
 				func(*terraform.State) error {
-					for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
+					for _, p := range a.pods("default", jobs.MPI.PodSelector(name)) {
 						want := []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
 						if got := userTolerations(p); fmt.Sprint(got) != fmt.Sprint(want) {
 							return fmt.Errorf("pod %s tolerations %v, want %v", p.Name, got, want)
@@ -206,13 +206,13 @@ func TestAccMPIJob_tolerateAll(t *testing.T) {
 // reports the job succeeded.
 func (a *api) finishMPIJob(name string) {
 	a.t.Helper()
-	a.finishPods("default", jobs.KubeflowPodSelector(name)+","+jobs.MPIJobRoleLabel+"=launcher", corev1.PodSucceeded)
+	a.finishPods("default", jobs.MPI.PodSelector(name)+","+jobs.JobRoleLabel+"=launcher", corev1.PodSucceeded)
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		obj, err := a.get(jobs.MPIJobGVR, "default", name)
+		obj, err := a.get(jobs.MPI.GVR, "default", name)
 		if err != nil {
 			return false, err
 		}
-		s, err := jobs.KubeflowStatus(jobs.Observed{Object: obj}, jobs.MPIJobRoleLabel, time.Now())
+		s, err := jobs.MPI.Status(jobs.Observed{Object: obj}, time.Now())
 		return err == nil && s.Phase == jobs.Succeeded, err
 	})
 	if err != nil {
@@ -223,7 +223,7 @@ func (a *api) finishMPIJob(name string) {
 func waitGone(t *testing.T, a *api, name string) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := a.get(jobs.MPIJobGVR, "default", name)
+		_, err := a.get(jobs.MPI.GVR, "default", name)
 		return apierrors.IsNotFound(err), nil
 	})
 	if err != nil {
@@ -252,7 +252,7 @@ func TestAccMPIJob_finishedJobRemovedIsNotRerun(t *testing.T) {
 			{
 				// Cleaned up after it finished: the plan keeps it (with a warning) instead of re-running it.
 				PreConfig: func() {
-					if err := a.dyn.Resource(jobs.MPIJobGVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 						t.Fatal(err)
 					}
 					waitGone(t, a, name)

@@ -2,9 +2,7 @@ package provider
 
 import (
 	"context"
-	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -23,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
-	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
 var (
@@ -32,30 +29,22 @@ var (
 	_ resource.ResourceWithValidateConfig = (*tfJobResource)(nil)
 )
 
-func newTFJobResource() resource.Resource { return &tfJobResource{} }
+func newTFJobResource() resource.Resource { return &tfJobResource{jobResource{kind: jobs.TF}} }
 
 type tfJobResource struct {
 	jobResource
 }
 
 type tfJobModel struct {
-	Name types.String `tfsdk:"name"`
-	runPolicyModel
+	jobFields
 	podModel
-	Command     types.List     `tfsdk:"command"`
-	WorkerCount types.Int64    `tfsdk:"worker_count"`
-	PSCount     types.Int64    `tfsdk:"ps_count"`
-	PSCPU       types.String   `tfsdk:"ps_cpu"`
-	PSMemory    types.String   `tfsdk:"ps_memory"`
-	Chief       types.Bool     `tfsdk:"chief"`
-	Dynamic     types.Bool     `tfsdk:"dynamic_workers"`
-	Timeouts    timeouts.Value `tfsdk:"timeouts"`
-	tensorBoardFields
-	statusModel
-}
-
-func (r *tfJobResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
-	resp.TypeName = req.ProviderTypeName + "_tf_job"
+	runPolicyModel
+	Command  types.List   `tfsdk:"command"`
+	PSCount  types.Int64  `tfsdk:"ps_count"`
+	PSCPU    types.String `tfsdk:"ps_cpu"`
+	PSMemory types.String `tfsdk:"ps_memory"`
+	Chief    types.Bool   `tfsdk:"chief"`
+	Dynamic  types.Bool   `tfsdk:"dynamic_workers"`
 }
 
 func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -93,18 +82,15 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 			PlanModifiers:       []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			MarkdownDescription: "Run a chief as well (Arena: `--chief`), with the workers' resources. Default false."},
 	}
-	resp.Schema = schema.Schema{
-		MarkdownDescription: "A distributed TensorFlow job run by training-operator: a Kubeflow `TFJob` (`kubeflow.org/v1`) with " +
+	resp.Schema = jobSchema(ctx, jobSchemaSpec{
+		description: "A distributed TensorFlow job run by training-operator: a Kubeflow `TFJob` (`kubeflow.org/v1`) with " +
 			"`worker_count` workers, optional parameter servers and an optional chief, all running the same image and command. " +
 			"It does what `arena submit tf` does, tolerations included. Changing `worker_count` replaces the job, or rescales it in place " +
 			"with `dynamic_workers`; changing anything baked into its pods replaces it. Destroy deletes the TFJob with foreground propagation and waits until it and all its pods are gone.",
-		Attributes: mergeAttributes(own, map[string]schema.Attribute{"tensorboard_url": tensorBoardURLAttribute()}, runPolicyAttributes("a failed replica"), podAttributes("every replica"), statusAttributes()),
-		Blocks: map[string]schema.Block{
-			"toleration":  podBlocks("every replica")["toleration"],
-			"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
-			"tensorboard": tensorBoardBlock(),
-		},
-	}
+		roles:   "every replica",
+		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
+		own:     mergeAttributes(own, runPolicyAttributes("a failed replica")),
+	})
 }
 
 // ValidateConfig refuses dynamic workers where training-operator's sparse TF_CONFIG would leave
@@ -123,14 +109,9 @@ func (r *tfJobResource) ValidateConfig(ctx context.Context, req resource.Validat
 	}
 }
 
-func (m tfJobModel) target() kube.Target {
-	return kube.Target{GVR: jobs.TFJobGVR, Kind: "TFJob", Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString(),
-		PodSelector: jobs.KubeflowPodSelector(m.Name.ValueString())}
-}
-
-func (m tfJobModel) spec(ctx context.Context) (jobs.TFJobSpec, diag.Diagnostics) {
+func (m *tfJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 	pod, diags := m.podOptions(ctx)
-	spec := jobs.TFJobSpec{
+	return jobs.TFJobSpec{
 		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod,
 		Command:        stringList(ctx, m.Command, &diags),
 		Workers:        int32(m.WorkerCount.ValueInt64()),
@@ -139,12 +120,15 @@ func (m tfJobModel) spec(ctx context.Context) (jobs.TFJobSpec, diag.Diagnostics)
 		PSMemory:       m.PSMemory.ValueString(),
 		Chief:          m.Chief.ValueBool(),
 		DynamicWorkers: m.Dynamic.ValueBool(),
-	}
-	spec.CleanPodPolicy, spec.TTLSecondsAfterFinished, spec.BackoffLimit, spec.ActiveDeadlineSeconds, spec.QueueName = m.runPolicy()
-	return spec, diags
+		RunPolicy:      m.runPolicy(),
+	}, diags
 }
 
-func (m *tfJobModel) setFromSpec(ctx context.Context, s jobs.TFJobSpec) diag.Diagnostics {
+func (m *tfJobModel) read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
+	s, err := jobs.ReadTFJob(obj)
+	if err != nil {
+		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing TF job", err.Error())}
+	}
 	diags := m.setFromPodOptions(ctx, s.Pod)
 	m.Command = stringListValue(s.Command)
 	m.WorkerCount = types.Int64Value(int64(s.Workers))
@@ -153,124 +137,22 @@ func (m *tfJobModel) setFromSpec(ctx context.Context, s jobs.TFJobSpec) diag.Dia
 	m.PSMemory = optionalString(s.PSMemory)
 	m.Chief = types.BoolValue(s.Chief)
 	m.Dynamic = types.BoolValue(s.DynamicWorkers)
-	m.setRunPolicy(s.CleanPodPolicy, s.TTLSecondsAfterFinished, s.BackoffLimit, s.ActiveDeadlineSeconds, s.QueueName)
+	m.setRunPolicy(s.RunPolicy)
 	return diags
 }
 
 func (r *tfJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	var plan tfJobModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	spec, diags := plan.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	obj, err := jobs.NewTFJob(spec)
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid TF job", err.Error())
-		return
-	}
-	timeout, diags := plan.Timeouts.Create(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-
-	t := plan.target()
-	created, err := r.client.Create(ctx, t, obj)
-	if err != nil {
-		resp.Diagnostics.AddError("Error creating TF job", alreadyExistsDetail(t, t.Namespace+"/"+t.Name, err))
-		return
-	}
-	plan.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	plan.UID = types.StringValue(string(created.GetUID()))
-	resp.Diagnostics.Append(plan.set(jobs.Status{Phase: jobs.Pending})...)
-	plan.TensorBoardURL = types.StringNull()
-	// Saved before waiting: if the wait fails, the job is in state (tainted), never orphaned.
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-	r.createTensorBoard(ctx, &plan.tensorBoardFields, created, spec.Pod, &resp.Diagnostics)
-	r.settle(ctx, &plan, actionCreate, created, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-}
-
-func (r *tfJobResource) settle(ctx context.Context, m *tfJobModel, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
-	workers, ps, chief := int32(m.WorkerCount.ValueInt64()), int32(m.PSCount.ValueInt64()), m.Chief.ValueBool()
-	observed, ok := r.waitOrObserve(ctx, m.target(), m.WaitFor.ValueString(), action, written,
-		func(o jobs.Observed) (bool, error) { return jobs.TFJobRunning(o, workers, ps, chief) }, diags)
-	if !ok {
-		return
-	}
-	status, err := jobs.KubeflowStatus(observed, jobs.ReplicaTypeLabel, time.Now())
-	if err != nil {
-		diags.AddError("Error reading TF job status", err.Error())
-		return
-	}
-	diags.Append(m.set(status)...)
+	r.create(ctx, req, resp, &tfJobModel{})
 }
 
 func (r *tfJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	var state tfJobModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	t := state.target()
-	observed := r.observeForRead(ctx, t, true, state.Status, &state.UID, resp)
-	if observed == nil {
-		return
-	}
-	if state.Image.IsNull() {
-		// Just imported: everything comes from the cluster.
-		spec, err := jobs.ReadTFJob(observed.Object)
-		if err != nil {
-			resp.Diagnostics.AddError("Error importing TF job", err.Error())
-			return
-		}
-		resp.Diagnostics.Append(state.setFromSpec(ctx, spec)...)
-	} else {
-		workers, err := jobs.TFWorkers(observed.Object)
-		if err != nil {
-			resp.Diagnostics.AddError("Error reading TF job", err.Error())
-			return
-		}
-		state.WorkerCount = types.Int64Value(int64(workers))
-	}
-	state.ID = types.StringValue(t.Namespace + "/" + t.Name)
-	status, err := jobs.KubeflowStatus(*observed, jobs.ReplicaTypeLabel, time.Now())
-	if err != nil {
-		resp.Diagnostics.AddError("Error reading TF job status", err.Error())
-		return
-	}
-	resp.Diagnostics.Append(state.set(status)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	r.read(ctx, req, resp, &tfJobModel{})
 }
 
 func (r *tfJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	var plan, state tfJobModel
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan.ID, plan.UID = state.ID, state.UID
-	r.update(ctx, plan.target(), state.WorkerCount, plan.WorkerCount, plan.Timeouts, jobs.TFRescalePatch, jobs.TFWorkers, &resp.Diagnostics,
-		func(ctx context.Context, patched *unstructured.Unstructured) {
-			r.settle(ctx, &plan, actionRescale, patched, &resp.Diagnostics)
-			resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
-		})
+	r.update(ctx, req, resp, &tfJobModel{}, &tfJobModel{})
 }
 
 func (r *tfJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	var state tfJobModel
-	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	r.deleteJob(ctx, state.target(), state.UID, state.Timeouts, state.tensorBoardFields, nil, &resp.Diagnostics)
-}
-
-func (r *tfJobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	importNamespacedName(ctx, req, resp)
+	r.delete(ctx, req, resp, &tfJobModel{})
 }

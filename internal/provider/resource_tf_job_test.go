@@ -30,7 +30,7 @@ resource "training_tf_job" "test" {
 // as the seed's walkthrough has it.
 func checkOnGPUNodes(a *api, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		for _, p := range a.pods("default", jobs.KubeflowPodSelector(name)) {
+		for _, p := range a.pods("default", jobs.TF.PodSelector(name)) {
 			if n := p.Spec.NodeName; n != "cn-beijing.192.168.3.228" && n != "cn-beijing.192.168.3.229" {
 				return fmt.Errorf("pod %s runs on %s, not on a gpu_node node", p.Name, n)
 			}
@@ -57,7 +57,7 @@ func TestAccTFJob_everyTaskSeesTheWholeCluster(t *testing.T) {
 					checkTFConfig(a, name, map[string]int{"chief": 1, "ps": 2, "worker": 3}),
 					checkOnGPUNodes(a, name),
 					func(*terraform.State) error {
-						job, err := a.get(jobs.TFJobGVR, "default", name)
+						job, err := a.get(jobs.TF.GVR, "default", name)
 						if err == nil {
 							uid = job.GetUID()
 						}
@@ -73,7 +73,7 @@ func TestAccTFJob_everyTaskSeesTheWholeCluster(t *testing.T) {
 				Check: resource.ComposeTestCheckFunc(
 					checkTFConfig(a, name, map[string]int{"chief": 1, "ps": 2, "worker": 4}),
 					func(*terraform.State) error {
-						if job, err := a.get(jobs.TFJobGVR, "default", name); err != nil || job.GetUID() == uid {
+						if job, err := a.get(jobs.TF.GVR, "default", name); err != nil || job.GetUID() == uid {
 							return fmt.Errorf("the TFJob was not replaced (uid %v, err %v)", uid, err)
 						}
 						return nil
@@ -99,7 +99,7 @@ func TestAccTFJob_dynamicWorkersRescaleInPlace(t *testing.T) {
 	const extra = "  ps_count        = 1\n  dynamic_workers = true\n"
 	var ps types.UID
 	psPod := func(*terraform.State) error {
-		pods, err := a.runningPods(jobs.KubeflowPodSelector(name)+","+jobs.ReplicaTypeLabel+"=ps", 1)
+		pods, err := a.runningPods(jobs.TF.PodSelector(name)+","+jobs.ReplicaTypeLabel+"=ps", 1)
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func TestAccTFJob_dynamicWorkersRescaleInPlace(t *testing.T) {
 					plancheck.ExpectResourceAction("training_tf_job.test", plancheck.ResourceActionUpdate),
 				}},
 				Check: resource.ComposeTestCheckFunc(psPod, func(*terraform.State) error {
-					_, err := a.runningPods(jobs.KubeflowPodSelector(name)+","+jobs.ReplicaTypeLabel+"=worker", 3)
+					_, err := a.runningPods(jobs.TF.PodSelector(name)+","+jobs.ReplicaTypeLabel+"=worker", 3)
 					return err
 				}),
 			},

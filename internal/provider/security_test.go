@@ -39,7 +39,7 @@ func TestProviderCredentialsAreSensitive(t *testing.T) {
 
 // The suite's provider acts as a ServiceAccount bound to exactly the shipped roles. Take one
 // permission away and the operation that needs it fails at once with the API server's 403,
-// which names the verb and the resource; nothing is half made.
+// which names the verb and the resource; nothing half made is left.
 func TestAccMissingPermissionIsReportedWithVerbAndResource(t *testing.T) {
 	a := newAPI(t)
 	roles, err := readRoles(rbacFile)
@@ -72,10 +72,10 @@ resource "training_elastic_job" "test" {
 	nothingOfElastic := func() {
 		for _, name := range []string{elastic, elastic + "-" + jobs.EtcdRole, elastic + "-" + jobs.WorkerRole} {
 			if _, err := a.kube.CoreV1().Services("default").Get(context.Background(), name, metav1.GetOptions{}); err == nil {
-				t.Errorf("Service %s was created although the Framework could not be", name)
+				t.Errorf("Service %s is left although the Framework could not be created", name)
 			}
 		}
-		if _, err := a.get(jobs.FrameworkGVR, "default", elastic); err == nil {
+		if _, err := a.get(jobs.Elastic.GVR, "default", elastic); err == nil {
 			t.Errorf("Framework %s exists", elastic)
 		}
 	}
@@ -96,7 +96,7 @@ resource "training_elastic_job" "test" {
 			{
 				// The job is still there and in state; with the shipped roles it is destroyed.
 				PreConfig: func() {
-					if _, err := a.get(jobs.MPIJobGVR, "default", mpi); err != nil {
+					if _, err := a.get(jobs.MPI.GVR, "default", mpi); err != nil {
 						t.Errorf("the MPI job is gone although its delete was forbidden: %v", err)
 					}
 				},

@@ -1,0 +1,141 @@
+package jobs
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// Kind is everything the provider needs to know about one kind of training job, apart from how
+// its spec becomes objects (a Spec's Build): its API, how to find its pods and their roles, how
+// to read its status, its worker count and how to change it. Each kind is one value, registered
+// in Kinds; everything that lists kinds (the training_job data source, the RBAC rules, the docs)
+// reads the registry.
+type Kind struct {
+	// Name is the kind in configurations: the training_job data source's `kind`, and the
+	// resource training_NAME_job.
+	Name string
+	// Object is the Kubernetes kind of the job object, e.g. "MPIJob".
+	Object string
+	GVR    schema.GroupVersionResource
+	// RoleLabel is the pod label holding each pod's role in the job.
+	RoleLabel string
+	// Operator is what runs the job, for messages and docs.
+	Operator string
+	// InstancesFromObject: the job object lists its tasks and their pods and nodes (a
+	// Framework), so a refresh reads the object alone; otherwise the instances are its pods.
+	InstancesFromObject bool
+	// RunningPhase is an instance's phase while it runs: "Running" for pods,
+	// "AttemptRunning" for FrameworkController's tasks.
+	RunningPhase string
+
+	podSelector   func(job string) string
+	status        func(o Observed, now time.Time) (Status, error)
+	failure       func(o Observed) string
+	workers       func(obj *unstructured.Unstructured) (int32, error)
+	rescale       func(from, to int32) []byte
+	priorityClass func(obj *unstructured.Unstructured) string
+	// dependents are the names of the Services the job owns besides its operator's.
+	dependents func(job string) []string
+}
+
+// Spec is what a job resource says, for any kind: it builds the job object and the objects it
+// owns, and says how many pods of each role a running job has.
+type Spec interface {
+	Kind() *Kind
+	// Build returns the job object and its dependents: objects created before the job and
+	// handed to it as their owner once it exists.
+	Build() (job *unstructured.Unstructured, dependents []*unstructured.Unstructured, err error)
+	// Expect is the number of pods of each role (by the kind's RoleLabel) of the running job.
+	Expect() map[string]int
+}
+
+// Kinds lists every kind of job the provider manages.
+func Kinds() []*Kind { return []*Kind{MPI, TF, PyTorch, Elastic} }
+
+// KindByName returns the registered kind of that name, or nil.
+func KindByName(name string) *Kind {
+	for _, k := range Kinds() {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+// PodSelector selects the pods of the job of that name, and only them.
+func (k *Kind) PodSelector(job string) string { return k.podSelector(job) }
+
+// Status reads the job's status like `arena get`; now is only used for the running duration.
+func (k *Kind) Status(o Observed, now time.Time) (Status, error) { return k.status(o, now) }
+
+// Failure says why the job failed or its operator refused it, or "".
+func (k *Kind) Failure(o Observed) string { return k.failure(o) }
+
+// Workers reads the job object's worker count.
+func (k *Kind) Workers(obj *unstructured.Unstructured) (int32, error) { return k.workers(obj) }
+
+// RescalePatch is a JSON patch from one worker count to another, guarded by a test of the count
+// Terraform read: if someone else changed it since, the API server refuses the patch instead of
+// silently overwriting their change.
+func (k *Kind) RescalePatch(from, to int32) []byte { return k.rescale(from, to) }
+
+// Dependents are the names of the Services a job of that name owns besides its operator's.
+func (k *Kind) Dependents(job string) []string {
+	if k.dependents == nil {
+		return nil
+	}
+	return k.dependents(job)
+}
+
+// PriorityClass is the workers' PriorityClass, as `arena get` shows its PRIORITY, or "".
+func (k *Kind) PriorityClass(obj *unstructured.Unstructured) string { return k.priorityClass(obj) }
+
+// Running says whether the job runs as expected: its operator reports it running, and each role
+// has exactly the expected number of pods Running and none left over (so a rescale is done when
+// the removed ones are gone); for a kind whose object lists its tasks, each of those runs too. A
+// job that finished before a wait saw it run counts as having run. It fails fast, with the
+// reason, on a job that failed, that its operator refused, or that is being deleted.
+func (k *Kind) Running(o Observed, expect map[string]int) (bool, error) {
+	if reason := k.failure(o); reason != "" {
+		return false, fmt.Errorf("%s", reason)
+	}
+	if o.Object == nil {
+		return false, nil
+	}
+	if o.Object.GetDeletionTimestamp() != nil {
+		return false, fmt.Errorf("the %s is being deleted", k.Object)
+	}
+	s, err := k.status(o, time.Time{})
+	if err != nil {
+		return false, err
+	}
+	if s.Phase == Succeeded {
+		return true, nil
+	}
+	if s.Phase != Running {
+		return false, nil
+	}
+	for role, n := range expect {
+		if running, total := RunningCount(o.Pods, k.RoleLabel, role); running != n || total != n {
+			return false, nil
+		}
+	}
+	if k.InstancesFromObject {
+		tasks := map[string]int{}
+		for _, in := range s.Instances {
+			if in.Phase != k.RunningPhase {
+				return false, nil
+			}
+			tasks[in.Role]++
+		}
+		for role, n := range expect {
+			if tasks[role] != n {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,204 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+// The Kubeflow family: MPIJob (mpi-operator), TFJob and PyTorchJob (training-operator) share
+// their pod labels, run policy, replica specs and status.
+const (
+	// JobNameLabel and OperatorNameLabel are on every pod of a Kubeflow job: the job's name and
+	// the controller that made it, so that an MPIJob and a TFJob named alike never share pods.
+	JobNameLabel      = "training.kubeflow.org/job-name"
+	OperatorNameLabel = "training.kubeflow.org/operator-name"
+	// JobRoleLabel is mpi-operator's pod role ("launcher", "worker"); ReplicaTypeLabel is
+	// training-operator's ("worker", "ps", "chief", "master").
+	JobRoleLabel     = "training.kubeflow.org/job-role"
+	ReplicaTypeLabel = "training.kubeflow.org/replica-type"
+	// replicaIndexLabel is each pod's index within its role.
+	replicaIndexLabel = "training.kubeflow.org/replica-index"
+
+	kubeflowWorker = "Worker"
+)
+
+// CleanPodPolicies are the Kubeflow run policy's clean pod policies.
+var CleanPodPolicies = []string{"None", "Running", "All"}
+
+// RunPolicy is what a Kubeflow job says besides its replicas: when its pods are cleaned up, how
+// often and how long it may run, and the Kueue queue it is submitted to.
+type RunPolicy struct {
+	CleanPodPolicy          string
+	TTLSecondsAfterFinished *int32
+	BackoffLimit            *int32
+	ActiveDeadlineSeconds   *int64
+	QueueName               string
+}
+
+// runPolicy is the run policy as the API has it; the queue goes in a label.
+type runPolicy struct {
+	CleanPodPolicy          *string `json:"cleanPodPolicy,omitempty"`
+	TTLSecondsAfterFinished *int32  `json:"ttlSecondsAfterFinished,omitempty"`
+	ActiveDeadlineSeconds   *int64  `json:"activeDeadlineSeconds,omitempty"`
+	BackoffLimit            *int32  `json:"backoffLimit,omitempty"`
+}
+
+func (p RunPolicy) api() runPolicy {
+	return runPolicy{
+		CleanPodPolicy:          optional(p.CleanPodPolicy),
+		TTLSecondsAfterFinished: p.TTLSecondsAfterFinished,
+		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
+		BackoffLimit:            p.BackoffLimit,
+	}
+}
+
+// readRunPolicy recovers the run policy from a job's runPolicy and queue.
+func readRunPolicy(p runPolicy, queue string) RunPolicy {
+	return RunPolicy{
+		CleanPodPolicy:          ptr.Deref(p.CleanPodPolicy, ""),
+		TTLSecondsAfterFinished: p.TTLSecondsAfterFinished,
+		BackoffLimit:            p.BackoffLimit,
+		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
+		QueueName:               queue,
+	}
+}
+
+type replicaSpec struct {
+	Replicas      *int32                 `json:"replicas,omitempty"`
+	Template      corev1.PodTemplateSpec `json:"template,omitempty"`
+	RestartPolicy string                 `json:"restartPolicy,omitempty"`
+}
+
+// kubeflowMeta is a Kubeflow job's metadata: the user's labels and annotations, this provider's
+// label and the queue's.
+func kubeflowMeta(name, namespace string, pod PodOptions, queue string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(pod.Labels, queue), Annotations: copyMap(pod.Annotations)}
+}
+
+// jobStatus is the Kubeflow JobStatus, shared by MPIJob, TFJob and PyTorchJob.
+type jobStatus struct {
+	Conditions     []jobCondition `json:"conditions,omitempty"`
+	StartTime      *metav1.Time   `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time   `json:"completionTime,omitempty"`
+}
+
+type jobCondition struct {
+	Type    string `json:"type"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// kubeflowKind describes a Kubeflow job kind: its API version and resource, the controller
+// named on its pods, the pod label of their role, and the field holding its replica specs.
+func kubeflowKind(name, object, version, resource, operator, controller, roleLabel, replicaSpecs string) *Kind {
+	workers := []string{"spec", replicaSpecs, kubeflowWorker}
+	replicasPath := "/spec/" + replicaSpecs + "/" + kubeflowWorker + "/replicas"
+	return &Kind{
+		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, RunningPhase: string(corev1.PodRunning),
+		GVR: schema.GroupVersionResource{Group: "kubeflow.org", Version: version, Resource: resource},
+		podSelector: func(job string) string {
+			return JobNameLabel + "=" + job + "," + OperatorNameLabel + "=" + controller
+		},
+		status:  func(o Observed, now time.Time) (Status, error) { return kubeflowStatus(o, roleLabel, now) },
+		failure: kubeflowFailure,
+		workers: func(obj *unstructured.Unstructured) (int32, error) {
+			n, found, err := unstructured.NestedInt64(obj.Object, append(workers, "replicas")...)
+			if err != nil {
+				return 0, fmt.Errorf("%s %s/%s: %w", object, obj.GetNamespace(), obj.GetName(), err)
+			}
+			if !found {
+				if _, hasWorkers, _ := unstructured.NestedMap(obj.Object, workers...); !hasWorkers {
+					return 0, fmt.Errorf("%s %s/%s has no %s replica spec", object, obj.GetNamespace(), obj.GetName(), kubeflowWorker)
+				}
+				return 1, nil // the CRD's default
+			}
+			return int32(n), nil
+		},
+		rescale: func(from, to int32) []byte {
+			patch, _ := json.Marshal([]map[string]any{
+				{"op": "test", "path": replicasPath, "value": from},
+				{"op": "replace", "path": replicasPath, "value": to},
+			})
+			return patch
+		},
+		priorityClass: func(obj *unstructured.Unstructured) string {
+			s, _, _ := unstructured.NestedString(obj.Object, append(workers, "template", "spec", "priorityClassName")...)
+			return s
+		},
+	}
+}
+
+// kubeflowStatus reads the status of a Kubeflow job and its pods; roleLabel names the pod label
+// holding each pod's role.
+func kubeflowStatus(o Observed, roleLabel string, now time.Time) (Status, error) {
+	var job struct {
+		Status jobStatus `json:"status"`
+	}
+	if err := fromUnstructured(o.Object, &job); err != nil {
+		return Status{}, err
+	}
+	s := Status{Phase: Pending, Instances: instances(o.Pods, roleLabel)}
+	conditions := map[string]bool{}
+	for _, c := range job.Status.Conditions {
+		conditions[c.Type] = c.Status == string(corev1.ConditionTrue)
+	}
+	switch {
+	case conditions["Succeeded"]:
+		s.Phase = Succeeded
+	case conditions["Failed"]:
+		s.Phase = Failed
+	case conditions["Suspended"]:
+		s.Phase = Suspended
+	case conditions["Running"], conditions["Restarting"]:
+		// A restarting job (a replica failed and is being retried) is still running its
+		// training, as `arena get` shows it.
+		s.Phase = Running
+	}
+	if t := job.Status.StartTime; t != nil {
+		s.StartTime = &t.Time
+	}
+	if t := job.Status.CompletionTime; t != nil {
+		s.CompletionTime = &t.Time
+	}
+	s.Duration = trainingDuration(s.StartTime, s.CompletionTime, now)
+	return s, nil
+}
+
+// fatalEventReasons are the Warning events after which an operator will not go on by itself:
+// mpi-operator reports an invalid spec only as a ValidationError event. (Its ErrResourceExists
+// is not one: it retries, and a dependant of an earlier job of the same name that the garbage
+// collector has not removed yet is gone soon after.)
+var fatalEventReasons = map[string]bool{"ValidationError": true}
+
+// kubeflowFailure returns why a Kubeflow job failed or was refused by its operator, or "".
+func kubeflowFailure(o Observed) string {
+	if o.Object != nil {
+		conditions, _, _ := unstructured.NestedSlice(o.Object.Object, "status", "conditions")
+		for _, c := range conditions {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Failed" && m["status"] == "True" {
+				return fmt.Sprintf("the job failed: %v: %v", m["reason"], m["message"])
+			}
+		}
+	}
+	for _, e := range o.Events {
+		if e.Type == corev1.EventTypeWarning && fatalEventReasons[e.Reason] && aboutThisObject(e, o.Object) {
+			return fmt.Sprintf("the operator refused the job: %s: %s", e.Reason, e.Message)
+		}
+	}
+	return ""
+}
+
+// aboutThisObject says whether an event is about obj itself, not about an earlier object of the
+// same name (events outlive their object by about an hour).
+func aboutThisObject(e corev1.Event, obj *unstructured.Unstructured) bool {
+	return obj == nil || e.InvolvedObject.UID == "" || e.InvolvedObject.UID == obj.GetUID()
+}

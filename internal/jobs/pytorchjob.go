@@ -1,0 +1,156 @@
+package jobs
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+)
+
+// PyTorch is training-operator's PyTorchJob (kubeflow.org/v1): a master and workers that
+// training-operator tells where to meet (MASTER_ADDR, WORLD_SIZE, RANK), or, with an elastic
+// policy, workers that meet at a rendezvous and may come and go (PET_* for torchrun).
+var PyTorch = kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs")
+
+const (
+	pytorchMaster = "Master"
+	pytorchWorker = kubeflowWorker
+	// training-operator requires the container to have this name, and finds the port workers
+	// meet on by this port name.
+	pytorchContainer = "pytorch"
+	pytorchPortName  = "pytorchjob-port"
+	// PyTorchPort is training-operator's default port for the master and the rendezvous.
+	PyTorchPort = 23456
+)
+
+// RendezvousBackends are the rendezvous backends torchrun offers an elastic PyTorchJob; c10d,
+// the default, needs nothing but the first worker.
+var RendezvousBackends = []string{"c10d", "etcd", "etcd-v2"}
+
+// PyTorchJobSpec is everything a training_pytorch_job says: Arena's `submit pytorch`, a master
+// and workers running the same image and command, or with Elastic, workers only.
+type PyTorchJobSpec struct {
+	Name, Namespace string
+	Pod             PodOptions
+	Command         []string
+	Workers         int32
+	// ProcsPerNode is torchrun's --nproc_per_node (spec.nprocPerNode); 0 leaves it to the
+	// operator ("auto").
+	ProcsPerNode int32
+	RunPolicy    RunPolicy
+	Elastic      *PyTorchElastic
+}
+
+// PyTorchElastic is a PyTorchJob's elastic policy: the bounds torchrun's --nnodes=MIN:MAX sets,
+// where the workers meet, and how often torchrun restarts its workers before failing.
+type PyTorchElastic struct {
+	MinWorkers, MaxWorkers int32
+	RendezvousBackend      string
+	MaxRestarts            *int32
+}
+
+type pytorchJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              pytorchJobSpec `json:"spec"`
+}
+
+type pytorchJobSpec struct {
+	RunPolicy           runPolicy               `json:"runPolicy,omitempty"`
+	ElasticPolicy       *elasticPolicy          `json:"elasticPolicy,omitempty"`
+	NprocPerNode        *string                 `json:"nprocPerNode,omitempty"`
+	PyTorchReplicaSpecs map[string]*replicaSpec `json:"pytorchReplicaSpecs"`
+}
+
+type elasticPolicy struct {
+	MinReplicas *int32  `json:"minReplicas,omitempty"`
+	MaxReplicas *int32  `json:"maxReplicas,omitempty"`
+	RDZVBackend *string `json:"rdzvBackend,omitempty"`
+	MaxRestarts *int32  `json:"maxRestarts,omitempty"`
+}
+
+// Kind is PyTorch.
+func (s PyTorchJobSpec) Kind() *Kind { return PyTorch }
+
+// Build returns the PyTorchJob; it has no dependents.
+func (s PyTorchJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	job, err := NewPyTorchJob(s)
+	return job, nil, err
+}
+
+// Expect is the master and the workers, or the workers alone for an elastic job.
+func (s PyTorchJobSpec) Expect() map[string]int {
+	if s.Elastic != nil {
+		return map[string]int{"worker": int(s.Workers)}
+	}
+	return map[string]int{"master": 1, "worker": int(s.Workers)}
+}
+
+// NewPyTorchJob builds the PyTorchJob for spec.
+func NewPyTorchJob(spec PyTorchJobSpec) (*unstructured.Unstructured, error) {
+	resources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
+	if err != nil {
+		return nil, err
+	}
+	template, err := spec.Pod.podTemplate(container{name: pytorchContainer, command: spec.Command, resources: resources,
+		ports: []corev1.ContainerPort{{Name: pytorchPortName, ContainerPort: PyTorchPort}}}, "")
+	if err != nil {
+		return nil, err
+	}
+	replicas := map[string]*replicaSpec{
+		pytorchWorker: {Replicas: ptr.To(spec.Workers), Template: template, RestartPolicy: "OnFailure"},
+	}
+	job := pytorchJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: PyTorch.GVR.GroupVersion().String(), Kind: PyTorch.Object},
+		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),
+		Spec:       pytorchJobSpec{RunPolicy: spec.RunPolicy.api(), PyTorchReplicaSpecs: replicas},
+	}
+	if spec.ProcsPerNode > 0 {
+		job.Spec.NprocPerNode = ptr.To(strconv.Itoa(int(spec.ProcsPerNode)))
+	}
+	if e := spec.Elastic; e != nil {
+		if err := CheckWorkerBounds(spec.Workers, e.MinWorkers, e.MaxWorkers); err != nil {
+			return nil, fmt.Errorf("elastic: %w", err)
+		}
+		// Workers only: a master would give every pod a fixed WORLD_SIZE. They meet at the first
+		// worker (training-operator's default endpoint, NAME-worker-0), or at the backend's.
+		job.Spec.ElasticPolicy = &elasticPolicy{MinReplicas: ptr.To(e.MinWorkers), MaxReplicas: ptr.To(e.MaxWorkers),
+			RDZVBackend: optional(e.RendezvousBackend), MaxRestarts: e.MaxRestarts}
+	} else {
+		replicas[pytorchMaster] = &replicaSpec{Replicas: ptr.To[int32](1), Template: template, RestartPolicy: "OnFailure"}
+	}
+	return toUnstructured(&job)
+}
+
+// ReadPyTorchJob recovers the spec of a PyTorchJob (for import).
+func ReadPyTorchJob(obj *unstructured.Unstructured) (PyTorchJobSpec, error) {
+	var job pytorchJob
+	if err := fromUnstructured(obj, &job); err != nil {
+		return PyTorchJobSpec{}, err
+	}
+	spec := PyTorchJobSpec{Name: job.Name, Namespace: job.Namespace}
+	worker := job.Spec.PyTorchReplicaSpecs[pytorchWorker]
+	if worker == nil {
+		return spec, fmt.Errorf("PyTorchJob %s/%s has no %s replica spec", job.Namespace, job.Name, pytorchWorker)
+	}
+	spec.Pod = readPodOptions(worker.Template)
+	var queue string
+	spec.Pod.Labels, queue = userLabels(job.Labels)
+	spec.Pod.Annotations = userAnnotations(job.Annotations)
+	spec.RunPolicy = readRunPolicy(job.Spec.RunPolicy, queue)
+	spec.Workers = ptr.Deref(worker.Replicas, 1)
+	if len(worker.Template.Spec.Containers) > 0 {
+		spec.Command = worker.Template.Spec.Containers[0].Command
+	}
+	if n, err := strconv.Atoi(ptr.Deref(job.Spec.NprocPerNode, "")); err == nil {
+		spec.ProcsPerNode = int32(n)
+	}
+	if e := job.Spec.ElasticPolicy; e != nil {
+		spec.Elastic = &PyTorchElastic{MinWorkers: ptr.Deref(e.MinReplicas, spec.Workers), MaxWorkers: ptr.Deref(e.MaxReplicas, spec.Workers),
+			RendezvousBackend: ptr.Deref(e.RDZVBackend, ""), MaxRestarts: e.MaxRestarts}
+	}
+	return spec, nil
+}

@@ -1,0 +1,61 @@
+package provider
+
+import (
+	"cmp"
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+)
+
+// jobSchemaSpec is what differs between the job resources' schemas.
+type jobSchemaSpec struct {
+	description string
+	// roles names the pods the shared pod attributes apply to, for their descriptions;
+	// tolerated, those the tolerations apply to, when they differ (companions).
+	roles, tolerated string
+	// running says what `wait_for = "running"` waits for.
+	running string
+	// own are the kind's attributes (name and worker_count among them) and blocks.
+	own    map[string]schema.Attribute
+	blocks map[string]schema.Block
+}
+
+// jobSchema is a job resource's schema: the kind's own attributes and blocks, and those every
+// job resource has (identity, pod attributes, tolerations, TensorBoard, status, timeouts).
+func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	shared := map[string]schema.Attribute{
+		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "`namespace/name` of the job."},
+		"uid": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "UID of the job object. A job of the same name that is not this object (deleted and made again outside " +
+				"Terraform) is not taken for this resource: refresh drops the resource with a warning, and destroy never deletes it."},
+		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
+			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
+			MarkdownDescription: "Namespace of the job. Default `default`."},
+		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
+			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitRunning)},
+			MarkdownDescription: "What create and update wait for: `created` (the job is accepted) or `running` (" + s.running + "). " +
+				"Default `running`. A job that fails, or that its operator rejects, ends the wait at once with the reason."},
+		"tensorboard_url": tensorBoardURLAttribute(),
+	}
+	blocks := map[string]schema.Block{
+		"toleration":  tolerationBlock(cmp.Or(s.tolerated, s.roles)),
+		"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
+		"tensorboard": tensorBoardBlock(),
+	}
+	for name, b := range s.blocks {
+		blocks[name] = b
+	}
+	return schema.Schema{
+		MarkdownDescription: s.description,
+		Attributes:          mergeAttributes(shared, podAttributes(s.roles), statusAttributes(), s.own),
+		Blocks:              blocks,
+	}
+}
