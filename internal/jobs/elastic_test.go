@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
@@ -340,5 +342,45 @@ func TestFrameworkStatusOfSeedCompletedFramework(t *testing.T) {
 	}
 	if n, err := Elastic.Workers(obj); err != nil || n != 3 {
 		t.Errorf("ElasticWorkers = %d, %v; want 3 (after the seed's rescale)", n, err)
+	}
+}
+
+// The elastic job runs when the Framework and each task run, and the etcd and exactly the
+// workers' pods run: both views, so a removed worker still being deleted keeps the wait going.
+func TestElasticRunning(t *testing.T) {
+	task := func(i int64, state string) any {
+		return map[string]any{"index": i, "state": state, "attemptStatus": map[string]any{"podName": fmt.Sprint("p", i)}}
+	}
+	framework := func(state string, workers ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"state": state, "attemptStatus": map[string]any{
+			"taskRoleStatuses": []any{
+				map[string]any{"name": EtcdRole, "taskStatuses": []any{task(0, "AttemptRunning")}},
+				map[string]any{"name": WorkerRole, "taskStatuses": workers},
+			}}}}}
+	}
+	pod := func(role string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{TaskRoleLabel: role}}, Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	pods := []corev1.Pod{pod(EtcdRole), pod(WorkerRole), pod(WorkerRole)}
+	expect := map[string]int{EtcdRole: 1, WorkerRole: 2}
+	for _, c := range []struct {
+		name string
+		o    Observed
+		done bool
+	}{
+		{"every task and pod running", Observed{Object: framework("AttemptRunning", task(0, "AttemptRunning"), task(1, "AttemptRunning")), Pods: pods}, true},
+		{"a task still being created", Observed{Object: framework("AttemptRunning", task(0, "AttemptRunning"), task(1, "AttemptCreationPending")), Pods: pods}, false},
+		{"a removed worker's pod still there", Observed{Object: framework("AttemptRunning", task(0, "AttemptRunning"), task(1, "AttemptRunning")), Pods: append(pods, pod(WorkerRole))}, false},
+		{"a worker pod short", Observed{Object: framework("AttemptRunning", task(0, "AttemptRunning"), task(1, "AttemptRunning")), Pods: pods[:2]}, false},
+	} {
+		if done, err := Elastic.Running(c.o, expect); err != nil || done != c.done {
+			t.Errorf("%s: done=%v err=%v, want %v", c.name, done, err, c.done)
+		}
+	}
+	failed := framework("Completed")
+	_ = unstructured.SetNestedField(failed.Object, map[string]any{"type": map[string]any{"name": "Failed"}, "diagnostics": "exit 1"},
+		"status", "attemptStatus", "completionStatus")
+	if _, err := Elastic.Running(Observed{Object: failed}, expect); err == nil || !strings.Contains(err.Error(), "exit 1") {
+		t.Errorf("a failed Framework ends the wait with its diagnostics: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -48,8 +49,35 @@ type PyTorchJobSpec struct {
 // where the workers meet, and how often torchrun restarts its workers before failing.
 type PyTorchElastic struct {
 	MinWorkers, MaxWorkers int32
-	RendezvousBackend      string
-	MaxRestarts            *int32
+	// RendezvousBackend is torchrun's --rdzv_backend; empty is the operator's c10d.
+	RendezvousBackend string
+	// RendezvousEndpoint is host:port of the rendezvous; empty is the operator's default, the
+	// first worker (NAME-worker-0) on PyTorchPort, where c10d's store runs.
+	RendezvousEndpoint string
+	MaxRestarts        *int32
+}
+
+// CheckRendezvous says why an elastic policy's rendezvous cannot work, or nil: only c10d runs in
+// the job itself (on its first worker); etcd backends need an etcd server's host:port.
+func CheckRendezvous(backend, endpoint string) error {
+	if endpoint != "" {
+		if _, _, err := splitEndpoint(endpoint); err != nil {
+			return err
+		}
+	}
+	if backend != "" && backend != "c10d" && endpoint == "" {
+		return fmt.Errorf("the %s rendezvous backend needs the host:port of an etcd server: only c10d runs in the job itself", backend)
+	}
+	return nil
+}
+
+func splitEndpoint(endpoint string) (string, int32, error) {
+	host, port, err := net.SplitHostPort(endpoint)
+	n, perr := strconv.ParseUint(port, 10, 16)
+	if err != nil || host == "" || perr != nil || n == 0 {
+		return "", 0, fmt.Errorf("rendezvous endpoint %q is not host:port", endpoint)
+	}
+	return host, int32(n), nil
 }
 
 type pytorchJob struct {
@@ -69,6 +97,8 @@ type elasticPolicy struct {
 	MinReplicas *int32  `json:"minReplicas,omitempty"`
 	MaxReplicas *int32  `json:"maxReplicas,omitempty"`
 	RDZVBackend *string `json:"rdzvBackend,omitempty"`
+	RDZVHost    *string `json:"rdzvHost,omitempty"`
+	RDZVPort    *int32  `json:"rdzvPort,omitempty"`
 	MaxRestarts *int32  `json:"maxRestarts,omitempty"`
 }
 
@@ -115,10 +145,17 @@ func NewPyTorchJob(spec PyTorchJobSpec) (*unstructured.Unstructured, error) {
 		if err := CheckWorkerBounds(spec.Workers, e.MinWorkers, e.MaxWorkers); err != nil {
 			return nil, fmt.Errorf("elastic: %w", err)
 		}
+		if err := CheckRendezvous(e.RendezvousBackend, e.RendezvousEndpoint); err != nil {
+			return nil, fmt.Errorf("elastic: %w", err)
+		}
 		// Workers only: a master would give every pod a fixed WORLD_SIZE. They meet at the first
 		// worker (training-operator's default endpoint, NAME-worker-0), or at the backend's.
 		job.Spec.ElasticPolicy = &elasticPolicy{MinReplicas: ptr.To(e.MinWorkers), MaxReplicas: ptr.To(e.MaxWorkers),
 			RDZVBackend: optional(e.RendezvousBackend), MaxRestarts: e.MaxRestarts}
+		if e.RendezvousEndpoint != "" {
+			host, port, _ := splitEndpoint(e.RendezvousEndpoint)
+			job.Spec.ElasticPolicy.RDZVHost, job.Spec.ElasticPolicy.RDZVPort = &host, &port
+		}
 	} else {
 		replicas[pytorchMaster] = &replicaSpec{Replicas: ptr.To[int32](1), Template: template, RestartPolicy: "OnFailure"}
 	}
@@ -151,6 +188,9 @@ func ReadPyTorchJob(obj *unstructured.Unstructured) (PyTorchJobSpec, error) {
 	if e := job.Spec.ElasticPolicy; e != nil {
 		spec.Elastic = &PyTorchElastic{MinWorkers: ptr.Deref(e.MinReplicas, spec.Workers), MaxWorkers: ptr.Deref(e.MaxReplicas, spec.Workers),
 			RendezvousBackend: ptr.Deref(e.RDZVBackend, ""), MaxRestarts: e.MaxRestarts}
+		if e.RDZVHost != nil && e.RDZVPort != nil {
+			spec.Elastic.RendezvousEndpoint = net.JoinHostPort(*e.RDZVHost, strconv.Itoa(int(*e.RDZVPort)))
+		}
 	}
 	return spec, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
@@ -65,7 +67,7 @@ func (p *trainingProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 		return schema.StringAttribute{Optional: true, Sensitive: sensitive, MarkdownDescription: desc}
 	}
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "Declares distributed training jobs (MPI, elastic PyTorch) on a Kubernetes cluster. " +
+		MarkdownDescription: "Declares distributed training jobs (" + kindList() + ") on a Kubernetes cluster. " +
 			"Connection settings have the names and environment variables of the `kubernetes` provider; " +
 			"the cluster is contacted only when a job is read, created, changed or deleted.",
 		Attributes: map[string]schema.Attribute{
@@ -171,6 +173,7 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 		newMPIJobResource,
 		newElasticJobResource,
 		newTFJobResource,
+		newPyTorchJobResource,
 		newNodeTaintResource,
 	}
 }
@@ -180,4 +183,13 @@ func (p *trainingProvider) DataSources(context.Context) []func() datasource.Data
 		newNodesDataSource,
 		newJobDataSource,
 	}
+}
+
+// kindList names the kinds of job the provider manages, from the registry.
+func kindList() string {
+	var names []string
+	for _, k := range jobs.Kinds() {
+		names = append(names, k.Object)
+	}
+	return strings.Join(names, ", ")
 }

@@ -56,8 +56,9 @@ var (
 		}
 		return nil
 	}}
-	etcdImageRule  = stringRule{"etcd image", jobs.CheckEtcdImage}
-	dataVolumeRule = stringRule{"data volume", func(s string) error {
+	etcdImageRule          = stringRule{"etcd image", jobs.CheckEtcdImage}
+	rendezvousEndpointRule = stringRule{"rendezvous endpoint", func(s string) error { return jobs.CheckRendezvous("", s) }}
+	dataVolumeRule         = stringRule{"data volume", func(s string) error {
 		_, err := jobs.ParseDataVolume(s)
 		return err
 	}}

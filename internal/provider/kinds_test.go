@@ -1,0 +1,109 @@
+package provider
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// Every kind of job in the registry has everything a kind needs, and the provider serves no job
+// resource that is not in the registry: a site forgotten when a kind is added (or removed) is a
+// failure here, not a silent gap.
+func TestEveryJobKindIsComplete(t *testing.T) {
+	ctx := context.Background()
+	p := New("test")()
+	served := map[string]bool{}
+	for _, newResource := range p.Resources(ctx) {
+		var md resource.MetadataResponse
+		newResource().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "training"}, &md)
+		served[md.TypeName] = true
+		if name, ok := strings.CutSuffix(strings.TrimPrefix(md.TypeName, "training_"), "_job"); ok && jobs.KindByName(name) == nil {
+			t.Errorf("the provider serves %s, but no kind %q is registered in jobs.Kinds()", md.TypeName, name)
+		}
+	}
+	kindAccepted := dataSourceKindValidator(t, p.DataSources(ctx))
+	roles, err := readRoles(rbacFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range jobs.Kinds() {
+		typeName := "training_" + k.Name + "_job"
+		if !served[typeName] {
+			t.Errorf("kind %s: the provider serves no %s resource (provider.Resources)", k.Name, typeName)
+		}
+		if err := kindAccepted(k.Name); err != "" {
+			t.Errorf("kind %s: the training_job data source refuses it: %s", k.Name, err)
+		}
+		for _, file := range []string{
+			"../../examples/resources/" + typeName + "/resource.tf",
+			"../../examples/resources/" + typeName + "/import.sh",
+			"../../templates/resources/" + k.Name + "_job.md.tmpl",
+			"../../docs/resources/" + k.Name + "_job.md",
+		} {
+			if _, err := os.Stat(file); err != nil {
+				t.Errorf("kind %s has no %s: %v", k.Name, filepath.Clean(file), err)
+			}
+		}
+		allowed := map[string]bool{}
+		for _, role := range roles {
+			for _, rule := range role.Rules {
+				if slices.Contains(rule.APIGroups, k.GVR.Group) && slices.Contains(rule.Resources, k.GVR.Resource) {
+					for _, v := range rule.Verbs {
+						allowed[v] = true
+					}
+				}
+			}
+		}
+		for _, verb := range []string{"get", "list", "watch", "create", "patch", "delete"} {
+			if !allowed[verb] {
+				t.Errorf("kind %s: %s grants no %q on %s", k.Name, filepath.Clean(rbacFile), verb, k.GVR.GroupResource())
+			}
+		}
+	}
+}
+
+// dataSourceKindValidator returns a check of a kind name against the training_job data source's
+// own validators of its kind attribute.
+func dataSourceKindValidator(t *testing.T, dataSources []func() datasource.DataSource) func(string) string {
+	t.Helper()
+	ctx := context.Background()
+	for _, newDataSource := range dataSources {
+		ds := newDataSource()
+		var md datasource.MetadataResponse
+		ds.Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: "training"}, &md)
+		if md.TypeName != "training_job" {
+			continue
+		}
+		var s datasource.SchemaResponse
+		ds.Schema(ctx, datasource.SchemaRequest{}, &s)
+		attr, ok := s.Schema.Attributes["kind"].(dsschema.StringAttribute)
+		if !ok {
+			t.Fatal("training_job has no string attribute kind")
+		}
+		return func(name string) string {
+			var problems []string
+			for _, v := range attr.Validators {
+				resp := &validator.StringResponse{}
+				v.ValidateString(ctx, validator.StringRequest{Path: path.Root("kind"), ConfigValue: types.StringValue(name)}, resp)
+				for _, d := range resp.Diagnostics.Errors() {
+					problems = append(problems, d.Detail())
+				}
+			}
+			return strings.Join(problems, "; ")
+		}
+	}
+	t.Fatal("the provider serves no training_job data source")
+	return nil
+}

@@ -1,0 +1,188 @@
+package provider
+
+import (
+	"cmp"
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*pytorchJobResource)(nil)
+	_ resource.ResourceWithImportState    = (*pytorchJobResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*pytorchJobResource)(nil)
+)
+
+func newPyTorchJobResource() resource.Resource {
+	return &pytorchJobResource{jobResource{kind: jobs.PyTorch}}
+}
+
+type pytorchJobResource struct {
+	jobResource
+}
+
+type pytorchJobModel struct {
+	jobFields
+	podModel
+	runPolicyModel
+	Command            types.List            `tfsdk:"command"`
+	ProcessesPerWorker types.Int64           `tfsdk:"processes_per_worker"`
+	Elastic            []pytorchElasticModel `tfsdk:"elastic"`
+}
+
+type pytorchElasticModel struct {
+	MinWorkers         types.Int64  `tfsdk:"min_workers"`
+	MaxWorkers         types.Int64  `tfsdk:"max_workers"`
+	RendezvousBackend  types.String `tfsdk:"rendezvous_backend"`
+	RendezvousEndpoint types.String `tfsdk:"rendezvous_endpoint"`
+	MaxRestarts        types.Int64  `tfsdk:"max_restarts"`
+}
+
+func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replace := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+	count := []validator.Int64{int64validator.Between(1, 10000)}
+	own := map[string]schema.Attribute{
+		"name": schema.StringAttribute{Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
+			Validators:          []validator.String{jobNameRule("-worker-99999")},
+			MarkdownDescription: "Name of the PyTorchJob (Arena: `--name`): a DNS label short enough for its pods' names."},
+		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
+			PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
+			Validators:    []validator.List{listvalidator.SizeAtLeast(1)},
+			MarkdownDescription: "The command of the master and every worker, in exec form, usually `[\"torchrun\", \"train.py\", ...]`: " +
+				"training-operator sets `MASTER_ADDR`, `MASTER_PORT`, `WORLD_SIZE`, `RANK` and torchrun's `PET_*` variables " +
+				"(`PET_NNODES`, `PET_NODE_RANK`, `PET_NPROC_PER_NODE`; with `elastic`, `PET_RDZV_BACKEND`, `PET_RDZV_ENDPOINT`), which torchrun reads as its arguments."},
+		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: inPlaceWithBlock("elastic"),
+				description: "in place with an elastic block, otherwise by replacing the job"}},
+			MarkdownDescription: "Number of workers (Arena: `--workers` counts the master too; here the master is extra). A static job's " +
+				"processes are told `WORLD_SIZE` when they start, so changing it **replaces** the job. With an `elastic` block, torchrun " +
+				"re-rendezvouses with the workers that come and go, and changing it rescales the running job in place within the block's bounds."},
+		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
+			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
+			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
+			MarkdownDescription: "Training processes per pod (torchrun's `--nproc_per_node`, the PyTorchJob's `nprocPerNode`). Default: the GPUs per worker, at least 1."},
+	}
+	resp.Schema = jobSchema(ctx, jobSchemaSpec{
+		description: "A distributed PyTorch job run by training-operator: a Kubeflow `PyTorchJob` (`kubeflow.org/v1`) with a master and " +
+			"`worker_count` workers, or with an `elastic` block, workers alone that meet at a rendezvous and rescale in place. It does what " +
+			"`arena submit pytorch` does, tolerations included. Changing `worker_count` replaces a static job and rescales an elastic one in " +
+			"place; changing anything baked into its pods replaces it. Destroy deletes the PyTorchJob with foreground propagation and waits " +
+			"until it and all its pods are gone.",
+		roles:   "the master and workers",
+		running: "the master and exactly `worker_count` workers Running, and the operator reporting the job running",
+		own:     mergeAttributes(own, runPolicyAttributes("a failed replica")),
+		blocks: map[string]schema.Block{
+			"elastic": schema.ListNestedBlock{
+				MarkdownDescription: "Make the job elastic (the PyTorchJob's `elasticPolicy`): workers only, no master, meeting at a " +
+					"rendezvous (by default c10d on the first worker, `NAME-worker-0`), so that `worker_count` changes in place between " +
+					"`min_workers` and `max_workers` (torchrun's `--nnodes=MIN:MAX`). Adding, removing or changing the block replaces the job.",
+				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
+				Validators:    []validator.List{listvalidator.SizeAtMost(1)},
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"min_workers": schema.Int64Attribute{Required: true, Validators: count, PlanModifiers: replace,
+						MarkdownDescription: "Fewest workers the training goes on with."},
+					"max_workers": schema.Int64Attribute{Required: true, Validators: count, PlanModifiers: replace,
+						MarkdownDescription: "Most workers the job may be scaled to."},
+					"rendezvous_backend": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("c10d"),
+						Validators:          []validator.String{stringvalidator.OneOf(jobs.RendezvousBackends...)},
+						MarkdownDescription: "torchrun's `--rdzv_backend`: `c10d` (default; its store runs on the first worker), or `etcd` / `etcd-v2` at `rendezvous_endpoint`."},
+					"rendezvous_endpoint": schema.StringAttribute{Optional: true, Validators: []validator.String{rendezvousEndpointRule},
+						MarkdownDescription: "`host:port` of the rendezvous; required with an etcd backend. Default: `NAME-worker-0:" + "23456`."},
+					"max_restarts": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
+						MarkdownDescription: "How often torchrun restarts the workers after a failure before the job fails (`--max_restarts`); joining and leaving workers do not count."},
+				}},
+			},
+		},
+	})
+}
+
+// ValidateConfig checks an elastic job's bounds and rendezvous at plan time.
+func (r *pytorchJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var workers types.Int64
+	var elastic []pytorchElasticModel
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("elastic"), &elastic)...)
+	if resp.Diagnostics.HasError() || len(elastic) == 0 {
+		return
+	}
+	e, at := elastic[0], path.Root("elastic").AtListIndex(0)
+	validateBounds(workers, e.MinWorkers, e.MaxWorkers, at, &resp.Diagnostics)
+	if e.RendezvousBackend.IsUnknown() || e.RendezvousEndpoint.IsUnknown() {
+		return
+	}
+	if err := jobs.CheckRendezvous(e.RendezvousBackend.ValueString(), e.RendezvousEndpoint.ValueString()); err != nil {
+		resp.Diagnostics.AddAttributeError(at.AtName("rendezvous_endpoint"), "Invalid rendezvous", err.Error()+".")
+	}
+}
+
+func (m *pytorchJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
+	pod, diags := m.podOptions(ctx)
+	spec := jobs.PyTorchJobSpec{
+		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod,
+		Command:      stringList(ctx, m.Command, &diags),
+		Workers:      int32(m.WorkerCount.ValueInt64()),
+		ProcsPerNode: int32(m.ProcessesPerWorker.ValueInt64()),
+		RunPolicy:    m.runPolicy(),
+	}
+	if len(m.Elastic) > 0 {
+		e := m.Elastic[0]
+		spec.Elastic = &jobs.PyTorchElastic{MinWorkers: int32(e.MinWorkers.ValueInt64()), MaxWorkers: int32(e.MaxWorkers.ValueInt64()),
+			RendezvousBackend: e.RendezvousBackend.ValueString(), RendezvousEndpoint: e.RendezvousEndpoint.ValueString()}
+		if !e.MaxRestarts.IsNull() {
+			spec.Elastic.MaxRestarts = ptr.To(int32(e.MaxRestarts.ValueInt64()))
+		}
+	}
+	return spec, diags
+}
+
+func (m *pytorchJobModel) read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
+	s, err := jobs.ReadPyTorchJob(obj)
+	if err != nil {
+		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing PyTorch job", err.Error())}
+	}
+	diags := m.setFromPodOptions(ctx, s.Pod)
+	m.Command = stringListValue(s.Command)
+	m.WorkerCount = types.Int64Value(int64(s.Workers))
+	m.ProcessesPerWorker = types.Int64Value(int64(cmp.Or(s.ProcsPerNode, jobs.DefaultSlots(s.Pod.GPUs))))
+	m.Elastic = nil
+	if e := s.Elastic; e != nil {
+		m.Elastic = []pytorchElasticModel{{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers)),
+			RendezvousBackend: types.StringValue(cmp.Or(e.RendezvousBackend, "c10d")), RendezvousEndpoint: optionalString(e.RendezvousEndpoint),
+			MaxRestarts: optionalInt(e.MaxRestarts)}}
+	}
+	m.setRunPolicy(s.RunPolicy)
+	return diags
+}
+
+func (r *pytorchJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.create(ctx, req, resp, &pytorchJobModel{})
+}
+
+func (r *pytorchJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	r.read(ctx, req, resp, &pytorchJobModel{})
+}
+
+func (r *pytorchJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.update(ctx, req, resp, &pytorchJobModel{}, &pytorchJobModel{})
+}
+
+func (r *pytorchJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	r.delete(ctx, req, resp, &pytorchJobModel{})
+}
