@@ -96,6 +96,17 @@ func TestLocalCluster(t *testing.T) {
 		e.create(ctx, tfJobs, tfJobYAML)
 		e.waitPods(ctx, "training.kubeflow.org/job-name=tf-dist", 3, corev1.PodRunning)
 	})
+	t.Run("pytorchjob with a master runs", func(t *testing.T) {
+		e.t = t
+		e.create(ctx, pytorchJobs, pytorchJobYAML)
+		// The workers' init container (waiting for the master's name) needs an image: the
+		// operator's own flag default, which the local cluster's main sets too.
+		for _, p := range e.waitPods(ctx, "training.kubeflow.org/job-name=pt-dist", 2, corev1.PodRunning) {
+			if p.Labels["training.kubeflow.org/replica-type"] == "worker" && (len(p.Spec.InitContainers) != 1 || p.Spec.InitContainers[0].Image == "") {
+				t.Errorf("worker %s init containers %v", p.Name, p.Spec.InitContainers)
+			}
+		}
+	})
 	t.Run("invalid pytorchjob rejected by training-operator's webhook", func(t *testing.T) {
 		obj := decode(t, invalidPyTorchJobYAML)
 		_, err := dyn.Resource(pytorchJobs).Namespace("default").Create(ctx, obj, metav1.CreateOptions{})
@@ -373,6 +384,26 @@ spec:
           - name: tensorflow
             image: tf
             resources: {limits: {nvidia.com/gpu: 1}}
+`
+
+const pytorchJobYAML = `
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: pt-dist, namespace: default}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          tolerations: [{key: gpu_node, operator: Exists}]
+          containers: [{name: pytorch, image: pytorch}]
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          tolerations: [{key: gpu_node, operator: Exists}]
+          containers: [{name: pytorch, image: pytorch}]
 `
 
 // The container must be named "pytorch"; the webhook rejects this one.

@@ -43,6 +43,14 @@ func badElastic(name string, workers, minWorkers, maxWorkers int, extra string) 
 `, name, workers, minWorkers, maxWorkers, extra)
 }
 
+func badPyTorch(extra string) string {
+	block := "resource \"training_pytorch_job\" \"bad\" {\n  name    = \"bad\"\n  image   = \"pytorch/pytorch:2.5.1\"\n  command = [\"torchrun\", \"train.py\"]\n"
+	if !strings.Contains(extra, "worker_count") {
+		block += "  worker_count = 2\n"
+	}
+	return block + extra + "\n}\n"
+}
+
 func badTF(extra string) string {
 	return `resource "training_tf_job" "bad" {
   name    = "bad"
@@ -123,6 +131,9 @@ var invalidInputs = []invalidInput{
 	{badMPI("  elastic {\n    min_workers = 3\n    max_workers = 2\n  }"), `min_workers \(3\) must not exceed max_workers \(2\)`},
 	{badElastic("elastic", 2, 1, 4, `  etcd_image = "quay.io/coreos/etcd:v3.6.8"`), `etcd_image = "quay.io/coreos/etcd:v3.6.8".*no longer serves the v2 API`},
 	{badElastic("elastic", 2, 1, 4, `  launcher = "deepspeed"`), `launcher = "deepspeed".*value must be one of`},
+	{badPyTorch("  worker_count = 5\n  elastic {\n    min_workers = 1\n    max_workers = 4\n  }"), `worker_count \(5\) must be within min_workers \(1\) and max_workers \(4\)`},
+	{badPyTorch("  elastic {\n    min_workers = 1\n    max_workers = 4\n    rendezvous_backend = \"etcd-v2\"\n  }"), `elastic {.*needs the host:port of an etcd server`},
+	{badPyTorch("  elastic {\n    min_workers = 1\n    max_workers = 4\n    rendezvous_endpoint = \"etcd\"\n  }"), `rendezvous_endpoint = "etcd".*is not host:port`},
 }
 
 // Every configuration of the corpus fails at plan time with an error that names the attribute

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	kubeflowv1 "github.com/kubeflow/training-operator/pkg/apis/kubeflow.org/v1"
+	"github.com/kubeflow/training-operator/pkg/config"
 	controllerv1 "github.com/kubeflow/training-operator/pkg/controller.v1"
 	"github.com/kubeflow/training-operator/pkg/controller.v1/common"
 	"github.com/kubeflow/training-operator/pkg/webhooks"
@@ -29,6 +30,15 @@ func main() {
 	// controller-runtime registers --kubeconfig itself; ctrl.GetConfig reads it.
 	webhookPort := flag.Int("webhook-port", 0, "port of the validating webhook server on 127.0.0.1")
 	certDir := flag.String("cert-dir", "", "folder holding the webhook server's tls.crt and tls.key")
+	// The settings its own command sets by flag: the init container that holds a PyTorchJob's
+	// workers until the master's name resolves (without an image, every worker pod is refused).
+	// The template file does not exist here, so the operator uses its built-in template.
+	flag.StringVar(&config.Config.PyTorchInitContainerImage, "pytorch-init-container-image", config.PyTorchInitContainerImageDefault,
+		"image of the init container of a PyTorchJob's workers")
+	flag.StringVar(&config.Config.PyTorchInitContainerTemplateFile, "pytorch-init-container-template-file", config.PyTorchInitContainerTemplateFileDefault,
+		"template of that init container")
+	flag.IntVar(&config.Config.PyTorchInitContainerMaxTries, "pytorch-init-container-max-tries", config.PyTorchInitContainerMaxTriesDefault,
+		"tries of that init container")
 	flag.Parse()
 	ctrl.SetLogger(zap.New())
 	log := ctrl.Log.WithName("setup")
