@@ -94,14 +94,14 @@ func TestLocalCluster(t *testing.T) {
 	t.Run("tfjob runs", func(t *testing.T) {
 		e.t = t
 		e.create(ctx, tfJobs, tfJobYAML)
-		e.waitPods(ctx, "training.kubeflow.org/job-name=tf-dist", 3, corev1.PodRunning)
+		e.waitPods(ctx, "training.kubeflow.org/job-name=tf-dist", 3)
 	})
 	t.Run("pytorchjob with a master runs", func(t *testing.T) {
 		e.t = t
 		e.create(ctx, pytorchJobs, pytorchJobYAML)
 		// The workers' init container (waiting for the master's name) needs an image: the
 		// operator's own flag default, which the local cluster's main sets too.
-		for _, p := range e.waitPods(ctx, "training.kubeflow.org/job-name=pt-dist", 2, corev1.PodRunning) {
+		for _, p := range e.waitPods(ctx, "training.kubeflow.org/job-name=pt-dist", 2) {
 			if p.Labels["training.kubeflow.org/replica-type"] == "worker" && (len(p.Spec.InitContainers) != 1 || p.Spec.InitContainers[0].Image == "") {
 				t.Errorf("worker %s init containers %v", p.Name, p.Spec.InitContainers)
 			}
@@ -117,7 +117,7 @@ func TestLocalCluster(t *testing.T) {
 	t.Run("framework runs", func(t *testing.T) {
 		e.t = t
 		e.create(ctx, frameworks, frameworkYAML)
-		e.waitPods(ctx, "FC_FRAMEWORK_NAME=fw", 2, corev1.PodRunning)
+		e.waitPods(ctx, "FC_FRAMEWORK_NAME=fw", 2)
 	})
 
 	// The whole test long, no node lost Ready or was tainted by Kubernetes.
@@ -247,7 +247,7 @@ func (e *env) checkUntolerated(ctx context.Context) {
 func (e *env) checkMPIJob(ctx context.Context) {
 	e.create(ctx, mpiJobs, mpiJobYAML)
 	selector := "training.kubeflow.org/job-name=mpi-dist"
-	pods := e.waitPods(ctx, selector, 3, corev1.PodRunning)
+	pods := e.waitPods(ctx, selector, 3)
 	for _, p := range pods {
 		if p.Spec.NodeName != ssdNode {
 			e.t.Errorf("pod %s runs on %s, want the ssd node %s", p.Name, p.Spec.NodeName, ssdNode)
@@ -304,7 +304,8 @@ func (e *env) create(ctx context.Context, gvr schema.GroupVersionResource, manif
 }
 
 // waitPods waits until exactly n pods match selector, all in phase.
-func (e *env) waitPods(ctx context.Context, selector string, n int, phase corev1.PodPhase) []corev1.Pod {
+// waitPods waits for exactly n pods matching selector, all Running.
+func (e *env) waitPods(ctx context.Context, selector string, n int) []corev1.Pod {
 	var pods []corev1.Pod
 	var last string
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -316,7 +317,7 @@ func (e *env) waitPods(ctx context.Context, selector string, n int, phase corev1
 		var states []string
 		for _, p := range pods {
 			states = append(states, p.Name+"="+string(p.Status.Phase))
-			if p.Status.Phase != phase {
+			if p.Status.Phase != corev1.PodRunning {
 				return false, nil
 			}
 		}
@@ -324,7 +325,7 @@ func (e *env) waitPods(ctx context.Context, selector string, n int, phase corev1
 		return len(pods) == n, nil
 	})
 	if err != nil {
-		e.t.Fatalf("waiting for %d %s pods matching %s (last seen: %s): %v", n, phase, selector, last, err)
+		e.t.Fatalf("waiting for %d Running pods matching %s (last seen: %s): %v", n, selector, last, err)
 	}
 	return pods
 }

@@ -184,3 +184,14 @@ func TestAccInvalidConfigurationsFailAtPlanWithoutWrites(t *testing.T) {
 		Steps:                    steps,
 	})
 }
+
+// The corpus needs no cluster: every configuration fails while Terraform validates it, before
+// the provider would contact one (its kubeconfig names an address nothing listens on).
+func TestInvalidConfigurationsFailWithoutACluster(t *testing.T) {
+	provider := fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", unreachableKubeconfig(t))
+	steps := make([]resource.TestStep, 0, len(invalidInputs))
+	for _, c := range invalidInputs {
+		steps = append(steps, resource.TestStep{Config: provider + c.block, PlanOnly: true, ExpectError: c.pattern()})
+	}
+	resource.UnitTest(t, resource.TestCase{ProtoV6ProviderFactories: testProviderFactories, Steps: steps})
+}

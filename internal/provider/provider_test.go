@@ -32,20 +32,8 @@ var testProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 // TestMain gives the acceptance tests (TF_ACC=1) one local cluster for the whole binary, or the
 // cluster named by TRAINING_TEST_KUBECONFIG.
 func TestMain(m *testing.M) {
-	if os.Getenv("TF_ACC") == "" {
-		os.Exit(m.Run())
-	}
-	// TF_ACC_TERRAFORM_PATH names another CLI (OpenTofu); otherwise terraform must be on PATH.
-	if path := os.Getenv("TF_ACC_TERRAFORM_PATH"); path != "" {
-		if _, err := os.Stat(path); err != nil {
-			fmt.Fprintln(os.Stderr, "TF_ACC_TERRAFORM_PATH:", err)
-			os.Exit(1)
-		}
-	} else if _, err := exec.LookPath("terraform"); err != nil {
-		fmt.Fprintln(os.Stderr, "acceptance tests need the terraform CLI on PATH; none was found (they never download one)")
-		os.Exit(1)
-	}
 	// The environment may name a CLI config file that does not exist; terraform then fails.
+	// Unit tests that run terraform (resource.UnitTest) need it as much as acceptance tests.
 	dir, err := os.MkdirTemp("", "tf-acc-cli-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -60,7 +48,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := clustertest.Run(m, setUpLeastPrivilege)
+	code := run(m)
 	_ = os.RemoveAll(dir)
 	for _, d := range []string{providerBinary.dir, leastPrivilegeDir} {
 		if d != "" {
@@ -68,6 +56,25 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// run runs the tests: without TF_ACC, the unit tests alone; with it, the acceptance tests too,
+// on one local cluster for the whole binary or the cluster named by TRAINING_TEST_KUBECONFIG.
+func run(m *testing.M) int {
+	if os.Getenv("TF_ACC") == "" {
+		return m.Run()
+	}
+	// TF_ACC_TERRAFORM_PATH names another CLI (OpenTofu); otherwise terraform must be on PATH.
+	if path := os.Getenv("TF_ACC_TERRAFORM_PATH"); path != "" {
+		if _, err := os.Stat(path); err != nil {
+			fmt.Fprintln(os.Stderr, "TF_ACC_TERRAFORM_PATH:", err)
+			return 1
+		}
+	} else if _, err := exec.LookPath("terraform"); err != nil {
+		fmt.Fprintln(os.Stderr, "acceptance tests need the terraform CLI on PATH; none was found (they never download one)")
+		return 1
+	}
+	return clustertest.Run(m, setUpLeastPrivilege)
 }
 
 func providerConfig() string {

@@ -308,7 +308,9 @@ func TestAccMPIJob_insufficientGPUsFailsWithSchedulerReason(t *testing.T) {
 }
 
 // validate and a plan that only creates jobs work with no cluster reachable.
-func TestAccMPIJob_planWithoutCluster(t *testing.T) {
+// unreachableKubeconfig is a kubeconfig naming an address nothing listens on.
+func unreachableKubeconfig(t *testing.T) string {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	unreachable := `apiVersion: v1
 kind: Config
@@ -320,6 +322,11 @@ current-context: gone
 	if err := os.WriteFile(kubeconfig, []byte(unreachable), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return kubeconfig
+}
+
+func TestMPIJob_planWithoutCluster(t *testing.T) {
+	kubeconfig := unreachableKubeconfig(t)
 	config := fmt.Sprintf(`provider "training" {
   config_path = %q
 }
@@ -331,7 +338,7 @@ resource "training_mpi_job" "test" {
   tolerations  = ["ssd_node"]
 }
 `, kubeconfig)
-	resource.ParallelTest(t, resource.TestCase{
+	resource.UnitTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		Steps: []resource.TestStep{{
 			Config:             config,
