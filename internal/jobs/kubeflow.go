@@ -82,6 +82,33 @@ func kubeflowMeta(name, namespace string, pod PodOptions, queue string) metav1.O
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(pod.Labels, queue), Annotations: copyMap(pod.Annotations)}
 }
 
+// kubeflowWorkers is what every Kubeflow job's workers say: the pod options (with the job's
+// labels and annotations, the user's only), the run policy, the count and the command.
+type kubeflowWorkers struct {
+	Pod       PodOptions
+	RunPolicy RunPolicy
+	Workers   int32
+	Command   []string
+}
+
+// readKubeflowWorkers reads them back from a job's metadata, run policy and replica specs (for
+// import); a job without a Worker replica spec is not one this provider made.
+func readKubeflowWorkers(object string, meta metav1.ObjectMeta, policy runPolicy, replicas map[string]*replicaSpec) (kubeflowWorkers, error) {
+	worker := replicas[kubeflowWorker]
+	if worker == nil {
+		return kubeflowWorkers{}, fmt.Errorf("%s %s/%s has no %s replica spec", object, meta.Namespace, meta.Name, kubeflowWorker)
+	}
+	w := kubeflowWorkers{Pod: readPodOptions(worker.Template), Workers: ptr.Deref(worker.Replicas, 1)}
+	var queue string
+	w.Pod.Labels, queue = userLabels(meta.Labels)
+	w.Pod.Annotations = userAnnotations(meta.Annotations)
+	w.RunPolicy = readRunPolicy(policy, queue)
+	if len(worker.Template.Spec.Containers) > 0 {
+		w.Command = worker.Template.Spec.Containers[0].Command
+	}
+	return w, nil
+}
+
 // jobStatus is the Kubeflow JobStatus, shared by MPIJob, TFJob and PyTorchJob.
 type jobStatus struct {
 	Conditions     []jobCondition `json:"conditions,omitempty"`

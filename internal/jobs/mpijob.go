@@ -190,19 +190,14 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 	if err := fromUnstructured(obj, &job); err != nil {
 		return MPIJobSpec{}, err
 	}
-	spec := MPIJobSpec{Name: job.Name, Namespace: job.Namespace}
-	worker, launcher := job.Spec.MPIReplicaSpecs[mpiWorker], job.Spec.MPIReplicaSpecs[mpiLauncher]
-	if worker == nil || launcher == nil {
-		return spec, fmt.Errorf("MPIJob %s/%s has no %s or %s replica spec", job.Namespace, job.Name, mpiLauncher, mpiWorker)
+	w, err := readKubeflowWorkers(MPI.Object, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.MPIReplicaSpecs)
+	if err != nil {
+		return MPIJobSpec{}, err
 	}
-	spec.Pod = readPodOptions(worker.Template)
-	var queue string
-	spec.Pod.Labels, queue = userLabels(job.Labels)
-	spec.Pod.Annotations = userAnnotations(job.Annotations)
-	spec.RunPolicy = readRunPolicy(job.Spec.RunPolicy, queue)
-	spec.Workers = ptr.Deref(worker.Replicas, 1)
-	if len(worker.Template.Spec.Containers) > 0 {
-		spec.WorkerCommand = worker.Template.Spec.Containers[0].Command
+	spec := MPIJobSpec{Name: job.Name, Namespace: job.Namespace, Pod: w.Pod, RunPolicy: w.RunPolicy, Workers: w.Workers, WorkerCommand: w.Command}
+	launcher := job.Spec.MPIReplicaSpecs[mpiLauncher]
+	if launcher == nil {
+		return spec, fmt.Errorf("MPIJob %s/%s has no %s replica spec", job.Namespace, job.Name, mpiLauncher)
 	}
 	if len(launcher.Template.Spec.Containers) > 0 {
 		c := launcher.Template.Spec.Containers[0]

@@ -109,14 +109,7 @@ func TestElasticMPIJob(t *testing.T) {
 	spec.Elastic = &MPIElastic{MinWorkers: 1, MaxWorkers: 3}
 	spec.LauncherCommand = []string{"python", "train.py", "--epochs", "90"}
 	spec.MountDataOnLauncher = true
-	obj, err := NewMPIJob(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var job mpiJob
-	if err := fromUnstructured(obj, &job); err != nil {
-		t.Fatal(err)
-	}
+	obj, job := buildMPIJob(t, spec)
 	launcher := job.Spec.MPIReplicaSpecs[mpiLauncher].Template
 	want := []string{"horovodrun", "-np", "8", "--min-np", "4", "--max-np", "12", "--slots-per-host", "4",
 		"--host-discovery-script", "/etc/mpi/discover_hosts.sh", "python", "train.py", "--epochs", "90"}
@@ -138,33 +131,30 @@ func TestElasticMPIJob(t *testing.T) {
 	if _, err := NewMPIJob(spec); err == nil {
 		t.Error("4 workers outside 1..3 must be refused")
 	}
-	if n, err := readMPIPlain(t); err != nil || n != nil {
-		t.Errorf("a plain mpirun command read as elastic: %v %v", n, err)
+	plain, _ := buildMPIJob(t, arenaSSDSpec())
+	if read, err := ReadMPIJob(plain); err != nil || read.Elastic != nil {
+		t.Errorf("a plain mpirun command read as elastic: %v %v", read.Elastic, err)
 	}
 }
 
-func readMPIPlain(t *testing.T) (*MPIElastic, error) {
+// buildMPIJob builds the MPIJob of spec, as an object and typed.
+func buildMPIJob(t *testing.T, spec MPIJobSpec) (*unstructured.Unstructured, mpiJob) {
 	t.Helper()
-	obj, err := NewMPIJob(arenaSSDSpec())
+	obj, err := NewMPIJob(spec)
 	if err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
-	got, err := ReadMPIJob(obj)
-	return got.Elastic, err
+	var job mpiJob
+	if err := fromUnstructured(obj, &job); err != nil {
+		t.Fatal(err)
+	}
+	return obj, job
 }
 
 // Containers that request no GPU are told to see none; those that do are left to the device plugin.
 func TestNoGPUContainersSeeNoGPU(t *testing.T) {
 	for gpus, want := range map[int64]string{0: NoGPUs, 1: ""} {
-		spec := MPIJobSpec{Name: "j", Pod: PodOptions{Image: "i", GPUs: gpus}, Workers: 1}
-		obj, err := NewMPIJob(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var job mpiJob
-		if err := fromUnstructured(obj, &job); err != nil {
-			t.Fatal(err)
-		}
+		obj, job := buildMPIJob(t, MPIJobSpec{Name: "j", Pod: PodOptions{Image: "i", GPUs: gpus}, Workers: 1})
 		if got := visibleDevices(job.Spec.MPIReplicaSpecs[mpiWorker].Template.Spec.Containers[0].Env); got != want {
 			t.Errorf("%d GPUs: worker %s=%q, want %q", gpus, NvidiaVisibleDevices, got, want)
 		}
@@ -180,9 +170,7 @@ func TestNoGPUContainersSeeNoGPU(t *testing.T) {
 		}
 	}
 	// The user's own value wins.
-	obj, _ := NewMPIJob(MPIJobSpec{Name: "j", Pod: PodOptions{Image: "i", Env: map[string]string{NvidiaVisibleDevices: "0"}}, Workers: 1})
-	var job mpiJob
-	_ = fromUnstructured(obj, &job)
+	_, job := buildMPIJob(t, MPIJobSpec{Name: "j", Pod: PodOptions{Image: "i", Env: map[string]string{NvidiaVisibleDevices: "0"}}, Workers: 1})
 	if env := job.Spec.MPIReplicaSpecs[mpiWorker].Template.Spec.Containers[0].Env; len(env) != 1 || env[0].Value != "0" {
 		t.Errorf("user's %s overridden: %v", NvidiaVisibleDevices, env)
 	}

@@ -168,20 +168,11 @@ func ReadPyTorchJob(obj *unstructured.Unstructured) (PyTorchJobSpec, error) {
 	if err := fromUnstructured(obj, &job); err != nil {
 		return PyTorchJobSpec{}, err
 	}
-	spec := PyTorchJobSpec{Name: job.Name, Namespace: job.Namespace}
-	worker := job.Spec.PyTorchReplicaSpecs[pytorchWorker]
-	if worker == nil {
-		return spec, fmt.Errorf("PyTorchJob %s/%s has no %s replica spec", job.Namespace, job.Name, pytorchWorker)
+	w, err := readKubeflowWorkers(PyTorch.Object, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.PyTorchReplicaSpecs)
+	if err != nil {
+		return PyTorchJobSpec{}, err
 	}
-	spec.Pod = readPodOptions(worker.Template)
-	var queue string
-	spec.Pod.Labels, queue = userLabels(job.Labels)
-	spec.Pod.Annotations = userAnnotations(job.Annotations)
-	spec.RunPolicy = readRunPolicy(job.Spec.RunPolicy, queue)
-	spec.Workers = ptr.Deref(worker.Replicas, 1)
-	if len(worker.Template.Spec.Containers) > 0 {
-		spec.Command = worker.Template.Spec.Containers[0].Command
-	}
+	spec := PyTorchJobSpec{Name: job.Name, Namespace: job.Namespace, Pod: w.Pod, RunPolicy: w.RunPolicy, Workers: w.Workers, Command: w.Command}
 	if n, err := strconv.Atoi(ptr.Deref(job.Spec.NprocPerNode, "")); err == nil {
 		spec.ProcsPerNode = int32(n)
 	}

@@ -136,20 +136,11 @@ func ReadTFJob(obj *unstructured.Unstructured) (TFJobSpec, error) {
 	if err := fromUnstructured(obj, &job); err != nil {
 		return TFJobSpec{}, err
 	}
-	spec := TFJobSpec{Name: job.Name, Namespace: job.Namespace}
-	worker := job.Spec.TFReplicaSpecs[tfWorker]
-	if worker == nil {
-		return spec, fmt.Errorf("TFJob %s/%s has no %s replica spec", job.Namespace, job.Name, tfWorker)
+	w, err := readKubeflowWorkers(TF.Object, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.TFReplicaSpecs)
+	if err != nil {
+		return TFJobSpec{}, err
 	}
-	spec.Pod = readPodOptions(worker.Template)
-	var queue string
-	spec.Pod.Labels, queue = userLabels(job.Labels)
-	spec.Pod.Annotations = userAnnotations(job.Annotations)
-	spec.RunPolicy = readRunPolicy(job.Spec.RunPolicy, queue)
-	spec.Workers = ptr.Deref(worker.Replicas, 1)
-	if len(worker.Template.Spec.Containers) > 0 {
-		spec.Command = worker.Template.Spec.Containers[0].Command
-	}
+	spec := TFJobSpec{Name: job.Name, Namespace: job.Namespace, Pod: w.Pod, RunPolicy: w.RunPolicy, Workers: w.Workers, Command: w.Command}
 	if ps := job.Spec.TFReplicaSpecs[tfPS]; ps != nil {
 		spec.PS = ptr.Deref(ps.Replicas, 1)
 		psPod := readPodOptions(ps.Template)
