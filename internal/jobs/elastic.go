@@ -121,6 +121,9 @@ type ElasticJobSpec struct {
 // Kind is Elastic.
 func (s ElasticJobSpec) Kind() *Kind { return Elastic }
 
+// Pods are the workers' pod options.
+func (s ElasticJobSpec) Pods() PodOptions { return s.Pod }
+
 // Build returns the Framework and its two Services, which are created first.
 func (s ElasticJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	fw, etcd, worker, err := NewElasticJob(s)

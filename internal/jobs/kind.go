@@ -50,6 +50,8 @@ type Spec interface {
 	Build() (job *unstructured.Unstructured, dependents []*unstructured.Unstructured, err error)
 	// Expect is the number of pods of each role (by the kind's RoleLabel) of the running job.
 	Expect() map[string]int
+	// Pods are the pod options of the job's workers, which its companions (a TensorBoard) follow.
+	Pods() PodOptions
 }
 
 // Kinds lists every kind of job the provider manages.

@@ -121,6 +121,9 @@ type mpiJobSpec struct {
 // Kind is MPI.
 func (s MPIJobSpec) Kind() *Kind { return MPI }
 
+// Pods are the workers' pod options.
+func (s MPIJobSpec) Pods() PodOptions { return s.Pod }
+
 // Build returns the MPIJob; it has no dependents.
 func (s MPIJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewMPIJob(s)

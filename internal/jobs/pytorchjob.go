@@ -105,6 +105,9 @@ type elasticPolicy struct {
 // Kind is PyTorch.
 func (s PyTorchJobSpec) Kind() *Kind { return PyTorch }
 
+// Pods are the workers' pod options.
+func (s PyTorchJobSpec) Pods() PodOptions { return s.Pod }
+
 // Build returns the PyTorchJob; it has no dependents.
 func (s PyTorchJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewPyTorchJob(s)

@@ -43,6 +43,9 @@ type TFJobSpec struct {
 // Kind is TF.
 func (s TFJobSpec) Kind() *Kind { return TF }
 
+// Pods are the workers' pod options.
+func (s TFJobSpec) Pods() PodOptions { return s.Pod }
+
 // Build returns the TFJob; it has no dependents.
 func (s TFJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewTFJob(s)

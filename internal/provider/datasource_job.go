@@ -102,7 +102,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	now := time.Now()
 
 	kind := jobs.KindByName(m.Kind.ValueString())
-	t := kube.Target{GVR: kind.GVR, Kind: kind.Object, Namespace: namespace, Name: name, PodSelector: kind.PodSelector(name)}
+	t := jobTarget(kind, namespace, name)
 	var observed jobs.Observed
 	var err error
 	if kind.InstancesFromObject {

@@ -72,11 +72,14 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
-// target is the job object of that namespace and name, with its pods.
+// target is the resource's job object, with its pods.
 func (r *jobResource) target(f *jobFields) kube.Target {
-	name := f.Name.ValueString()
-	return kube.Target{GVR: r.kind.GVR, Kind: r.kind.Object, Namespace: f.Namespace.ValueString(), Name: name,
-		PodSelector: r.kind.PodSelector(name)}
+	return jobTarget(r.kind, f.Namespace.ValueString(), f.Name.ValueString())
+}
+
+// jobTarget is the job object of that kind, namespace and name, with its pods.
+func jobTarget(kind *jobs.Kind, namespace, name string) kube.Target {
+	return kube.Target{GVR: kind.GVR, Kind: kind.Object, Namespace: namespace, Name: name, PodSelector: kind.PodSelector(name)}
 }
 
 // dependentTargets are the Services the job owns besides its operator's; their pods are the job's.
@@ -151,9 +154,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 			}
 		}
 	}
-	pod, diags := m.pod().podOptions(ctx)
-	resp.Diagnostics.Append(diags...)
-	r.createTensorBoard(ctx, &f.tensorBoardFields, created, pod, &resp.Diagnostics)
+	r.createTensorBoard(ctx, &f.tensorBoardFields, created, spec.Pods(), &resp.Diagnostics)
 	r.settle(ctx, m, spec, actionCreate, created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
