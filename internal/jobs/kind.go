@@ -11,8 +11,8 @@ import (
 // Kind is everything the provider needs to know about one kind of training job, apart from how
 // its spec becomes objects (a Spec's Build): its API, how to find its pods and their roles, how
 // to read its status, its worker count and how to change it. Each kind is one value, registered
-// in Kinds; everything that lists kinds (the training_job data source, the RBAC rules, the docs)
-// reads the registry.
+// in Kinds; the training_job data source and the provider's description read the registry, and a
+// test checks every other site (resource, example, template, docs page, RBAC rule) against it.
 type Kind struct {
 	// Name is the kind in configurations: the training_job data source's `kind`, and the
 	// resource training_NAME_job.
