@@ -90,13 +90,13 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"(the seed's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
 		"min_workers": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
 			PlanModifiers: replaceInt, Validators: count,
-			MarkdownDescription: "Fewest workers the training goes on with: the MIN of torchelastic's `--nnodes=MIN:MAX`. Default 1. Changing it replaces the job."},
+			MarkdownDescription: "Fewest workers the training goes on with: the MIN of the launcher's `--nnodes=MIN:MAX`. Default 1. Changing it replaces the job."},
 		"max_workers": schema.Int64Attribute{Required: true, PlanModifiers: replaceInt, Validators: count,
 			MarkdownDescription: "Most workers the job can be scaled to: the MAX of `--nnodes=MIN:MAX`. Changing it replaces the job."},
 		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
 			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
-			MarkdownDescription: "Training processes per worker (torchelastic's `--nproc_per_node`). Default: the GPUs per worker, at least 1."},
+			MarkdownDescription: "Training processes per worker (the launcher's `--nproc_per_node`). Default: the GPUs per worker, at least 1."},
 		"etcd_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultEtcdImage),
 			PlanModifiers: replaceString, Validators: []validator.String{etcdImageRule},
 			MarkdownDescription: "Image of the job's own rendezvous etcd. Default `" + jobs.DefaultEtcdImage + "`. The etcd serves the " +
@@ -115,7 +115,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "Elastic PyTorch training run by FrameworkController, with a rendezvous etcd of its own: a `Framework` " +
-			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchelastic, " +
+			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchrun (or the torchelastic launcher), " +
 			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
 			"Changing `worker_count` rescales the job in place; destroy removes the Framework (foreground), both Services and every pod, the etcd's included, and waits until all are gone.",
 		roles:     "the workers",
