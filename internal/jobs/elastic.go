@@ -37,7 +37,13 @@ var Elastic = &Kind{
 		}
 		return ""
 	},
-	dependents: func(job string) []string { return []string{job + "-" + EtcdRole, job + "-" + WorkerRole} },
+	dependents: elasticServiceNames,
+}
+
+// elasticServiceNames are an elastic job's Services, the etcd's and the workers', in the order
+// Build returns them: NAME-etcd, NAME-worker.
+func elasticServiceNames(job string) []string {
+	return []string{job + "-" + EtcdRole, job + "-" + WorkerRole}
 }
 
 // ServiceGVR is the core Service.
@@ -321,9 +327,10 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	selector := func(role string) map[string]string {
 		return map[string]string{FrameworkNameLabel: spec.Name, TaskRoleLabel: role}
 	}
+	services := elasticServiceNames(spec.Name)
 	etcdSvc := corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: objectMeta(spec.Name+"-"+EtcdRole, spec.Namespace, PodOptions{}),
+		ObjectMeta: objectMeta(services[0], spec.Namespace, PodOptions{}),
 		Spec: corev1.ServiceSpec{
 			Selector: selector(EtcdRole),
 			Ports:    []corev1.ServicePort{{Port: etcdPort, TargetPort: intstr.FromInt32(etcdPort)}},
@@ -331,7 +338,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	}
 	workerSvc := corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: objectMeta(spec.Name+"-"+WorkerRole, spec.Namespace, PodOptions{}),
+		ObjectMeta: objectMeta(services[1], spec.Namespace, PodOptions{}),
 		Spec: corev1.ServiceSpec{
 			ClusterIP:                corev1.ClusterIPNone,
 			PublishNotReadyAddresses: true,

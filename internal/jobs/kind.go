@@ -84,7 +84,8 @@ func (k *Kind) Workers(obj *unstructured.Unstructured) (int32, error) { return k
 // silently overwriting their change.
 func (k *Kind) RescalePatch(from, to int32) []byte { return k.rescale(from, to) }
 
-// Dependents are the names of the Services a job of that name owns besides its operator's.
+// Dependents are the names of the Services a job of that name owns besides its operator's, in
+// the order its Spec's Build returns them.
 func (k *Kind) Dependents(job string) []string {
 	if k.dependents == nil {
 		return nil

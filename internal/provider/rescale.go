@@ -72,6 +72,30 @@ func inPlaceWithBlock(block string) func(context.Context, tfsdk.Plan) (bool, dia
 	}
 }
 
+// boundsModel is what every elastic block says: the fewest and most workers.
+type boundsModel struct {
+	MinWorkers types.Int64 `tfsdk:"min_workers"`
+	MaxWorkers types.Int64 `tfsdk:"max_workers"`
+}
+
+func (b boundsModel) bounds() boundsModel { return b }
+
+// elasticBlock reads a job's elastic block (a model holding its bounds) and checks its bounds
+// against worker_count at plan time; ok says whether there is a block (and no error reading it).
+func elasticBlock[T interface{ bounds() boundsModel }](ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (block T, at path.Path, ok bool) {
+	var workers types.Int64
+	var blocks []T
+	diags.Append(config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("elastic"), &blocks)...)
+	at = path.Root("elastic").AtListIndex(0)
+	if diags.HasError() || len(blocks) == 0 {
+		return block, at, false
+	}
+	b := blocks[0].bounds()
+	validateBounds(workers, b.MinWorkers, b.MaxWorkers, at, diags)
+	return blocks[0], at, true
+}
+
 // validateBounds checks min <= workers <= max at plan time (elastic Horovod's --min-np/--max-np,
 // torchelastic's --nnodes=MIN:MAX), with the error on the attribute that breaks it.
 func validateBounds(workers, lo, hi types.Int64, bounds path.Path, diags *diag.Diagnostics) {

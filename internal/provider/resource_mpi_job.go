@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
@@ -35,12 +34,6 @@ func newMPIJobResource() resource.Resource { return &mpiJobResource{jobResource{
 
 type mpiJobResource struct {
 	jobResource
-}
-
-// boundsModel is the elastic block: the fewest and most workers.
-type boundsModel struct {
-	MinWorkers types.Int64 `tfsdk:"min_workers"`
-	MaxWorkers types.Int64 `tfsdk:"max_workers"`
 }
 
 type mpiJobModel struct {
@@ -124,14 +117,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 
 // ValidateConfig checks an elastic job's bounds at plan time: min_workers <= worker_count <= max_workers.
 func (r *mpiJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var workers types.Int64
-	var elastic []boundsModel
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("elastic"), &elastic)...)
-	if resp.Diagnostics.HasError() || len(elastic) == 0 {
-		return
-	}
-	validateBounds(workers, elastic[0].MinWorkers, elastic[0].MaxWorkers, path.Root("elastic").AtListIndex(0), &resp.Diagnostics)
+	elasticBlock[boundsModel](ctx, req.Config, &resp.Diagnostics)
 }
 
 func (m *mpiJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {

@@ -8,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
@@ -48,8 +47,7 @@ type pytorchJobModel struct {
 }
 
 type pytorchElasticModel struct {
-	MinWorkers         types.Int64  `tfsdk:"min_workers"`
-	MaxWorkers         types.Int64  `tfsdk:"max_workers"`
+	boundsModel
 	RendezvousBackend  types.String `tfsdk:"rendezvous_backend"`
 	RendezvousEndpoint types.String `tfsdk:"rendezvous_endpoint"`
 	MaxRestarts        types.Int64  `tfsdk:"max_restarts"`
@@ -115,15 +113,10 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 
 // ValidateConfig checks an elastic job's bounds and rendezvous at plan time.
 func (r *pytorchJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	var workers types.Int64
-	var elastic []pytorchElasticModel
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("elastic"), &elastic)...)
-	if resp.Diagnostics.HasError() || len(elastic) == 0 {
+	e, at, ok := elasticBlock[pytorchElasticModel](ctx, req.Config, &resp.Diagnostics)
+	if !ok {
 		return
 	}
-	e, at := elastic[0], path.Root("elastic").AtListIndex(0)
-	validateBounds(workers, e.MinWorkers, e.MaxWorkers, at, &resp.Diagnostics)
 	if e.RendezvousBackend.IsUnknown() || e.RendezvousEndpoint.IsUnknown() {
 		return
 	}
@@ -163,7 +156,7 @@ func (m *pytorchJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	m.ProcessesPerWorker = types.Int64Value(int64(cmp.Or(s.ProcsPerNode, jobs.DefaultSlots(s.Pod.GPUs))))
 	m.Elastic = nil
 	if e := s.Elastic; e != nil {
-		m.Elastic = []pytorchElasticModel{{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers)),
+		m.Elastic = []pytorchElasticModel{{boundsModel: boundsModel{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers))},
 			RendezvousBackend: types.StringValue(cmp.Or(e.RendezvousBackend, "c10d")), RendezvousEndpoint: optionalString(e.RendezvousEndpoint),
 			MaxRestarts: optionalInt(e.MaxRestarts)}}
 	}

@@ -14,9 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -67,9 +65,7 @@ func (r *jobResource) createTensorBoard(ctx context.Context, f *tensorBoardField
 		return
 	}
 	tb := jobs.TensorBoardSpec{LogDir: f.TensorBoard[0].LogDir.ValueString(), Image: f.TensorBoard[0].Image.ValueString()}
-	owner := metav1.OwnerReference{APIVersion: job.GetAPIVersion(), Kind: job.GetKind(), Name: job.GetName(), UID: job.GetUID(),
-		BlockOwnerDeletion: ptr.To(true)}
-	deployment, service, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), tb, pod, owner)
+	deployment, service, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), tb, pod, ownerReference(job))
 	if err != nil {
 		diags.AddError("Invalid TensorBoard", err.Error())
 		return
