@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -416,6 +417,11 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)
 	etcdPod := readPodOptions(etcd.Task.Pod)
 	spec.EtcdImage, spec.EtcdCPU, spec.EtcdMemory = etcdPod.Image, etcdPod.CPU, etcdPod.Memory
+	// The annotation says what the command was made from; a command edited since (kubectl
+	// edit) is what the workers run, and is read as such, so that a refresh shows the change.
+	if containers := worker.Task.Pod.Spec.Containers; len(containers) > 0 && !slices.Equal(containers[0].Command, spec.workerCommand()) {
+		spec.Command, spec.Script, spec.ScriptArgs = containers[0].Command, "", nil
+	}
 	return spec, nil
 }
 

@@ -30,6 +30,9 @@ type Kind struct {
 	// RunningPhase is an instance's phase while it runs: "Running" for pods,
 	// "AttemptRunning" for FrameworkController's tasks.
 	RunningPhase string
+	// LiveRunPolicy are the run-policy fields its operator honours when they change on a
+	// running job; none for a kind without a Kubeflow run policy.
+	LiveRunPolicy RunPolicyFields
 
 	podSelector   func(job string) string
 	status        func(o Observed, now time.Time) (Status, error)

@@ -40,6 +40,15 @@ type RunPolicy struct {
 	BackoffLimit            *int32
 	ActiveDeadlineSeconds   *int64
 	QueueName               string
+	// Suspend holds the job's pods back (the operator deletes them) until it is false again.
+	Suspend bool
+}
+
+// RunPolicyFields names run-policy fields: a kind's LiveRunPolicy are those its operator reads
+// while the job runs, so that a change to them applies to the running job; a change to any
+// other is only read when the job starts, and so replaces it.
+type RunPolicyFields struct {
+	CleanPodPolicy, TTLSecondsAfterFinished, BackoffLimit, ActiveDeadlineSeconds, Suspend bool
 }
 
 // runPolicy is the run policy as the API has it; the queue goes in a label.
@@ -48,6 +57,7 @@ type runPolicy struct {
 	TTLSecondsAfterFinished *int32  `json:"ttlSecondsAfterFinished,omitempty"`
 	ActiveDeadlineSeconds   *int64  `json:"activeDeadlineSeconds,omitempty"`
 	BackoffLimit            *int32  `json:"backoffLimit,omitempty"`
+	Suspend                 *bool   `json:"suspend,omitempty"`
 }
 
 func (p RunPolicy) api() runPolicy {
@@ -56,8 +66,23 @@ func (p RunPolicy) api() runPolicy {
 		TTLSecondsAfterFinished: p.TTLSecondsAfterFinished,
 		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
 		BackoffLimit:            p.BackoffLimit,
+		Suspend:                 suspend(p.Suspend),
 	}
 }
+
+// suspend is written only when true: false is the API's default.
+func suspend(b bool) *bool {
+	if !b {
+		return nil
+	}
+	return ptr.To(true)
+}
+
+// trainingOperatorLiveRunPolicy: training-operator v1.9 reads the whole run policy on every
+// reconcile (deadline and backoff in its past-deadline and past-backoff checks, the TTL and
+// clean pod policy when the job finishes, suspend at once).
+var trainingOperatorLiveRunPolicy = RunPolicyFields{CleanPodPolicy: true, TTLSecondsAfterFinished: true, BackoffLimit: true,
+	ActiveDeadlineSeconds: true, Suspend: true}
 
 // readRunPolicy recovers the run policy from a job's runPolicy and queue.
 func readRunPolicy(p runPolicy, queue string) RunPolicy {
@@ -67,6 +92,7 @@ func readRunPolicy(p runPolicy, queue string) RunPolicy {
 		BackoffLimit:            p.BackoffLimit,
 		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
 		QueueName:               queue,
+		Suspend:                 ptr.Deref(p.Suspend, false),
 	}
 }
 
@@ -125,11 +151,11 @@ type jobCondition struct {
 
 // kubeflowKind describes a Kubeflow job kind: its API version and resource, the controller
 // named on its pods, the pod label of their role, and the field holding its replica specs.
-func kubeflowKind(name, object, version, resource, operator, controller, roleLabel, replicaSpecs string) *Kind {
+func kubeflowKind(name, object, version, resource, operator, controller, roleLabel, replicaSpecs string, live RunPolicyFields) *Kind {
 	workers := []string{"spec", replicaSpecs, kubeflowWorker}
 	replicasPath := "/spec/" + replicaSpecs + "/" + kubeflowWorker + "/replicas"
 	return &Kind{
-		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, RunningPhase: string(corev1.PodRunning),
+		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, RunningPhase: string(corev1.PodRunning), LiveRunPolicy: live,
 		GVR: schema.GroupVersionResource{Group: "kubeflow.org", Version: version, Resource: resource},
 		podSelector: func(job string) string {
 			return JobNameLabel + "=" + job + "," + OperatorNameLabel + "=" + controller

@@ -13,7 +13,11 @@ import (
 
 // MPI is mpi-operator's MPIJob (kubeflow.org/v2beta1): one launcher running mpirun (or
 // horovodrun) and the workers it reaches over SSH.
-var MPI = kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs")
+//
+// mpi-operator v0.6.0 copies the TTL, backoff limit and deadline into the launcher's batch Job
+// when it creates it and never again; it reads the clean pod policy and suspend on every sync.
+var MPI = kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
+	RunPolicyFields{CleanPodPolicy: true, Suspend: true})
 
 const (
 	mpiLauncher = "Launcher"

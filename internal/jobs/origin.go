@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -58,4 +59,23 @@ func userAnnotations(annotations map[string]string) map[string]string {
 		return nil
 	}
 	return user
+}
+
+// systemKeyPrefixes are the label and annotation prefixes that tools and controllers, not
+// users, write on job objects: kubectl's last-applied configuration, Kueue's, the Kubeflow
+// operators' and the core controllers'.
+var systemKeyPrefixes = []string{
+	"kubectl.kubernetes.io/", "kueue.x-k8s.io/", "training.kubeflow.org/", "scheduling.x-k8s.io/",
+	"deployment.kubernetes.io/", "batch.kubernetes.io/", "kubernetes.io/", "k8s.io/",
+}
+
+// SystemKey says whether a label or annotation key is one that a tool or controller writes,
+// which an import does not take for the user's.
+func SystemKey(key string) bool {
+	for _, p := range systemKeyPrefixes {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -14,7 +14,8 @@ import (
 // PyTorch is training-operator's PyTorchJob (kubeflow.org/v1): a master and workers that
 // training-operator tells where to meet (MASTER_ADDR, WORLD_SIZE, RANK), or, with an elastic
 // policy, workers that meet at a rendezvous and may come and go (PET_* for torchrun).
-var PyTorch = kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs")
+var PyTorch = kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
+	trainingOperatorLiveRunPolicy)
 
 const (
 	pytorchMaster = "Master"

@@ -96,3 +96,19 @@ func TensorBoardURL(service *unstructured.Unstructured, nodeAddress string) stri
 	}
 	return fmt.Sprintf("http://%s.%s.svc:%d", service.GetName(), service.GetNamespace(), TensorBoardPort)
 }
+
+// ReadTensorBoard recovers a TensorBoard's spec from its Deployment (refresh and import); ok is
+// false when the Deployment is not one NewTensorBoard makes.
+func ReadTensorBoard(deployment *unstructured.Unstructured) (tb TensorBoardSpec, ok bool) {
+	var d appsv1.Deployment
+	if err := fromUnstructured(deployment, &d); err != nil || len(d.Spec.Template.Spec.Containers) == 0 {
+		return tb, false
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	for i, arg := range c.Command {
+		if arg == "--logdir" && i+1 < len(c.Command) {
+			return TensorBoardSpec{LogDir: c.Command[i+1], Image: c.Image}, true
+		}
+	}
+	return tb, false
+}

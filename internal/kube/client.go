@@ -290,3 +290,27 @@ func (c *Client) Nodes(ctx context.Context, labelSelector string) ([]corev1.Node
 	}
 	return list.Items, nil
 }
+
+// PatchPods applies a merge patch to each of the target's pods, as they are listed now; a pod
+// gone in between is skipped.
+func (c *Client) PatchPods(ctx context.Context, t Target, patch []byte) error {
+	core, err := c.coreClient()
+	if err != nil {
+		return err
+	}
+	pods, err := c.Pods(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, p := range pods {
+		tflog.Debug(ctx, "PATCH pod "+t.Namespace+"/"+p.Name, map[string]any{"patch": string(patch)})
+		err := retry(ctx, "PATCH pod "+p.Name, func() error {
+			_, err := core.Pods(t.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager})
+			return err
+		})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("patching pod %s/%s of %s: %w", t.Namespace, p.Name, t, err)
+		}
+	}
+	return nil
+}

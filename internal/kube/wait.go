@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
@@ -24,18 +26,72 @@ var ErrWaitTimeout = errors.New("timed out")
 // On timeout or cancellation it returns the last snapshot with the error, so the caller can
 // say why the job did not get there.
 func (c *Client) Until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
-	return c.until(ctx, t, check, true)
+	return c.until(ctx, t, check, true, 0)
 }
 
 // UntilGone waits until the target object and all its pods no longer exist. It watches no
 // events: they explain failures to run, not deletions, and cost a LIST and a WATCH per job.
-func (c *Client) UntilGone(ctx context.Context, t Target) (jobs.Observed, error) {
-	return c.until(ctx, t, func(o jobs.Observed) (bool, error) {
-		return o.Object == nil && len(o.Pods) == 0, nil
-	}, false)
+//
+// A pod on a node that is not Ready can never go by itself (no kubelet confirms its deletion),
+// and with foreground deletion it holds its job object too. So once the object is gone or being
+// deleted, pods past their grace period on nodes that are not Ready do not hold the wait: they
+// are returned as left, for the node's lifecycle (or a person) to remove.
+func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observed, left []corev1.Pod, err error) {
+	core, err := c.coreClient()
+	if err != nil {
+		return jobs.Observed{}, nil, err
+	}
+	observed, err = c.until(ctx, t, func(o jobs.Observed) (bool, error) {
+		left = nil
+		if o.Object != nil && o.Object.GetDeletionTimestamp() == nil {
+			return false, nil
+		}
+		if len(o.Pods) == 0 {
+			return o.Object == nil, nil
+		}
+		ready := map[string]bool{}
+		for _, p := range o.Pods {
+			if p.DeletionTimestamp == nil || p.DeletionTimestamp.After(time.Now()) || p.Spec.NodeName == "" {
+				return false, nil
+			}
+			isReady, checked := ready[p.Spec.NodeName]
+			if !checked {
+				node, err := core.Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+				switch {
+				case apierrors.IsNotFound(err):
+					isReady = false
+				case err != nil:
+					return false, nil // look again at the next change or tick
+				default:
+					isReady = nodeReady(node)
+				}
+				ready[p.Spec.NodeName] = isReady
+			}
+			if isReady {
+				return false, nil
+			}
+			left = append(left, p)
+		}
+		return true, nil
+	}, false, overdueTick)
+	return observed, left, err
 }
 
-func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool) (jobs.Observed, error) {
+// overdueTick is how often UntilGone looks again without a change: a pod that has outlived its
+// grace period on a lost node raises no event.
+const overdueTick = 2 * time.Second
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// until watches and calls check after every change, and every tick too when tick > 0.
+func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool, tick time.Duration) (jobs.Observed, error) {
 	dyn, err := c.dynamic()
 	if err != nil {
 		return jobs.Observed{}, err
@@ -99,9 +155,16 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		return last, timedOut()
 	}
 	notify() // check the initial state, even if it is empty and so raised no event
+	var ticks <-chan time.Time
+	if tick > 0 {
+		ticker := time.NewTicker(tick)
+		defer ticker.Stop()
+		ticks = ticker.C
+	}
 	for {
 		select {
 		case <-changed:
+		case <-ticks:
 		case <-ctx.Done():
 			return last, timedOut()
 		}

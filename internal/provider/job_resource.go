@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -12,7 +13,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -52,11 +56,52 @@ type jobFields struct {
 	WorkerCount types.Int64    `tfsdk:"worker_count"`
 	WaitFor     types.String   `tfsdk:"wait_for"`
 	Timeouts    timeouts.Value `tfsdk:"timeouts"`
+	// RecreateIfMissing: a job that had started and is gone is dropped from state (so the next
+	// plan creates it again) rather than kept with a warning.
+	RecreateIfMissing types.Bool `tfsdk:"recreate_if_missing"`
 	tensorBoardFields
 	statusModel
 }
 
 func (f *jobFields) job() *jobFields { return f }
+
+// withDependents is a model of a kind whose job has dependents (an elastic job's Services):
+// their names, as they exist in the cluster (refresh) or as the plan wants them (all).
+type withDependents interface {
+	dependents() *types.List
+}
+
+// dependentsAttribute lists a kind's dependents: planned as all of them, so that one missing
+// from the state (deleted outside Terraform) plans an update that makes it again.
+func dependentsAttribute(kind *jobs.Kind, description string) schema.Attribute {
+	return schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: description,
+		PlanModifiers: []planmodifier.List{dependentsPlan{kind}}}
+}
+
+type dependentsPlan struct{ kind *jobs.Kind }
+
+func (dependentsPlan) Description(context.Context) string               { return "every dependent of the job" }
+func (p dependentsPlan) MarkdownDescription(ctx context.Context) string { return p.Description(ctx) }
+
+func (p dependentsPlan) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	var name types.String
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
+	if req.Plan.Raw.IsNull() || name.IsUnknown() || name.IsNull() {
+		return
+	}
+	resp.PlanValue = stringListValue(p.kind.Dependents(name.ValueString()))
+}
+
+// withGracePeriod is a model whose operator may take that long to delete a pod (it waits out a
+// graceful deletion before forcing it): destroy's default timeout is that much longer.
+type withGracePeriod interface {
+	gracePeriod() time.Duration
+}
+
+// suspendable is a model with a run policy, which can hold its job suspended.
+type suspendable interface {
+	suspended() bool
+}
 
 // Actions, as waits name them in errors.
 const (
@@ -154,8 +199,11 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 			}
 		}
 	}
+	if d, ok := m.(withDependents); ok {
+		*d.dependents() = stringListValue(r.kind.Dependents(t.Name))
+	}
 	r.createTensorBoard(ctx, &f.tensorBoardFields, created, spec.Pods(), &resp.Diagnostics)
-	r.settle(ctx, m, spec, actionCreate, created, &resp.Diagnostics)
+	r.settle(ctx, m, spec, actionCreate, f.WaitFor.ValueString(), created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
@@ -185,10 +233,14 @@ func (r *jobResource) removeUnowned(ctx context.Context, targets []kube.Target, 
 }
 
 // settle waits as wait_for says, then records the job's status.
-func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, action string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
+// A suspended job is not waited for: it does not run until it is resumed.
+func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, action, waitFor string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
 	f := m.job()
 	expect := spec.Expect()
-	observed, ok := r.waitOrObserve(ctx, r.target(f), f.WaitFor.ValueString(), action, written,
+	if s, ok := m.(suspendable); ok && s.suspended() {
+		waitFor = waitCreated
+	}
+	observed, ok := r.waitOrObserve(ctx, r.target(f), waitFor, action, written,
 		func(o jobs.Observed) (bool, error) { return r.kind.Running(o, expect) }, diags)
 	if !ok {
 		return
@@ -225,8 +277,13 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 	if waitFor == waitRunning {
 		var err error
 		observed, err = r.client.Until(ctx, t, running)
-		if err != nil {
-			diags.AddError(fmt.Sprintf("Error waiting for %s to run (%s)", t, action), waitError(err, observed))
+		switch {
+		case timedOut(err):
+			// Not failed, only not running yet (queued, unschedulable, pulling): the job stays
+			// in state as it is, untainted, and the warning says why.
+			diags.AddWarning(fmt.Sprintf("%s is not running yet (%s)", t, action), notRunningYet(err, observed))
+		case err != nil:
+			diags.AddError(fmt.Sprintf("Error waiting for %s to run (%s)", t, action), err.Error())
 		}
 	}
 	if observed.Object != nil {
@@ -247,7 +304,9 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 }
 
 // read refreshes the job: gone, finished or replaced outside Terraform (see observeForRead), or
-// its worker count and status; just imported, every attribute.
+// every attribute from the cluster, its dependents and TensorBoard included, so that a plan
+// shows whatever was changed behind Terraform's back. The model's read keeps the state's words
+// where the cluster says the same thing in others (see setFromPodOptions).
 func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, m jobModel) {
 	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
 	if resp.Diagnostics.HasError() {
@@ -259,19 +318,17 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if observed == nil {
 		return
 	}
-	if m.pod().Image.IsNull() {
-		// Just imported: everything comes from the cluster.
-		resp.Diagnostics.Append(m.read(ctx, observed.Object)...)
-		if resp.Diagnostics.HasError() {
-			return
-		}
-	} else {
-		workers, err := r.kind.Workers(observed.Object)
-		if err != nil {
-			resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
-			return
-		}
-		f.WorkerCount = types.Int64Value(int64(workers))
+	imported := m.pod().Image.IsNull()
+	resp.Diagnostics.Append(m.read(ctx, observed.Object)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if d, ok := m.(withDependents); ok {
+		*d.dependents() = r.existingDependents(ctx, f, &resp.Diagnostics)
+	}
+	r.readTensorBoard(ctx, &f.tensorBoardFields, t, imported, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
 	}
 	f.ID = types.StringValue(t.Namespace + "/" + t.Name)
 	status, err := r.kind.Status(*observed, time.Now())
@@ -281,6 +338,24 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	resp.Diagnostics.Append(f.set(status)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// existingDependents are the names of the job's dependents that exist and are the job's (owned
+// by it or made by this provider).
+func (r *jobResource) existingDependents(ctx context.Context, f *jobFields, diags *diag.Diagnostics) types.List {
+	job := r.target(f)
+	var names []string
+	for _, t := range r.dependentTargets(f) {
+		obj, err := r.client.Get(ctx, t)
+		if err != nil {
+			diags.AddError("Error reading "+t.String(), err.Error())
+			continue
+		}
+		if obj != nil && obj.GetDeletionTimestamp() == nil && (ownedBy(obj, job) || jobs.IsManaged(obj)) {
+			names = append(names, t.Name)
+		}
+	}
+	return stringListValue(names)
 }
 
 // observeForRead reads the job for Read, with its pods unless the job object lists them. It
@@ -300,7 +375,7 @@ func (r *jobResource) observeForRead(ctx context.Context, t kube.Target, f *jobF
 		return nil
 	}
 	if observed.Object == nil {
-		if !goneAfterFinishing(t, f.Status, &resp.Diagnostics) {
+		if !keptWhenGone(t, f, &resp.Diagnostics) {
 			resp.State.RemoveResource(ctx)
 		}
 		return nil
@@ -327,21 +402,38 @@ func replacedOutside(t kube.Target, uid types.String, obj *unstructured.Unstruct
 	return true
 }
 
-// goneAfterFinishing keeps a finished job that is gone from the cluster in state, with a
-// warning, rather than letting the next apply silently run the training again.
-func goneAfterFinishing(t kube.Target, status types.String, diags *diag.Diagnostics) bool {
-	if !jobs.Finished(status.ValueString()) {
+// keptWhenGone says whether a job that is gone from the cluster stays in state. One that had
+// started (the state saw it start, run or finish) may have trained for days: its TTL, its
+// operator's retention or a person removed it, and running it again is a choice, not a side
+// effect of the next apply. So it stays, with a warning, unless recreate_if_missing says to
+// drop it (then the next plan creates it). One that never started is dropped, as any resource
+// deleted outside Terraform is.
+func keptWhenGone(t kube.Target, f *jobFields, diags *diag.Diagnostics) bool {
+	status := f.Status.ValueString()
+	started := f.StartTime.ValueString() != "" || (status != "" && status != jobs.Pending)
+	switch {
+	case !started:
+		return false
+	case f.RecreateIfMissing.ValueBool():
+		diags.AddWarning(t.Kind+" is gone from the cluster",
+			fmt.Sprintf("%s had started (last seen %s) and was then deleted outside Terraform. recreate_if_missing is true, so the next "+
+				"apply creates it again and the training runs again.", t, status))
 		return false
 	}
-	diags.AddWarning("Finished job is gone from the cluster",
-		fmt.Sprintf("%s finished (%s) and was then deleted, for example by a TTL or its operator's retention. It stays in state so "+
-			"that Terraform does not run it again; to run it again, use terraform apply -replace=<address>.", t, status.ValueString()))
+	diags.AddWarning(t.Kind+" is gone from the cluster",
+		fmt.Sprintf("%s had started (last seen %s) and was then deleted, by its TTL, its operator's retention or a person. It stays in "+
+			"state so that Terraform does not run the training again by itself. To run it again: terraform apply -replace=<address>, "+
+			"or set recreate_if_missing = true. To forget it: terraform state rm <address>.", t, status))
 	return true
 }
 
-// update is Update for every job resource, whose only in-place change is the worker count: it
-// rescales the job from the state's count to the plan's within the update timeout, then waits as
-// wait_for says and records the job in the plan.
+// update is Update for every job resource. Only what can change on a running job reaches it
+// (everything else plans a replacement): the worker count, rescaled within the update timeout
+// by the kind's guarded patch; labels, annotations and the live run-policy fields, patched on
+// the job object (only what differs between the objects the state and the plan build, so
+// fields others set stay) and the labels and annotations on its running pods too; dependents
+// that were deleted, made again; and the TensorBoard, added, changed or removed. Then it waits
+// as wait_for says, when the job was rescaled or resumed, and records the job.
 func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, plan, state jobModel) {
 	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
@@ -359,11 +451,167 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
+	t := r.target(p)
 	from, to := int32(s.WorkerCount.ValueInt64()), int32(p.WorkerCount.ValueInt64())
-	patched, ok := r.rescale(ctx, r.target(p), from, to, &resp.Diagnostics)
-	if ok {
-		r.settle(ctx, plan, spec, actionRescale, patched, &resp.Diagnostics)
-		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	// The state's job at the new count: what differs from the plan's is what changes in place.
+	s.WorkerCount = p.WorkerCount
+	prior, diags := state.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	before, _, err := prior.Build()
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
+		return
+	}
+	after, dependents, err := spec.Build()
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
+		return
+	}
+	current, err := r.client.Get(ctx, t)
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
+		return
+	}
+	if current == nil {
+		// Kept in state after it had started and was deleted (see keptWhenGone): what only
+		// Terraform holds may change; the job cannot.
+		s.WorkerCount = types.Int64Value(int64(from))
+		if patch, _ := mergePatch(before, after); from == to && patch == nil && reflect.DeepEqual(s.TensorBoard, p.TensorBoard) {
+			s.WaitFor, s.RecreateIfMissing, s.Timeouts = p.WaitFor, p.RecreateIfMissing, p.Timeouts
+			resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+			return
+		}
+		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
+		resp.Diagnostics.AddError(t.String()+" is gone from the cluster",
+			fmt.Sprintf("%s had started and was deleted outside Terraform, so it cannot be changed in place. To run it again: "+
+				"terraform apply -replace=<address>, or set recreate_if_missing = true (alone) and apply twice.", t))
+		return
+	}
+	written, ok := r.rescale(ctx, t, from, to, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	if patched, err := r.patchDifference(ctx, t, before, after); err != nil {
+		resp.Diagnostics.AddError("Error updating "+t.String(), err.Error())
+		return
+	} else if patched != nil {
+		written = patched
+	}
+	if patch := podMetadataPatch(prior.Pods(), spec.Pods()); patch != nil {
+		if err := r.client.PatchPods(ctx, t, patch); err != nil {
+			resp.Diagnostics.AddError("Error updating the pods of "+t.String(), err.Error())
+			return
+		}
+	}
+	job := written
+	if job == nil {
+		if job, err = r.client.Get(ctx, t); err != nil || job == nil {
+			resp.Diagnostics.AddError("Error reading "+t.String(), fmt.Sprintf("%v (the job is gone?)", err))
+			return
+		}
+	}
+	if d, ok := plan.(withDependents); ok {
+		r.restoreDependents(ctx, p, job, dependents, &resp.Diagnostics)
+		*d.dependents() = stringListValue(r.kind.Dependents(t.Name))
+	}
+	r.updateTensorBoard(ctx, &s.tensorBoardFields, &p.tensorBoardFields, job, prior.Pods(), spec.Pods(), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	waitFor := p.WaitFor.ValueString()
+	resumed := false
+	if sp, ok := state.(suspendable); ok {
+		resumed = sp.suspended() && !plan.(suspendable).suspended()
+	}
+	if from == to && !resumed {
+		waitFor = waitCreated // nothing that runs changed: record the job as it is
+	}
+	planned := p.statusModel
+	r.settle(ctx, plan, spec, actionRescale, waitFor, written, &resp.Diagnostics)
+	if !planned.Status.IsUnknown() {
+		// The plan kept the status (only a computed attribute, such as a deleted Service's
+		// name, differed): an apply must give what it planned; the next refresh reads it anew.
+		p.statusModel = planned
+	}
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+// patchDifference patches the target with the JSON merge patch that turns before into after
+// (both built by this provider, from the state and from the plan): only what differs is sent,
+// so what others set on the object stays. It returns nil when nothing differs.
+func (r *jobResource) patchDifference(ctx context.Context, t kube.Target, before, after *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	patch, err := mergePatch(before, after)
+	if err != nil || patch == nil {
+		return nil, err
+	}
+	return r.client.Patch(ctx, t, k8stypes.MergePatchType, patch)
+}
+
+// mergePatch is the JSON merge patch from before to after, nil when they are the same.
+func mergePatch(before, after *unstructured.Unstructured) ([]byte, error) {
+	b, err := json.Marshal(before.Object)
+	if err != nil {
+		return nil, err
+	}
+	a, err := json.Marshal(after.Object)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.CreateMergePatch(b, a)
+	if err != nil || string(patch) == "{}" {
+		return nil, err
+	}
+	return patch, nil
+}
+
+// podMetadataPatch is the merge patch that changes running pods' labels and annotations from
+// the state's to the plan's (a pod's metadata may change; its spec may not), nil if none
+// changed.
+func podMetadataPatch(before, after jobs.PodOptions) []byte {
+	diff := func(b, a map[string]string) map[string]any {
+		out := map[string]any{}
+		for k := range b {
+			if _, kept := a[k]; !kept {
+				out[k] = nil
+			}
+		}
+		for k, v := range a {
+			if old, had := b[k]; !had || old != v {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	labels, annotations := diff(before.Labels, after.Labels), diff(before.Annotations, after.Annotations)
+	if len(labels) == 0 && len(annotations) == 0 {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "annotations": annotations}})
+	return patch
+}
+
+// restoreDependents makes again, owned by the job, the dependents deleted behind Terraform's
+// back (an elastic job's rendezvous Service): the running workers find them again by name.
+func (r *jobResource) restoreDependents(ctx context.Context, f *jobFields, job *unstructured.Unstructured, dependents []*unstructured.Unstructured,
+	diags *diag.Diagnostics) {
+	for i, t := range r.dependentTargets(f) {
+		existing, err := r.client.Get(ctx, t)
+		if err != nil {
+			diags.AddError("Error reading "+t.String(), err.Error())
+			return
+		}
+		if existing != nil {
+			continue
+		}
+		d := dependents[i]
+		d.SetOwnerReferences([]metav1.OwnerReference{ownerReference(job)})
+		if _, err := r.client.Create(ctx, t, d); err != nil {
+			diags.AddError("Error creating "+t.String(), alreadyExistsDetail(t, f.ID.ValueString(), err))
+			return
+		}
 	}
 }
 
@@ -414,7 +662,11 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		return
 	}
 	f := m.job()
-	limit, diags := f.Timeouts.Delete(ctx, defaultTimeout)
+	deleteDefault := defaultTimeout
+	if g, ok := m.(withGracePeriod); ok {
+		deleteDefault += g.gracePeriod()
+	}
+	limit, diags := f.Timeouts.Delete(ctx, deleteDefault)
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
@@ -450,11 +702,23 @@ func ownedBy(obj *unstructured.Unstructured, owner kube.Target) bool {
 	return false
 }
 
-// waitDeleted waits until each target object and the pods its selector matches are gone.
+// waitDeleted waits until each target object and the pods its selector matches are gone; pods
+// that a node which is not Ready holds are left to it, with a warning naming them.
 func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, targets ...kube.Target) {
 	for _, t := range targets {
-		observed, err := r.client.UntilGone(ctx, t)
+		observed, stuck, err := r.client.UntilGone(ctx, t)
 		if err == nil {
+			if len(stuck) > 0 {
+				var names []string
+				for _, p := range stuck {
+					names = append(names, fmt.Sprintf("pod %s on node %s", p.Name, p.Spec.NodeName))
+				}
+				diags.AddWarning("Pods left on nodes that are not Ready",
+					fmt.Sprintf("%s was deleted, but %s cannot go until their node answers again: no kubelet there confirms the deletion. "+
+						"They are left to the node's lifecycle (Kubernetes removes them when the node returns, is deleted, or is tainted "+
+						"node.kubernetes.io/out-of-service); %s itself goes with them. To remove them now: kubectl delete pod --force.",
+						t, strings.Join(names, ", "), t))
+			}
 			continue
 		}
 		var left []string
@@ -481,6 +745,7 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for"), waitRunning)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("recreate_if_missing"), false)...)
 }
 
 // alreadyExistsDetail says what to do when an object cannot be created. The client has already

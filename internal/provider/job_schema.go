@@ -7,6 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -44,6 +45,12 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 			MarkdownDescription: "What create and update wait for: `created` (the job is accepted) or `running` (" + s.running + "). " +
 				"Default `running`. A job that fails, or that its operator rejects, ends the wait at once with the reason."},
 		"tensorboard_url": tensorBoardURLAttribute(),
+		"recreate_if_missing": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "What a refresh does when the job is gone from the cluster after it had started (deleted by its TTL, " +
+				"its operator's retention or a person): with false (the default) the resource stays in state with a warning, so that " +
+				"Terraform never runs a finished or half-finished training again by itself; `terraform apply -replace=ADDRESS` runs it " +
+				"again. With true the resource is dropped from state and the next apply creates the job again. A job that is gone " +
+				"before it ever started is always created again. Changing it changes nothing in the cluster."},
 	}
 	blocks := map[string]schema.Block{
 		"toleration":  tolerationBlock(cmp.Or(s.tolerated, s.roles)),

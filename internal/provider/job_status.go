@@ -93,17 +93,21 @@ func timeString(t *time.Time) types.String {
 	return types.StringValue(t.UTC().Format(time.RFC3339))
 }
 
-// waitError explains a failed wait: the job's own failure, or on timeout why its pods are not
-// running (the scheduler's messages and Warning events), so the user knows what to fix.
-func waitError(err error, o jobs.Observed) string {
-	if errors.Is(err, kube.ErrWaitTimeout) || errors.Is(err, context.DeadlineExceeded) {
-		why := jobs.WhyNotRunning(o)
-		if why == "" {
-			why = "every pod is running, but the operator has not reported the job running yet"
-		}
-		return fmt.Sprintf("%v. Not running because: %s. Raise timeouts.create (or timeouts.update), or fix the cause; the job was created and stays in state (tainted), so the next apply replaces it.", err, why)
+// timedOut says whether a wait ended because its time ran out (not because the job failed).
+func timedOut(err error) bool {
+	return errors.Is(err, kube.ErrWaitTimeout) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// notRunningYet explains a wait that ran out on a job that has not failed: why its pods are not
+// running (the scheduler's messages and Warning events), and what the apply did.
+func notRunningYet(err error, o jobs.Observed) string {
+	why := jobs.WhyNotRunning(o)
+	if why == "" {
+		why = "every pod is running, but the operator has not reported the job running yet"
 	}
-	return err.Error()
+	return fmt.Sprintf("The wait %v. Not running because: %s. The job was created and stays in state as it is, not tainted, "+
+		"and keeps trying to start; its status shows where it is. Fix the cause, or raise the timeout (timeouts.create, "+
+		"timeouts.update) to wait longer next time.", err, why)
 }
 
 // splitID reads an import ID "namespace/name".

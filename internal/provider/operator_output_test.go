@@ -210,7 +210,7 @@ func TestAccMPIJob_plainRescaleReplaces(t *testing.T) {
 	})
 }
 
-func elasticMPIConfig(name string, workers int) string {
+func elasticMPIConfig(name string, workers int, extra ...string) string {
 	return providerConfig() + fmt.Sprintf(`
 resource "training_mpi_job" "test" {
   name         = %[1]q
@@ -222,8 +222,9 @@ resource "training_mpi_job" "test" {
     min_workers = 1
     max_workers = 4
   }
+%[3]s
 }
-`, name, workers)
+`, name, workers, strings.Join(extra, "\n"))
 }
 
 // launcher is the one launcher pod of an MPIJob.
@@ -243,6 +244,7 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 	name := mpiJobName()
 	onSSD := func(node string) bool { return node == ssdNode }
 	var launcherUID types.UID
+	const recreate = "  recreate_if_missing = true"
 	checkElastic := func(workers int) resource.TestCheckFunc {
 		return resource.ComposeTestCheckFunc(checkMPIPods(a, name, workers, onSSD), func(*terraform.State) error {
 			launcher, err := a.launcher(name)
@@ -305,7 +307,8 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 				Check: checkElastic(1),
 			},
 			{
-				// Deleted outside Terraform while running: the next plan creates it again.
+				// Deleted outside Terraform while running: it stays in state (with a warning), and
+				// the next plan runs nothing again by itself.
 				PreConfig: func() {
 					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 						t.Fatal(err)
@@ -313,7 +316,26 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 					waitGone(t, a, name)
 					launcherUID = ""
 				},
-				Config: elasticMPIConfig(name, 2),
+				Config:           elasticMPIConfig(name, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				// A gone job cannot be changed in place: the apply says how to run it again.
+				Config:      elasticMPIConfig(name, 2),
+				ExpectError: regexp.MustCompile(`(?s)is gone from the cluster.*-replace`),
+			},
+			{
+				// Running it again is an explicit choice: recreate_if_missing (changing it touches nothing) ...
+				Config: elasticMPIConfig(name, 1, recreate),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					expectChanges{address: "training_mpi_job.test", action: plancheck.ResourceActionUpdate, want: []string{"recreate_if_missing"}},
+				}},
+				// The refresh after it drops the gone job: the plan after it is a create.
+				ExpectNonEmptyPlan: true,
+			},
+			{
+				// ... after which the next plan creates it.
+				Config: elasticMPIConfig(name, 2, recreate),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionCreate),
 				}},
@@ -322,10 +344,10 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 			{
 				// Finished: nothing is left to take new workers, so a rescale is refused at plan.
 				PreConfig: func() { a.finishMPIJob(name) },
-				Config:    elasticMPIConfig(name, 2),
+				Config:    elasticMPIConfig(name, 2, recreate),
 				Check:     resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Succeeded),
 			},
-			{Config: elasticMPIConfig(name, 3), ExpectError: regexp.MustCompile(`(?s)Cannot rescale a finished job.*has finished \(SUCCEEDED\)`)},
+			{Config: elasticMPIConfig(name, 3, recreate), ExpectError: regexp.MustCompile(`(?s)Cannot rescale a finished job.*has finished \(SUCCEEDED\)`)},
 		},
 	})
 }

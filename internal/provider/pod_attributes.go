@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -20,6 +21,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -83,12 +86,14 @@ func podAttributes(role string) map[string]schema.Attribute {
 		"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
 			Validators:          []validator.Map{mapvalidator.KeysAre(envNameRule)},
 			MarkdownDescription: "Environment variables of " + role + " (Arena: `--env`)."},
-		"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
-			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
-			MarkdownDescription: "Labels of the job object and of " + role + "."},
-		"annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
-			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule)},
-			MarkdownDescription: "Annotations of the job object and of " + role + " (Arena: `--annotation`)."},
+		"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
+			MarkdownDescription: "Labels of the job object and of " + role + ". Changing them updates the job object, its pod " +
+				"templates and its running pods in place. Only these keys are Terraform's: labels others add are left alone and not shown as changes."},
+		"annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule)},
+			MarkdownDescription: "Annotations of the job object and of " + role + " (Arena: `--annotation`). Changing them updates the job " +
+				"object, its pod templates and its running pods in place. Only these keys are Terraform's: annotations others add are left alone and not shown as changes."},
 		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
 			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
 			MarkdownDescription: "Node labels " + role + " must run on (Arena: `--selector`)."},
@@ -190,54 +195,105 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 	return o, diags
 }
 
-// setFromPodOptions fills the shared attributes from what the cluster holds (import).
+// setFromPodOptions sets the shared attributes from what the cluster holds. The model holds the
+// prior state (null on import): where the cluster says the same as the state in other words (a
+// quantity written `16384Mi` for `16Gi`, a toleration string written as a block), the state's words are kept, so that only a real difference shows in a
+// plan. Labels and annotations are the user's only: on refresh, those of the keys the state
+// has (anyone may add their own, as controllers and tools do); on import, all but the keys
+// tools and controllers write (jobs.SystemKey).
 func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) diag.Diagnostics {
 	var diags diag.Diagnostics
+	imported := m.Image.IsNull()
+	prior, priorDiags := m.podOptions(ctx)
+	if imported || priorDiags.HasError() {
+		prior = jobs.PodOptions{}
+	}
 	m.Image = types.StringValue(o.Image)
 	m.GPUs = types.Int64Value(o.GPUs)
 	m.GPUResourceName = types.StringValue(o.GPUResource)
 	if o.GPUResource == "" {
 		m.GPUResourceName = types.StringValue(jobs.DefaultGPUResource)
 	}
-	m.CPU = optionalString(o.CPU)
-	m.Memory = optionalString(o.Memory)
+	m.CPU = sameQuantity(m.CPU, o.CPU)
+	m.Memory = sameQuantity(m.Memory, o.Memory)
+	m.ShmSize = sameQuantity(m.ShmSize, o.ShmSize)
 	m.PriorityClassName = optionalString(o.PriorityClassName)
 	m.ServiceAccountName = optionalString(o.ServiceAccountName)
 	m.ImagePullPolicy = optionalString(string(o.ImagePullPolicy))
-	m.ShmSize = optionalString(o.ShmSize)
 	m.Env = optionalMap(ctx, o.Env, &diags)
-	m.Labels = optionalMap(ctx, o.Labels, &diags)
-	m.Annotations = optionalMap(ctx, o.Annotations, &diags)
+	m.Labels = optionalMap(ctx, usersKeys(o.Labels, prior.Labels, imported), &diags)
+	m.Annotations = optionalMap(ctx, usersKeys(o.Annotations, prior.Annotations, imported), &diags)
 	m.NodeSelector = optionalMap(ctx, o.NodeSelector, &diags)
 	m.ImagePullSecrets = optionalList(ctx, o.ImagePullSecrets, &diags)
 
-	var tolerations []string
-	m.Toleration = nil
-	for _, t := range o.Tolerations {
-		if s, ok := jobs.FormatToleration(t); ok {
-			tolerations = append(tolerations, s)
-			continue
+	if imported || !equality.Semantic.DeepEqual(normalTolerations(prior.Tolerations), normalTolerations(o.Tolerations)) {
+		var tolerations []string
+		m.Toleration = nil
+		for _, t := range o.Tolerations {
+			if s, ok := jobs.FormatToleration(t); ok {
+				tolerations = append(tolerations, s)
+				continue
+			}
+			tm := tolerationModel{
+				Key:      optionalString(t.Key),
+				Operator: types.StringValue(cmp.Or(string(t.Operator), string(corev1.TolerationOpEqual))),
+				Value:    optionalString(t.Value),
+				Effect:   optionalString(string(t.Effect)),
+			}
+			if t.TolerationSeconds != nil {
+				tm.TolerationSeconds = types.Int64Value(*t.TolerationSeconds)
+			} else {
+				tm.TolerationSeconds = types.Int64Null()
+			}
+			m.Toleration = append(m.Toleration, tm)
 		}
-		tm := tolerationModel{
-			Key:      optionalString(t.Key),
-			Operator: types.StringValue(string(t.Operator)),
-			Value:    optionalString(t.Value),
-			Effect:   optionalString(string(t.Effect)),
-		}
-		if t.TolerationSeconds != nil {
-			tm.TolerationSeconds = types.Int64Value(*t.TolerationSeconds)
-		} else {
-			tm.TolerationSeconds = types.Int64Null()
-		}
-		m.Toleration = append(m.Toleration, tm)
+		m.Tolerations = optionalList(ctx, tolerations, &diags)
 	}
-	m.Tolerations = optionalList(ctx, tolerations, &diags)
 	var volumes []string
 	for _, v := range o.DataVolumes {
 		volumes = append(volumes, v.String())
 	}
 	m.DataVolumes = optionalList(ctx, volumes, &diags)
 	return diags
+}
+
+// sameQuantity is the quantity the cluster holds, in the state's words when they mean the same.
+func sameQuantity(prior types.String, read string) types.String {
+	if read == "" {
+		return types.StringNull()
+	}
+	if !prior.IsNull() && !prior.IsUnknown() {
+		p, errP := resource.ParseQuantity(prior.ValueString())
+		r, errR := resource.ParseQuantity(read)
+		if errP == nil && errR == nil && p.Cmp(r) == 0 {
+			return prior
+		}
+	}
+	return types.StringValue(read)
+}
+
+// usersKeys are the labels or annotations that are the user's: on import, every key but those
+// tools and controllers write; on refresh, those of the keys the state has.
+func usersKeys(read, prior map[string]string, imported bool) map[string]string {
+	out := map[string]string{}
+	for k, v := range read {
+		if _, inState := prior[k]; (imported && !jobs.SystemKey(k)) || (!imported && inState) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// normalTolerations are tolerations as the API server compares them: an empty operator is Equal.
+func normalTolerations(ts []corev1.Toleration) []corev1.Toleration {
+	out := make([]corev1.Toleration, len(ts))
+	for i, t := range ts {
+		out[i] = t
+		if out[i].Operator == "" {
+			out[i].Operator = corev1.TolerationOpEqual
+		}
+	}
+	return out
 }
 
 func optionalString(s string) types.String {

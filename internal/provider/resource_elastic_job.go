@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -54,6 +55,13 @@ type elasticJobModel struct {
 	EtcdMemory                 types.String `tfsdk:"etcd_memory"`
 	MaxRetryCount              types.Int64  `tfsdk:"max_retry_count"`
 	PodGracefulDeletionTimeout types.Int64  `tfsdk:"pod_graceful_deletion_timeout_seconds"`
+	Services                   types.List   `tfsdk:"services"`
+}
+
+func (m *elasticJobModel) dependents() *types.List { return &m.Services }
+
+func (m *elasticJobModel) gracePeriod() time.Duration {
+	return time.Duration(m.PodGracefulDeletionTimeout.ValueInt64()) * time.Second
 }
 
 func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -110,8 +118,12 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			MarkdownDescription: "Retries of the job and of each worker (FrameworkController's fancy retry policy: transient failures retry, permanent ones do not). Default 2; -1 retries without limit, -2 always."},
 		"pod_graceful_deletion_timeout_seconds": schema.Int64Attribute{Optional: true, Computed: true,
 			Default: int64default.StaticInt64(jobs.DefaultPodGracefulDeletionTimeout), PlanModifiers: replaceInt,
-			Validators:          []validator.Int64{int64validator.AtLeast(0)},
-			MarkdownDescription: "Seconds FrameworkController waits for a pod's graceful deletion before forcing it. Default 1800, as in the example."},
+			Validators: []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Seconds FrameworkController waits for a pod's graceful deletion before forcing it. Default 1800, as in the example. " +
+				"The default delete timeout is this plus 10 minutes, so that destroy waits out the pods' grace period."},
+		"services": dependentsAttribute(jobs.Elastic, "The job's Services, `NAME-etcd` (the rendezvous) and `NAME-worker` (the workers' DNS names), "+
+			"as found in the cluster. One deleted behind Terraform's back shows in the plan as a change that makes it again, in place: "+
+			"the running workers find it again by its name."),
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "Elastic PyTorch training run by FrameworkController, with a rendezvous etcd of its own: a `Framework` " +
@@ -183,8 +195,8 @@ func (m *elasticJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	m.MaxWorkers = types.Int64Value(int64(s.MaxWorkers))
 	m.ProcessesPerWorker = types.Int64Value(int64(s.ProcsPerNode))
 	m.EtcdImage = types.StringValue(s.EtcdImage)
-	m.EtcdCPU = optionalString(s.EtcdCPU)
-	m.EtcdMemory = optionalString(s.EtcdMemory)
+	m.EtcdCPU = sameQuantity(m.EtcdCPU, s.EtcdCPU)
+	m.EtcdMemory = sameQuantity(m.EtcdMemory, s.EtcdMemory)
 	m.MaxRetryCount = types.Int64Value(int64(s.MaxRetryCount))
 	m.PodGracefulDeletionTimeout = types.Int64Value(s.PodGracefulDeletionTimeout)
 	return diags

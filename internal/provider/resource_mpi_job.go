@@ -96,7 +96,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			"propagation and waits until it and all its pods are gone.",
 		roles:   "the launcher and workers",
 		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
-		own:     mergeAttributes(own, runPolicyAttributes("the launcher")),
+		own:     mergeAttributes(own, runPolicyAttributes(jobs.MPI, "the launcher")),
 		blocks: map[string]schema.Block{
 			"elastic": schema.ListNestedBlock{
 				MarkdownDescription: "Run elastic Horovod, so that `worker_count` changes in place: `command` runs under `horovodrun` " +
@@ -151,8 +151,8 @@ func (m *mpiJobModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 	m.WorkerCommand = stringListValue(s.WorkerCommand)
 	m.WorkerCount = types.Int64Value(int64(s.Workers))
 	m.SlotsPerWorker = types.Int64Value(int64(s.SlotsPerWorker))
-	m.LauncherCPU = optionalString(s.LauncherCPU)
-	m.LauncherMemory = optionalString(s.LauncherMemory)
+	m.LauncherCPU = sameQuantity(m.LauncherCPU, s.LauncherCPU)
+	m.LauncherMemory = sameQuantity(m.LauncherMemory, s.LauncherMemory)
 	m.MountOnLauncher = types.BoolValue(s.MountDataOnLauncher)
 	m.Elastic = nil
 	if e := s.Elastic; e != nil {

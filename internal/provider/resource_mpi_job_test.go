@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
 // The local cluster's nodes, from the Arena walkthrough's layout.
@@ -131,6 +133,8 @@ func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 				// The status is read anew at import time; the training duration has moved on.
 				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
 			},
+			importPersisted("training_mpi_job.test", "default/"+name),
+			emptyPlan(mpiJobConfig(name, 2, "  gpus = 1\n  tolerations = [\"ssd_node\"]")),
 		},
 	})
 }
@@ -264,33 +268,53 @@ func TestAccMPIJob_finishedJobRemovedIsNotRerun(t *testing.T) {
 	})
 }
 
-func TestAccMPIJob_unschedulableFailsWithSchedulerReason(t *testing.T) {
+// A wait that runs out on a job that has not failed is not a broken job: the apply warns with
+// the scheduler's reason and keeps the job in state, untainted (the next plan with the same
+// configuration is empty, where a tainted job would be replaced).
+func TestAccMPIJob_unschedulableWarnsAndStaysUntainted(t *testing.T) {
 	a := newAPI(t)
 	name := mpiJobName()
 	// Every node of the local cluster is tainted: without tolerations nothing can run.
+	config := mpiJobConfig(name, 1, `  timeouts {
+    create = "5s"
+  }`)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkMPIJobGone(a),
 		Steps: []resource.TestStep{
 			{
-				Config: mpiJobConfig(name, 1, `  timeouts {
-    create = "5s"
-  }`),
-				ExpectError: regexp.MustCompile(`(?s)timed out.*untolerated taint`),
+				Config: config,
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("training_mpi_job.test", "status", "PENDING"),
+					func(*terraform.State) error {
+						_, err := a.get(jobs.MPI.GVR, "default", name)
+						return err
+					},
+				),
 			},
 			{
-				// The job was kept in state, tainted: the next plan replaces it.
-				Config:   mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`),
-				PlanOnly: true, ExpectNonEmptyPlan: true,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionDestroyBeforeCreate),
-				}},
+				Config:           config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 		},
 	})
 }
 
-func TestAccMPIJob_insufficientGPUsFailsWithSchedulerReason(t *testing.T) {
+func TestNotRunningYetSaysWhyAndWhatHappened(t *testing.T) {
+	pod := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0"}, Status: corev1.PodStatus{Phase: corev1.PodPending,
+		Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+			Message: "0/6 nodes are available: 6 node(s) had untolerated taint {ssd_node: }."}}}}
+	msg := notRunningYet(fmt.Errorf("%w after 5s", kube.ErrWaitTimeout), jobs.Observed{Pods: []corev1.Pod{pod}})
+	for _, want := range []string{"timed out after 5s", "untolerated taint {ssd_node: }", "not tainted", "timeouts.create"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+}
+
+// A job asking for more GPUs than any node has is kept, untainted, and the warning quotes the
+// scheduler, from the pods the real scheduler marked unschedulable.
+func TestAccMPIJob_insufficientGPUsWarnsWithSchedulerReason(t *testing.T) {
 	a := newAPI(t)
 	name := mpiJobName()
 	resource.ParallelTest(t, resource.TestCase{
@@ -302,7 +326,20 @@ func TestAccMPIJob_insufficientGPUsFailsWithSchedulerReason(t *testing.T) {
   timeouts {
     create = "5s"
   }`),
-			ExpectError: regexp.MustCompile(`Insufficient nvidia.com/gpu`),
+			Check: resource.ComposeAggregateTestCheckFunc(
+				resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Pending),
+				func(*terraform.State) error {
+					var msg string
+					err := a.waitPods(jobs.MPI.PodSelector(name), func(pods []corev1.Pod) bool {
+						msg = notRunningYet(kube.ErrWaitTimeout, jobs.Observed{Pods: pods})
+						return strings.Contains(msg, "Insufficient nvidia.com/gpu")
+					})
+					if err != nil {
+						return fmt.Errorf("the warning does not quote the scheduler: %v\n%s", err, msg)
+					}
+					return nil
+				},
+			),
 		}},
 	})
 }

@@ -85,7 +85,7 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"until it and all its pods are gone.",
 		roles:   "the master and workers",
 		running: "the master and exactly `worker_count` workers Running, and the operator reporting the job running",
-		own:     mergeAttributes(own, runPolicyAttributes("a failed replica")),
+		own:     mergeAttributes(own, runPolicyAttributes(jobs.PyTorch, "a failed replica")),
 		blocks: map[string]schema.Block{
 			"elastic": schema.ListNestedBlock{
 				MarkdownDescription: "Make the job elastic (the PyTorchJob's `elasticPolicy`): workers only, no master, meeting at a " +

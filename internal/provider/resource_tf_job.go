@@ -89,7 +89,7 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 			"with `dynamic_workers`; changing anything baked into its pods replaces it. Destroy deletes the TFJob with foreground propagation and waits until it and all its pods are gone.",
 		roles:   "every replica",
 		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
-		own:     mergeAttributes(own, runPolicyAttributes("a failed replica")),
+		own:     mergeAttributes(own, runPolicyAttributes(jobs.TF, "a failed replica")),
 	})
 }
 
@@ -133,8 +133,8 @@ func (m *tfJobModel) read(ctx context.Context, obj *unstructured.Unstructured) d
 	m.Command = stringListValue(s.Command)
 	m.WorkerCount = types.Int64Value(int64(s.Workers))
 	m.PSCount = types.Int64Value(int64(s.PS))
-	m.PSCPU = optionalString(s.PSCPU)
-	m.PSMemory = optionalString(s.PSMemory)
+	m.PSCPU = sameQuantity(m.PSCPU, s.PSCPU)
+	m.PSMemory = sameQuantity(m.PSMemory, s.PSMemory)
 	m.Chief = types.BoolValue(s.Chief)
 	m.Dynamic = types.BoolValue(s.DynamicWorkers)
 	m.setRunPolicy(s.RunPolicy)

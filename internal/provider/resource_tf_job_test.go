@@ -87,6 +87,8 @@ func TestAccTFJob_everyTaskSeesTheWholeCluster(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
 			},
+			importPersisted("training_tf_job.test", "default/"+name),
+			emptyPlan(tfJobConfig(name, 4, roles)),
 		},
 	})
 }

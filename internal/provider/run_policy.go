@@ -4,6 +4,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
@@ -23,36 +25,71 @@ type runPolicyModel struct {
 	BackoffLimit            types.Int64  `tfsdk:"backoff_limit"`
 	ActiveDeadlineSeconds   types.Int64  `tfsdk:"active_deadline_seconds"`
 	QueueName               types.String `tfsdk:"queue_name"`
+	Suspend                 types.Bool   `tfsdk:"suspend"`
 }
 
 // runPolicyAttributes are the run policy's attributes; retried names what backoff_limit counts.
-func runPolicyAttributes(retried string) map[string]schema.Attribute {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+// A field the kind's operator honours on a running job (its LiveRunPolicy) changes in place;
+// any other replaces the job, since its operator reads it only when the job starts.
+func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attribute {
+	live := kind.LiveRunPolicy
+	change := func(inPlace bool) string {
+		if inPlace {
+			return " Changing it updates the running job in place."
+		}
+		return " " + kind.Operator + " reads it only when the job starts, so changing it replaces the job."
+	}
 	return map[string]schema.Attribute{
 		"clean_pod_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Running"),
-			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.CleanPodPolicies...)},
+			PlanModifiers: replaceStringUnless(live.CleanPodPolicy), Validators: []validator.String{stringvalidator.OneOf(jobs.CleanPodPolicies...)},
 			MarkdownDescription: "Which pods to delete when the job finishes: `None`, `Running` or `All`. Default `Running`, " +
-				"so that pods left running (an MPI worker's SSH daemon, a parameter server) do not hold their GPUs."},
-		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+				"so that pods left running (an MPI worker's SSH daemon, a parameter server) do not hold their GPUs." + change(live.CleanPodPolicy)},
+		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.TTLSecondsAfterFinished),
 			Validators: []validator.Int64{int64validator.AtLeast(0)},
-			MarkdownDescription: "Seconds after which the operator cleans up a finished job. " +
-				"Whenever a finished job is gone from the cluster, the resource stays in state with a warning rather than re-running; " +
-				"`terraform apply -replace` runs it again."},
-		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			MarkdownDescription: "Seconds after which the operator deletes a finished job. A job that had started and is then gone " +
+				"from the cluster stays in state with a warning rather than running again (see `recreate_if_missing`)." + change(live.TTLSecondsAfterFinished)},
+		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.BackoffLimit),
 			Validators:          []validator.Int64{int64validator.AtLeast(0)},
-			MarkdownDescription: "Retries of " + retried + " before the job is marked failed."},
-		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt,
+			MarkdownDescription: "Retries of " + retried + " before the job is marked failed." + change(live.BackoffLimit)},
+		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.ActiveDeadlineSeconds),
 			Validators:          []validator.Int64{int64validator.AtLeast(1)},
-			MarkdownDescription: "Seconds the job may run before it is stopped and marked failed."},
-		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{labelValueRule},
-			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`)."},
+			MarkdownDescription: "Seconds the job may run before it is stopped and marked failed." + change(live.ActiveDeadlineSeconds)},
+		"suspend": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			PlanModifiers: replaceBoolUnless(live.Suspend),
+			MarkdownDescription: "Suspend the job (`runPolicy.suspend`): " + kind.Operator + " deletes its pods and keeps the job, and " +
+				"setting it back to false starts them again. Default false. With `suspend = true` create and update do not wait for " +
+				"the job to run. A job suspended outside Terraform shows in the plan as a change back to false." + change(live.Suspend)},
+		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceStringUnless(false), Validators: []validator.String{labelValueRule},
+			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job."},
 	}
 }
 
+func replaceStringUnless(inPlace bool) []planmodifier.String {
+	if inPlace {
+		return nil
+	}
+	return []planmodifier.String{stringplanmodifier.RequiresReplace()}
+}
+
+func replaceInt64Unless(inPlace bool) []planmodifier.Int64 {
+	if inPlace {
+		return nil
+	}
+	return []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+}
+
+func replaceBoolUnless(inPlace bool) []planmodifier.Bool {
+	if inPlace {
+		return nil
+	}
+	return []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
+}
+
+func (m *runPolicyModel) suspended() bool { return m.Suspend.ValueBool() }
+
 func (m runPolicyModel) runPolicy() jobs.RunPolicy {
 	p := jobs.RunPolicy{CleanPodPolicy: m.CleanPodPolicy.ValueString(), ActiveDeadlineSeconds: m.ActiveDeadlineSeconds.ValueInt64Pointer(),
-		QueueName: m.QueueName.ValueString()}
+		QueueName: m.QueueName.ValueString(), Suspend: m.Suspend.ValueBool()}
 	if !m.TTLSecondsAfterFinished.IsNull() {
 		p.TTLSecondsAfterFinished = ptr.To(int32(m.TTLSecondsAfterFinished.ValueInt64()))
 	}
@@ -68,6 +105,7 @@ func (m *runPolicyModel) setRunPolicy(p jobs.RunPolicy) {
 	m.TTLSecondsAfterFinished = optionalInt(p.TTLSecondsAfterFinished)
 	m.BackoffLimit = optionalInt(p.BackoffLimit)
 	m.ActiveDeadlineSeconds = types.Int64PointerValue(p.ActiveDeadlineSeconds)
+	m.Suspend = types.BoolValue(p.Suspend)
 }
 
 func optionalInt(p *int32) types.Int64 {

@@ -2,15 +2,15 @@ package provider
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
@@ -35,9 +35,10 @@ type tensorBoardModel struct {
 func tensorBoardBlock() schema.Block {
 	return schema.ListNestedBlock{
 		MarkdownDescription: "A TensorBoard for the job (Arena: `--tensorboard --logdir`): a Deployment and a NodePort Service named `NAME-tensorboard`, " +
-			"with the job's tolerations, node selector and data volumes (put the log directory on one), owned by the job so they are removed with it.",
-		PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-		Validators:    []validator.List{listvalidator.SizeAtMost(1)},
+			"with the job's tolerations, node selector and data volumes (put the log directory on one), owned by the job so they are removed with it. " +
+			"Adding, changing or removing it changes only the TensorBoard: the job keeps running. A TensorBoard that cannot be made is a " +
+			"warning, not a failed job: `tensorboard_url` is null, and the next plan shows the TensorBoard to be added again.",
+		Validators: []validator.List{listvalidator.SizeAtMost(1)},
 		NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 			"log_dir": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
 				MarkdownDescription: "Directory TensorBoard reads, e.g. `/training_logs` on one of `data_volumes`."},
@@ -48,8 +49,36 @@ func tensorBoardBlock() schema.Block {
 }
 
 func tensorBoardURLAttribute() schema.Attribute {
-	return schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
-		MarkdownDescription: "Where the TensorBoard answers, like `arena get` prints it: `http://NODE_ADDRESS:NODE_PORT`; null without a `tensorboard` block."}
+	return schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{tensorBoardURLPlan{}},
+		MarkdownDescription: "Where the TensorBoard answers, like `arena get` prints it: `http://NODE_ADDRESS:NODE_PORT`; null without a `tensorboard` block, " +
+			"or when the TensorBoard could not be made."}
+}
+
+// tensorBoardURLPlan keeps the URL while the TensorBoard stays as it is, and plans it unknown
+// (or null, without one) when it is added, changed or removed.
+type tensorBoardURLPlan struct{}
+
+func (tensorBoardURLPlan) Description(context.Context) string {
+	return "the state's URL while the tensorboard block is unchanged"
+}
+func (p tensorBoardURLPlan) MarkdownDescription(ctx context.Context) string {
+	return p.Description(ctx)
+}
+
+func (tensorBoardURLPlan) PlanModifyString(ctx context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return // create (unknown) or destroy
+	}
+	var planned, prior types.List
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("tensorboard"), &planned)...)
+	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("tensorboard"), &prior)...)
+	switch {
+	case planned.IsUnknown():
+	case len(planned.Elements()) == 0:
+		resp.PlanValue = types.StringNull()
+	case planned.Equal(prior) && !req.StateValue.IsNull():
+		resp.PlanValue = req.StateValue
+	}
 }
 
 func tensorBoardTarget(namespace, job string) kube.Target {
@@ -57,32 +86,121 @@ func tensorBoardTarget(namespace, job string) kube.Target {
 		PodSelector: jobs.TensorBoardLabel + "=" + job}
 }
 
+func tensorBoardServiceTarget(namespace, job string) kube.Target {
+	t := tensorBoardTarget(namespace, job)
+	t.GVR, t.Kind = jobs.ServiceGVR, "Service"
+	return t
+}
+
+func (m tensorBoardModel) spec() jobs.TensorBoardSpec {
+	return jobs.TensorBoardSpec{LogDir: m.LogDir.ValueString(), Image: m.Image.ValueString()}
+}
+
 // createTensorBoard creates the job's TensorBoard, if it has one, owned by the job object, and
-// records its URL.
+// records its URL. A TensorBoard is a convenience beside the training: when it cannot be made,
+// the apply warns and the URL is null (the next refresh finds no TensorBoard, so the next plan
+// shows it to be added again); the job is never failed for it.
 func (r *jobResource) createTensorBoard(ctx context.Context, f *tensorBoardFields, job *unstructured.Unstructured, pod jobs.PodOptions, diags *diag.Diagnostics) {
 	f.TensorBoardURL = types.StringNull()
 	if len(f.TensorBoard) == 0 {
 		return
 	}
-	tb := jobs.TensorBoardSpec{LogDir: f.TensorBoard[0].LogDir.ValueString(), Image: f.TensorBoard[0].Image.ValueString()}
-	deployment, service, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), tb, pod, ownerReference(job))
+	deployment, service, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), f.TensorBoard[0].spec(), pod, ownerReference(job))
+	if err == nil {
+		if _, err = r.client.Create(ctx, tensorBoardTarget(job.GetNamespace(), job.GetName()), deployment); err == nil {
+			service, err = r.client.Create(ctx, tensorBoardServiceTarget(job.GetNamespace(), job.GetName()), service)
+		}
+	}
 	if err != nil {
-		diags.AddError("Invalid TensorBoard", err.Error())
+		tensorBoardWarning(diags, job, err)
 		return
 	}
-	t := tensorBoardTarget(job.GetNamespace(), job.GetName())
-	if _, err := r.client.Create(ctx, t, deployment); err != nil {
-		diags.AddError("Error creating TensorBoard", err.Error())
+	f.TensorBoardURL = types.StringValue(jobs.TensorBoardURL(service, r.nodeAddress(ctx)))
+}
+
+func tensorBoardWarning(diags *diag.Diagnostics, job *unstructured.Unstructured, err error) {
+	diags.AddWarning("TensorBoard not made",
+		fmt.Sprintf("The TensorBoard of %s %s/%s could not be made: %v. The job itself is fine and was not changed for it; "+
+			"the next terraform apply tries the TensorBoard again.", job.GetKind(), job.GetNamespace(), job.GetName(), err))
+}
+
+// updateTensorBoard makes the TensorBoard what the plan says, from what the state says: added,
+// removed (and waited for), or patched where the Deployment the plan builds differs from the
+// state's. The job is not touched.
+func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *tensorBoardFields, job *unstructured.Unstructured,
+	priorPods, plannedPods jobs.PodOptions, diags *diag.Diagnostics) {
+	switch {
+	case len(planned.TensorBoard) == 0 && len(prior.TensorBoard) == 0:
+		planned.TensorBoardURL = types.StringNull()
+	case len(prior.TensorBoard) == 0:
+		r.createTensorBoard(ctx, planned, job, plannedPods, diags)
+	case len(planned.TensorBoard) == 0:
+		planned.TensorBoardURL = types.StringNull()
+		ours := func(obj *unstructured.Unstructured) bool { return jobs.IsManaged(obj) }
+		deployment := tensorBoardTarget(job.GetNamespace(), job.GetName())
+		for _, t := range []kube.Target{tensorBoardServiceTarget(job.GetNamespace(), job.GetName()), deployment} {
+			if _, err := r.client.DeleteIf(ctx, t, ours); err != nil {
+				diags.AddError("Error removing the TensorBoard of "+job.GetName(), err.Error())
+				return
+			}
+		}
+		r.waitDeleted(ctx, diags, deployment)
+	default:
+		before, _, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), prior.TensorBoard[0].spec(), priorPods, ownerReference(job))
+		if err != nil {
+			tensorBoardWarning(diags, job, err)
+			return
+		}
+		after, _, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), planned.TensorBoard[0].spec(), plannedPods, ownerReference(job))
+		if err == nil {
+			_, err = r.patchDifference(ctx, tensorBoardTarget(job.GetNamespace(), job.GetName()), before, after)
+		}
+		if err != nil {
+			tensorBoardWarning(diags, job, err)
+			planned.TensorBoardURL = types.StringNull()
+			return
+		}
+		planned.TensorBoardURL = prior.TensorBoardURL
+	}
+}
+
+// readTensorBoard refreshes the TensorBoard from the cluster: its Deployment and Service when
+// the state has one (or on import, where a TensorBoard of this provider's is found by its
+// name). One that is gone, or is not this provider's, is left out of state, so the next plan
+// shows it to be added again.
+func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields, job kube.Target, imported bool, diags *diag.Diagnostics) {
+	if len(f.TensorBoard) == 0 && !imported {
+		f.TensorBoardURL = types.StringNull()
 		return
 	}
-	svcTarget := t
-	svcTarget.GVR, svcTarget.Kind = jobs.ServiceGVR, "Service"
-	created, err := r.client.Create(ctx, svcTarget, service)
+	f.TensorBoard = nil
+	deployment, err := r.client.Get(ctx, tensorBoardTarget(job.Namespace, job.Name))
 	if err != nil {
-		diags.AddError("Error creating TensorBoard Service", err.Error())
+		diags.AddError("Error reading the TensorBoard of "+job.String(), err.Error())
 		return
 	}
-	f.TensorBoardURL = types.StringValue(jobs.TensorBoardURL(created, r.nodeAddress(ctx)))
+	var tb jobs.TensorBoardSpec
+	var ok bool
+	if deployment != nil && jobs.IsManaged(deployment) {
+		tb, ok = jobs.ReadTensorBoard(deployment)
+	}
+	if !ok {
+		f.TensorBoardURL = types.StringNull()
+		return
+	}
+	service, err := r.client.Get(ctx, tensorBoardServiceTarget(job.Namespace, job.Name))
+	if err != nil {
+		diags.AddError("Error reading the TensorBoard of "+job.String(), err.Error())
+		return
+	}
+	if service == nil || !jobs.IsManaged(service) {
+		f.TensorBoardURL = types.StringNull()
+		return
+	}
+	f.TensorBoard = []tensorBoardModel{{LogDir: types.StringValue(tb.LogDir), Image: types.StringValue(tb.Image)}}
+	if f.TensorBoardURL.IsNull() || f.TensorBoardURL.IsUnknown() {
+		f.TensorBoardURL = types.StringValue(jobs.TensorBoardURL(service, r.nodeAddress(ctx)))
+	}
 }
 
 // nodeAddress is the InternalIP of a Ready node, for NodePort URLs; "" when there is none.

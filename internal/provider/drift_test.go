@@ -1,0 +1,254 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// statusAttributes are read anew on every refresh and apply; a plan may show them as changing.
+var statusKeys = map[string]bool{"status": true, "start_time": true, "completion_time": true, "duration": true, "instances": true}
+
+// expectChanges checks that the plan changes the resource by action, in exactly the attributes
+// want (besides the status): a drift shows as itself, and as nothing else.
+type expectChanges struct {
+	address string
+	action  plancheck.ResourceActionType
+	want    []string
+}
+
+func (e expectChanges) CheckPlan(_ context.Context, req plancheck.CheckPlanRequest, resp *plancheck.CheckPlanResponse) {
+	for _, rc := range req.Plan.ResourceChanges {
+		if rc.Address != e.address {
+			continue
+		}
+		before, _ := rc.Change.Before.(map[string]any)
+		after, _ := rc.Change.After.(map[string]any)
+		unknown, _ := rc.Change.AfterUnknown.(map[string]any)
+		// A replacement makes every computed attribute unknown (a new object): only what is
+		// configured says why it is replaced.
+		replaced := rc.Change.Actions.Replace()
+		var changed []string
+		for k := range before {
+			if statusKeys[k] {
+				continue
+			}
+			u, _ := unknown[k].(bool)
+			if (u && !replaced) || (!u && !reflect.DeepEqual(before[k], after[k])) {
+				changed = append(changed, k)
+			}
+		}
+		slices.Sort(changed)
+		want := slices.Sorted(slices.Values(e.want))
+		if !slices.Equal(changed, want) {
+			resp.Error = fmt.Errorf("%s: plan changes %v, want exactly %v", e.address, changed, want)
+			return
+		}
+		var action plancheck.ResourceActionType
+		switch {
+		case rc.Change.Actions.Update():
+			action = plancheck.ResourceActionUpdate
+		case rc.Change.Actions.DestroyBeforeCreate():
+			action = plancheck.ResourceActionDestroyBeforeCreate
+		case rc.Change.Actions.NoOp():
+			action = plancheck.ResourceActionNoop
+		default:
+			action = plancheck.ResourceActionType(fmt.Sprint(rc.Change.Actions))
+		}
+		if action != e.action {
+			resp.Error = fmt.Errorf("%s: plan action %s, want %s", e.address, action, e.action)
+		}
+		return
+	}
+	resp.Error = fmt.Errorf("%s is not in the plan", e.address)
+}
+
+// drift is a change made behind Terraform's back, and what the next plan must show.
+type drift struct {
+	name string
+	// patch is a JSON patch of the job object; or do changes the cluster some other way.
+	patch []map[string]any
+	do    func(a *api, job string) error
+	want  []string
+	// replace: the attribute cannot change on a running job.
+	replace bool
+}
+
+func op(kind, path string, value any) map[string]any {
+	return map[string]any{"op": kind, "path": path, "value": value}
+}
+
+// commonDrifts are the changes every kind's refresh must see: pod is the JSON pointer of the
+// workers' pod template.
+func commonDrifts(pod string) []drift {
+	return []drift{
+		// The same quantity in other words, and a label someone else adds: no change.
+		{name: "equivalent", patch: []map[string]any{op("replace", pod+"/spec/containers/0/resources/limits/memory", "2048Mi"),
+			op("add", "/metadata/labels/added-by-someone", "x")}},
+		{name: "labels", patch: []map[string]any{op("replace", "/metadata/labels/team", "other")}, want: []string{"labels"}},
+		{name: "annotations", patch: []map[string]any{op("remove", "/metadata/annotations/owner", nil)}, want: []string{"annotations"}},
+		{name: "tensorboard", do: func(a *api, job string) error {
+			return a.kube.AppsV1().Deployments("default").Delete(context.Background(), jobs.TensorBoardName(job), metav1.DeleteOptions{})
+		}, want: []string{"tensorboard", "tensorboard_url"}},
+		{name: "image", patch: []map[string]any{op("replace", pod+"/spec/containers/0/image", "registry.example/edited:1")},
+			want: []string{"image"}, replace: true},
+		{name: "env", patch: []map[string]any{op("add", pod+"/spec/containers/0/env/-", map[string]any{"name": "INJECTED", "value": "1"})},
+			want: []string{"env"}, replace: true},
+		{name: "tolerations", patch: []map[string]any{op("add", pod+"/spec/tolerations/-", map[string]any{"key": "extra", "operator": "Exists"})},
+			want: []string{"tolerations"}, replace: true},
+		{name: "node selector", patch: []map[string]any{op("add", pod+"/spec/nodeSelector/zone", "b")}, want: []string{"node_selector"}, replace: true},
+		{name: "resources", patch: []map[string]any{op("replace", pod+"/spec/containers/0/resources/limits/cpu", "3")}, want: []string{"cpu"}, replace: true},
+	}
+}
+
+// kubeflowDrifts are the run policy's, for the Kubeflow kinds.
+func kubeflowDrifts() []drift {
+	return []drift{
+		{name: "suspended", patch: []map[string]any{op("add", "/spec/runPolicy/suspend", true)}, want: []string{"suspend"}},
+		{name: "clean pod policy", patch: []map[string]any{op("replace", "/spec/runPolicy/cleanPodPolicy", "All")}, want: []string{"clean_pod_policy"}},
+	}
+}
+
+// richAttributes configure every attribute class the drifts change, and wait only for the
+// job to be accepted (what the operator makes of them is other tests' business).
+const richAttributes = `  wait_for      = "created"
+  cpu           = "1"
+  memory        = "2Gi"
+  env           = { A = "1" }
+  labels        = { team = "vision" }
+  annotations   = { owner = "ml" }
+  node_selector = { accelerator = "nvidia" }
+  data_volumes  = ["training-data:/data"]
+  toleration {
+    key                = "dedicated"
+    value              = "ml"
+    effect             = "NoExecute"
+    toleration_seconds = 60
+  }
+  tensorboard {
+    log_dir = "/data/logs"
+  }
+`
+
+// testDrift creates a richly configured job, then makes each drift in turn: the plan must show
+// exactly the drifted attributes, in place or as a replacement as the attribute allows; the
+// apply restores the job (after which the testing framework's own plan must be empty); and an
+// import of the restored job must give the same state.
+func testDrift(t *testing.T, kind *jobs.Kind, address, name, config string, drifts []drift) {
+	a := newAPI(t)
+	steps := []resource.TestStep{{Config: config}}
+	for _, d := range drifts {
+		check := expectChanges{address: address, action: plancheck.ResourceActionUpdate, want: d.want}
+		if d.replace {
+			check.action = plancheck.ResourceActionDestroyBeforeCreate
+		}
+		if len(d.want) == 0 {
+			check.action = plancheck.ResourceActionNoop
+		}
+		steps = append(steps, resource.TestStep{
+			PreConfig: func() {
+				if err := makeDrift(a, kind, name, d); err != nil {
+					t.Fatalf("drift %q: %v", d.name, err)
+				}
+			},
+			Config:           config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{check}},
+		})
+	}
+	steps = append(steps, resource.TestStep{
+		ResourceName: address, ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
+		// The job was just made again (wait_for = "created"): its status moves on between the two reads.
+		ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+	}, importPersisted(address, "default/"+name), resource.TestStep{
+		// After an import, only wait_for (Terraform's alone; an import gives the default) differs.
+		Config: config,
+		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+			expectChanges{address: address, action: plancheck.ResourceActionUpdate, want: []string{"wait_for"}},
+		}},
+	})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkGone(a, kind, name),
+		Steps:                    steps,
+	})
+}
+
+func makeDrift(a *api, kind *jobs.Kind, name string, d drift) error {
+	if d.do != nil {
+		return d.do(a, name)
+	}
+	patch, err := json.Marshal(d.patch)
+	if err != nil {
+		return err
+	}
+	_, err = a.dyn.Resource(kind.GVR).Namespace("default").Patch(context.Background(), name, k8stypes.JSONPatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+func TestAccMPIJob_driftShowsInPlan(t *testing.T) {
+	name := mpiJobName()
+	testDrift(t, jobs.MPI, "training_mpi_job.test", name, mpiJobConfig(name, 2, richAttributes),
+		append(commonDrifts("/spec/mpiReplicaSpecs/Worker/template"), kubeflowDrifts()...))
+}
+
+func TestAccTFJob_driftShowsInPlan(t *testing.T) {
+	name := acctest.RandomWithPrefix("tf-acc-tf")
+	testDrift(t, jobs.TF, "training_tf_job.test", name, tfJobConfig(name, 2, richAttributes+"  ttl_seconds_after_finished = 600\n"),
+		append(commonDrifts("/spec/tfReplicaSpecs/Worker/template"), append(kubeflowDrifts(),
+			drift{name: "ttl", patch: []map[string]any{op("replace", "/spec/runPolicy/ttlSecondsAfterFinished", 60)}, want: []string{"ttl_seconds_after_finished"}})...))
+}
+
+func TestAccPyTorchJob_driftShowsInPlan(t *testing.T) {
+	name := acctest.RandomWithPrefix("tf-acc-pt")
+	testDrift(t, jobs.PyTorch, "training_pytorch_job.test", name, pytorchJobConfig(name, 2, richAttributes+"  backoff_limit = 3\n"),
+		append(commonDrifts("/spec/pytorchReplicaSpecs/Worker/template"), append(kubeflowDrifts(),
+			drift{name: "backoff limit", patch: []map[string]any{op("replace", "/spec/runPolicy/backoffLimit", 1)}, want: []string{"backoff_limit"}})...))
+}
+
+func TestAccElasticJob_driftShowsInPlan(t *testing.T) {
+	name := elasticJobName()
+	testDrift(t, jobs.Elastic, "training_elastic_job.test", name, elasticJobConfig(name, 2, richAttributes),
+		append(commonDrifts("/spec/taskRoles/1/task/pod"),
+			drift{name: "rendezvous Service deleted", do: func(a *api, job string) error {
+				return a.kube.CoreV1().Services("default").Delete(context.Background(), job+"-etcd", metav1.DeleteOptions{})
+			}, want: []string{"services"}},
+			drift{name: "worker command", patch: []map[string]any{op("replace", "/spec/taskRoles/1/task/pod/spec/containers/0/command", []string{"sleep", "1"})},
+				want: []string{"command", "script", "script_args"}, replace: true}))
+}
+
+// checkGone checks that the job object and every pod of it are gone after destroy.
+func checkGone(a *api, kind *jobs.Kind, name string) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		if _, err := a.get(kind.GVR, "default", name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s default/%s still exists after destroy (err=%v)", kind.Object, name, err)
+		}
+		if pods := a.pods("default", kind.PodSelector(name)); len(pods) > 0 {
+			return fmt.Errorf("%d pods of %s default/%s are left after destroy", len(pods), kind.Object, name)
+		}
+		return nil
+	}
+}
+
+// importPersisted imports the job into a fresh state, replacing the state the apply made; an
+// emptyPlan step after it shows that the import is exact, down to what a plan compares.
+func importPersisted(address, id string) resource.TestStep {
+	return resource.TestStep{ResourceName: address, ImportState: true, ImportStateId: id, ImportStatePersist: true}
+}
+
+// emptyPlan checks that the plan of config changes nothing.
+func emptyPlan(config string) resource.TestStep {
+	return resource.TestStep{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}}
+}
