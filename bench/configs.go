@@ -108,6 +108,17 @@ func renderReport(results map[string]map[int]map[string]measurement, ns []int, r
 		"wall clock of the whole `terraform` command at its default parallelism of 10. Requests are API requests per job, counted by a proxy in "+
 		"front of the API server. RSS is the peak resident memory of any one provider process (Terraform starts several per command).\n\n",
 		joinInts(ns), runs, slowRuns, time.Now().UTC().Format("2006-01-02"), runs, slowRuns, plural(slowRuns))
+	fmt.Fprintf(&b, "What each tool does, as configured here (the configurations are in bench/configs.go):\n\n"+
+		"- **training_mpi_job**, `wait_for = \"created\"`: apply waits for the API's answer to the create; a refresh reads the whole MPIJob "+
+		"(one GET) and lists its pods (one LIST, for `instances`), and compares every attribute the provider sets (image, command, env, "+
+		"resources, tolerations, run policy, labels, annotations, ...), so any change made outside Terraform shows in the plan; the rescale "+
+		"is a guarded JSON patch of the worker replicas, then a merge patch of whatever else differs (nothing here); destroy deletes with "+
+		"foreground propagation and watches until the MPIJob and its pods are gone.\n"+
+		"- **kubernetes_manifest**, no `wait` block: apply waits for the server-side apply's answer; a refresh reads the object and compares "+
+		"the manifest's fields.\n"+
+		"- **kubectl_manifest**, default `wait` (false): apply waits for the create's answer; a refresh reads the object and compares the "+
+		"fields of `yaml_body`; destroy does not wait for the object to be gone.\n"+
+		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the same data.\n\n")
 	fmt.Fprintf(&b, "Raw API cost: 50 sequential GETs over one client-go connection took %s.\n", rawGET.Round(time.Millisecond))
 	training := "training_mpi_job"
 	for _, n := range ns {

@@ -56,15 +56,9 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			}
 			isReady, checked := ready[p.Spec.NodeName]
 			if !checked {
+				// A node that cannot be read now is taken for Ready: the next change or tick looks again.
 				node, err := core.Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
-				switch {
-				case apierrors.IsNotFound(err):
-					isReady = false
-				case err != nil:
-					return false, nil // look again at the next change or tick
-				default:
-					isReady = nodeReady(node)
-				}
+				isReady = err == nil && nodeReady(node) || err != nil && !apierrors.IsNotFound(err)
 				ready[p.Spec.NodeName] = isReady
 			}
 			if isReady {

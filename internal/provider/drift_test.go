@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
@@ -172,13 +174,10 @@ func testDrift(t *testing.T, kind *jobs.Kind, address, name, config string, drif
 		ResourceName: address, ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
 		// The job was just made again (wait_for = "created"): its status moves on between the two reads.
 		ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
-	}, importPersisted(address, "default/"+name), resource.TestStep{
-		// After an import, only wait_for (Terraform's alone; an import gives the default) differs.
-		Config: config,
-		ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-			expectChanges{address: address, action: plancheck.ResourceActionUpdate, want: []string{"wait_for"}},
-		}},
 	})
+	// After an import, only wait_for (Terraform's alone; an import gives the default) differs.
+	steps = append(steps, reimport(address, "default/"+name, config,
+		expectChanges{address: address, action: plancheck.ResourceActionUpdate, want: []string{"wait_for"}})...)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkGone(a, kind, name),
@@ -242,13 +241,30 @@ func checkGone(a *api, kind *jobs.Kind, name string) resource.TestCheckFunc {
 	}
 }
 
-// importPersisted imports the job into a fresh state, replacing the state the apply made; an
-// emptyPlan step after it shows that the import is exact, down to what a plan compares.
-func importPersisted(address, id string) resource.TestStep {
-	return resource.TestStep{ResourceName: address, ImportState: true, ImportStateId: id, ImportStatePersist: true}
+// reimport makes Terraform forget the job without deleting it (a `removed` block), then
+// imports it back with an `import` block under the same configuration; check runs on that
+// plan (an import is exact when the plan changes nothing, or only what Terraform alone holds),
+// and the testing framework's own plan after the apply must be empty.
+func reimport(address, id, config string, check plancheck.PlanCheck) []resource.TestStep {
+	typeName, name, _ := strings.Cut(address, ".")
+	block := regexp.MustCompile(`(?ms)^resource "` + typeName + `" "` + name + `" \{\n.*?^\}\n`)
+	readers := regexp.MustCompile(`(?ms)^data "\w+" "\w+" \{\n[^}]*` + regexp.QuoteMeta(address) + `.*?^\}\n`)
+	forgotten := readers.ReplaceAllString(block.ReplaceAllString(config, ""), "") + fmt.Sprintf(`
+removed {
+  from = %s
+  lifecycle {
+    destroy = false
+  }
 }
-
-// emptyPlan checks that the plan of config changes nothing.
-func emptyPlan(config string) resource.TestStep {
-	return resource.TestStep{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}}
+`, address)
+	imported := config + fmt.Sprintf(`
+import {
+  to = %s
+  id = %q
+}
+`, address, id)
+	return []resource.TestStep{
+		{Config: forgotten},
+		{Config: imported, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{check}}},
+	}
 }

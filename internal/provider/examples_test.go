@@ -28,7 +28,8 @@ func exampleImport(t *testing.T, typeName string) (address, id string) {
 
 // exampleConfig is the docs' example of a job resource type, each job waiting only until it
 // is created: the examples ask for GPUs, memory and claims that the local cluster's nodes do
-// not all have, and what their pods become is other tests' business.
+// not all have, and what their pods become is other tests' business. Its outputs, which show
+// the status, are left out: it moves on while the jobs start, and a plan would save it.
 func exampleConfig(t *testing.T, typeName string) string {
 	t.Helper()
 	raw, err := os.ReadFile("../../examples/resources/" + typeName + "/resource.tf")
@@ -43,6 +44,7 @@ func exampleConfig(t *testing.T, typeName string) string {
 		header, body, _ := strings.Cut(block, "\n")
 		return header + "\n  wait_for = \"created\"\n" + body
 	})
+	config = regexp.MustCompile(`(?ms)^output "\w+" \{\n.*?^\}\n`).ReplaceAllString(config, "")
 	return providerConfig() + config
 }
 

@@ -470,24 +470,16 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
 		return
 	}
-	current, err := r.client.Get(ctx, t)
-	if err != nil {
-		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
-		return
-	}
-	if current == nil {
-		// Kept in state after it had started and was deleted (see keptWhenGone): what only
-		// Terraform holds may change; the job cannot.
-		s.WorkerCount = types.Int64Value(int64(from))
-		if patch, _ := mergePatch(before, after); from == to && patch == nil && reflect.DeepEqual(s.TensorBoard, p.TensorBoard) {
-			s.WaitFor, s.RecreateIfMissing, s.Timeouts = p.WaitFor, p.RecreateIfMissing, p.Timeouts
-			resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
-			return
+	if from == to && r.nothingToChange(before, after, prior.Pods(), spec.Pods(), plan, state) {
+		// Only what Terraform alone holds changed (wait_for, timeouts, recreate_if_missing): the
+		// cluster is not touched, and the job may even be gone (kept in state, see keptWhenGone).
+		p.statusModel, p.TensorBoardURL = s.statusModel, s.TensorBoardURL
+		if d, ok := plan.(withDependents); ok {
+			if sd, ok := state.(withDependents); ok {
+				*d.dependents() = *sd.dependents()
+			}
 		}
-		resp.Diagnostics.Append(resp.State.Set(ctx, state)...)
-		resp.Diagnostics.AddError(t.String()+" is gone from the cluster",
-			fmt.Sprintf("%s had started and was deleted outside Terraform, so it cannot be changed in place. To run it again: "+
-				"terraform apply -replace=<address>, or set recreate_if_missing = true (alone) and apply twice.", t))
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 		return
 	}
 	written, ok := r.rescale(ctx, t, from, to, &resp.Diagnostics)
@@ -495,7 +487,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		return
 	}
 	if patched, err := r.patchDifference(ctx, t, before, after); err != nil {
-		resp.Diagnostics.AddError("Error updating "+t.String(), err.Error())
+		resp.Diagnostics.AddError("Error updating "+t.String(), goneOr(t, err))
 		return
 	} else if patched != nil {
 		written = patched
@@ -524,7 +516,9 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	waitFor := p.WaitFor.ValueString()
 	resumed := false
 	if sp, ok := state.(suspendable); ok {
-		resumed = sp.suspended() && !plan.(suspendable).suspended()
+		if pp, ok := plan.(suspendable); ok {
+			resumed = sp.suspended() && !pp.suspended()
+		}
 	}
 	if from == to && !resumed {
 		waitFor = waitCreated // nothing that runs changed: record the job as it is
@@ -537,6 +531,32 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		p.statusModel = planned
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+// nothingToChange says whether the plan leaves the cluster as the state has it: the same job
+// object, pod metadata, TensorBoard and dependents.
+func (r *jobResource) nothingToChange(before, after *unstructured.Unstructured, priorPods, plannedPods jobs.PodOptions, plan, state jobModel) bool {
+	if patch, err := mergePatch(before, after); err != nil || patch != nil || podMetadataPatch(priorPods, plannedPods) != nil {
+		return false
+	}
+	if !reflect.DeepEqual(plan.job().TensorBoard, state.job().TensorBoard) {
+		return false
+	}
+	if d, ok := plan.(withDependents); ok {
+		sd, ok := state.(withDependents)
+		return ok && d.dependents().Equal(*sd.dependents())
+	}
+	return true
+}
+
+// goneOr explains an update's error: for a job that is gone (kept in state after it had
+// started), how to run it again.
+func goneOr(t kube.Target, err error) string {
+	if !apierrors.IsNotFound(err) {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s is gone from the cluster: it had started and was deleted outside Terraform, so it cannot be changed in place. "+
+		"To run it again: terraform apply -replace=<address>, or set recreate_if_missing = true (alone) and apply twice.", t)
 }
 
 // patchDifference patches the target with the JSON merge patch that turns before into after
@@ -628,7 +648,7 @@ func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32
 	if err == nil {
 		return patched, true
 	}
-	detail := err.Error()
+	detail := goneOr(t, err)
 	if apierrors.IsInvalid(err) {
 		current, getErr := r.client.Get(ctx, t)
 		if getErr != nil || current == nil {

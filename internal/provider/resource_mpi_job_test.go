@@ -91,7 +91,7 @@ func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkMPIJobGone(a),
-		Steps: []resource.TestStep{
+		Steps: append([]resource.TestStep{
 			{
 				Config: mpiJobConfig(name, 2, `  gpus = 1
   tolerations = ["ssd_node"]`),
@@ -133,9 +133,7 @@ func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 				// The status is read anew at import time; the training duration has moved on.
 				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
 			},
-			importPersisted("training_mpi_job.test", "default/"+name),
-			emptyPlan(mpiJobConfig(name, 2, "  gpus = 1\n  tolerations = [\"ssd_node\"]")),
-		},
+		}, reimport("training_mpi_job.test", "default/"+name, mpiJobConfig(name, 2, "  gpus = 1\n  tolerations = [\"ssd_node\"]"), plancheck.ExpectEmptyPlan())...),
 	})
 }
 

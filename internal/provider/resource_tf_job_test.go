@@ -50,7 +50,7 @@ func TestAccTFJob_everyTaskSeesTheWholeCluster(t *testing.T) {
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkNothingLeft(a, name),
-		Steps: []resource.TestStep{
+		Steps: append([]resource.TestStep{
 			{
 				Config: tfJobConfig(name, 3, roles),
 				Check: resource.ComposeTestCheckFunc(
@@ -87,9 +87,7 @@ func TestAccTFJob_everyTaskSeesTheWholeCluster(t *testing.T) {
 				ImportStateVerify:       true,
 				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
 			},
-			importPersisted("training_tf_job.test", "default/"+name),
-			emptyPlan(tfJobConfig(name, 4, roles)),
-		},
+		}, reimport("training_tf_job.test", "default/"+name, tfJobConfig(name, 4, roles), plancheck.ExpectEmptyPlan())...),
 	})
 }
 

@@ -1,0 +1,91 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// A pod on a node that no kubelet answers for can never go by itself, and with foreground
+// deletion it holds its job too: destroy must not wait for it until its timeout, but finish
+// once everything else is gone and leave that pod (and the job object it holds) to the node's
+// lifecycle, with a warning.
+//
+// The lost node is a Node object no KWOK manages: never Ready, and with no allocatable
+// capacity, so the scheduler places nothing on it. The pod on it is made by the test with the
+// job's labels and an owner reference to the job, as the operator's own pods are.
+func TestAccMPIJob_destroyLeavesPodsOfALostNode(t *testing.T) {
+	a := newAPI(t)
+	// The lost node changes the cluster's set of nodes, which the nodes data source's test
+	// expects exactly: taken once running in parallel, as that test does.
+	t.Parallel()
+	nodeTaintsMu.Lock()
+	defer nodeTaintsMu.Unlock()
+	ctx := context.Background()
+	name := mpiJobName()
+	lost := name + "-lost-node"
+	if _, err := a.kube.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: lost}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stuck := name + "-stuck-0"
+	t.Cleanup(func() {
+		_ = a.kube.CoreV1().Pods("default").Delete(ctx, stuck, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		_ = a.kube.CoreV1().Nodes().Delete(ctx, lost, metav1.DeleteOptions{})
+		waitGone(t, a, name)
+	})
+	config := mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]
+  timeouts {
+    delete = "3m"
+  }`)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			// Destroy finished although the stuck pod is still there, being deleted.
+			p, err := a.kube.CoreV1().Pods("default").Get(ctx, stuck, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Errorf("the stuck pod should be left to its node: %v", err)
+			}
+			if p.DeletionTimestamp == nil {
+				return fmt.Errorf("pod %s was not deleted by destroy", stuck)
+			}
+			for _, q := range a.pods("default", jobs.MPI.PodSelector(name)) {
+				if q.Name != stuck {
+					return fmt.Errorf("pod %s on a Ready node is left after destroy", q.Name)
+				}
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{{
+			Config: config,
+			Check: func(*terraform.State) error {
+				job, err := a.get(jobs.MPI.GVR, "default", name)
+				if err != nil {
+					return err
+				}
+				labels := map[string]string{jobs.JobNameLabel: name, jobs.OperatorNameLabel: "mpi-operator", jobs.JobRoleLabel: "worker"}
+				pod := &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: stuck, Namespace: "default", Labels: labels,
+						OwnerReferences: []metav1.OwnerReference{{APIVersion: job.GetAPIVersion(), Kind: job.GetKind(), Name: name,
+							UID: job.GetUID(), BlockOwnerDeletion: ptr.To(true)}}},
+					Spec: corev1.PodSpec{NodeName: lost, TerminationGracePeriodSeconds: ptr.To[int64](1),
+						Containers:  []corev1.Container{{Name: "c", Image: "registry.example/none:1"}},
+						Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}}},
+				}
+				_, err = a.kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{})
+				if apierrors.IsAlreadyExists(err) {
+					err = nil
+				}
+				return err
+			},
+		}},
+	})
+}
