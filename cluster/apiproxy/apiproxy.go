@@ -19,6 +19,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,9 +52,18 @@ var requestFaults = []Fault{TooManyRequests, InternalError, Unavailable, ResetBe
 type Options struct {
 	// FaultRate is the share of requests, 0 to 1, that get a fault.
 	FaultRate float64
-	// Seed makes the sequence of faults repeatable.
+	// Seed makes the sequence of random faults repeatable (for one order of requests).
 	Seed uint64
+	// Cover injects every kind of fault and faults every verb for certain, not by chance: the
+	// first request of each verb, and every request after it while a kind of fault that the
+	// request can take has not been injected yet, gets the next such kind (in the order of
+	// coverOrder); then faults come at FaultRate.
+	Cover bool
 }
+
+// coverOrder is the order Cover injects the kinds of fault in: a write whose answer is lost
+// after it landed first, the hardest case for a client.
+var coverOrder = []Fault{ResetAfter, ResetBefore, TooManyRequests, InternalError, Unavailable, Delay, DropWatch}
 
 // Proxy is a running proxy.
 type Proxy struct {
@@ -71,6 +81,8 @@ type Proxy struct {
 	// faultedVerbs counts the faulted requests by verb.
 	faultedVerbs map[string]int64
 	hook         func(*http.Request) bool
+	// coveredVerbs are the verbs Cover has faulted.
+	coveredVerbs map[string]bool
 
 	requests atomic.Int64
 }
@@ -100,6 +112,7 @@ func Start(kubeconfig string, opts Options) (*Proxy, error) {
 		counts:       map[string]int64{},
 		faults:       map[Fault]int64{},
 		faultedVerbs: map[string]int64{},
+		coveredVerbs: map[string]bool{},
 		forward:      httputil.NewSingleHostReverseProxy(target),
 	}
 	p.forward.Transport = transport
@@ -229,13 +242,18 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	p.counts[verb]++
 	hook := p.hook
+	kinds := requestFaults
+	if verb == "WATCH" {
+		kinds = append([]Fault{DropWatch}, requestFaults[:len(requestFaults)-2]...)
+	}
 	var fault Fault
-	if p.opts.FaultRate > 0 && p.random.Float64() < p.opts.FaultRate {
-		kinds := requestFaults
-		if verb == "WATCH" {
-			kinds = append([]Fault{DropWatch}, requestFaults[:len(requestFaults)-2]...)
-		}
+	if p.opts.Cover {
+		fault = p.coverFault(verb, kinds)
+	}
+	if fault == "" && p.opts.FaultRate > 0 && p.random.Float64() < p.opts.FaultRate {
 		fault = kinds[p.random.IntN(len(kinds))]
+	}
+	if fault != "" {
 		p.faults[fault]++
 		p.faultedVerbs[verb]++
 	}
@@ -277,6 +295,22 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		p.forward.ServeHTTP(w, r)
 	}
+}
+
+// coverFault is the fault Cover gives a request of verb that can take kinds, or "". Called
+// with p.mu held.
+func (p *Proxy) coverFault(verb string, kinds []Fault) Fault {
+	for _, f := range coverOrder {
+		if p.faults[f] == 0 && slices.Contains(kinds, f) {
+			p.coveredVerbs[verb] = true
+			return f
+		}
+	}
+	if !p.coveredVerbs[verb] {
+		p.coveredVerbs[verb] = true
+		return kinds[p.random.IntN(len(kinds))]
+	}
+	return ""
 }
 
 func asError(v any) error {

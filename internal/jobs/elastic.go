@@ -10,10 +10,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 )
 
@@ -38,13 +40,53 @@ var Elastic = &Kind{
 		}
 		return ""
 	},
-	dependents: elasticServiceNames,
+	dependents: elasticDependents,
+}
+
+// elasticDependents are an elastic job's two Services and, when asked for, the NetworkPolicy of
+// its etcd, in the order Build returns them.
+func elasticDependents(job string) []Dependent {
+	services := elasticServiceNames(job)
+	return []Dependent{
+		{GVR: ServiceGVR, Kind: "Service", Name: services[0]},
+		{GVR: ServiceGVR, Kind: "Service", Name: services[1]},
+		{GVR: NetworkPolicyGVR, Kind: "NetworkPolicy", Name: job + "-" + EtcdRole},
+	}
+}
+
+// ElasticDependents are the dependents of an elastic job of that name, with or without the
+// NetworkPolicy of its etcd.
+func ElasticDependents(job string, etcdNetworkPolicy bool) []Dependent {
+	all := elasticDependents(job)
+	if etcdNetworkPolicy {
+		return all
+	}
+	return all[:2]
 }
 
 // elasticServiceNames are an elastic job's Services, the etcd's and the workers', in the order
 // Build returns them: NAME-etcd, NAME-worker.
 func elasticServiceNames(job string) []string {
 	return []string{job + "-" + EtcdRole, job + "-" + WorkerRole}
+}
+
+// CheckElasticName says why an elastic job cannot have that name, or nil: besides
+// FrameworkController's own rule, every Service name the job derives from it (NAME-etcd,
+// NAME-worker, which is also its pods' DNS subdomain, and NAME-tensorboard with a TensorBoard)
+// must be a DNS label of at most 63 characters, or the objects after the Framework are refused.
+func CheckElasticName(name string, tensorBoard bool) error {
+	names := elasticServiceNames(name)
+	if tensorBoard {
+		names = append(names, TensorBoardName(name))
+	}
+	for _, derived := range names {
+		if len(derived) > validation.DNS1035LabelMaxLength {
+			return fmt.Errorf("the name %q (%d characters) is too long: the job's Service %q would have %d characters, and at most %d "+
+				"are allowed; the longest name allowed is %d characters", name, len(name), derived, len(derived),
+				validation.DNS1035LabelMaxLength, len(name)-(len(derived)-validation.DNS1035LabelMaxLength))
+		}
+	}
+	return nil
 }
 
 // ServiceGVR is the core Service.
@@ -75,6 +117,8 @@ type elasticInputs struct {
 	MinWorkers   int32    `json:"minWorkers"`
 	MaxWorkers   int32    `json:"maxWorkers"`
 	ProcsPerNode int32    `json:"procsPerNode"`
+	// EtcdNetworkPolicy is recorded here because the NetworkPolicy is another object.
+	EtcdNetworkPolicy bool `json:"etcdNetworkPolicy,omitempty"`
 }
 
 // FrameworkNamePattern is FrameworkController's rule for Framework names: no hyphens.
@@ -82,7 +126,9 @@ var FrameworkNamePattern = regexp.MustCompile(`^[a-z0-9]{1,63}$`)
 
 // Defaults from the FrameworkController PyTorch elastic example.
 const (
-	DefaultEtcdImage                  = "quay.io/coreos/etcd:v3.4.9"
+	// DefaultEtcdImage is a maintained etcd 3.5 (3.4 is out of support; 3.6 dropped the v2 API
+	// the rendezvous speaks), from the etcd project's own registry.
+	DefaultEtcdImage                  = "quay.io/coreos/etcd:v3.5.21"
 	DefaultPodGracefulDeletionTimeout = 1800
 	DefaultMaxRetryCount              = 2
 	// MaxTaskNumber is FrameworkController's bound on a task role's taskNumber.
@@ -123,6 +169,9 @@ type ElasticJobSpec struct {
 	// MaxRetryCount is the framework's and each worker's retry count (fancy retry policy).
 	MaxRetryCount              int32
 	PodGracefulDeletionTimeout int64
+	// EtcdNetworkPolicy admits to the etcd only the job's own pods: its rendezvous listens
+	// without authentication.
+	EtcdNetworkPolicy bool
 }
 
 // Kind is Elastic.
@@ -134,7 +183,32 @@ func (s ElasticJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the Framework and its two Services, which are created first.
 func (s ElasticJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	fw, etcd, worker, err := NewElasticJob(s)
-	return fw, []*unstructured.Unstructured{etcd, worker}, err
+	if err != nil || !s.EtcdNetworkPolicy {
+		return fw, []*unstructured.Unstructured{etcd, worker}, err
+	}
+	policy, err := newEtcdNetworkPolicy(s)
+	return fw, []*unstructured.Unstructured{etcd, worker, policy}, err
+}
+
+// newEtcdNetworkPolicy admits to the job's etcd, on its client port, the pods of the job alone
+// (FrameworkController labels every pod of a Framework with its name). Where the cluster's
+// network plugin enforces NetworkPolicies, nothing else reaches the unauthenticated rendezvous.
+func newEtcdNetworkPolicy(s ElasticJobSpec) (*unstructured.Unstructured, error) {
+	tcp := corev1.ProtocolTCP
+	port := intstr.FromInt32(etcdPort)
+	policy := networkingv1.NetworkPolicy{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+		ObjectMeta: objectMeta(s.Name+"-"+EtcdRole, s.Namespace, PodOptions{}),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{FrameworkNameLabel: s.Name, TaskRoleLabel: EtcdRole}},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{FrameworkNameLabel: s.Name}}}},
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}},
+			}},
+		},
+	}
+	return toUnstructured(&policy)
 }
 
 // Expect is the etcd and the workers.
@@ -317,7 +391,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 		},
 	}
 	inputs, err := json.Marshal(elasticInputs{Launcher: spec.Launcher, Script: spec.Script, ScriptArgs: spec.ScriptArgs, Command: spec.Command,
-		MinWorkers: spec.MinWorkers, MaxWorkers: spec.MaxWorkers, ProcsPerNode: spec.ProcsPerNode})
+		MinWorkers: spec.MinWorkers, MaxWorkers: spec.MaxWorkers, ProcsPerNode: spec.ProcsPerNode, EtcdNetworkPolicy: spec.EtcdNetworkPolicy})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -406,7 +480,7 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	if spec.Launcher == "" && spec.Script != "" {
 		spec.Launcher = LauncherTorchelastic // made before the launcher was a choice
 	}
-	spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode
+	spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode, spec.EtcdNetworkPolicy = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode, in.EtcdNetworkPolicy
 
 	spec.Pod = readPodOptions(worker.Task.Pod)
 	spec.Pod.MountShm = false // always mounted for elastic jobs; not an input

@@ -36,6 +36,8 @@ func seedElasticSpec() ElasticJobSpec {
 		ProcsPerNode:               1,
 		MaxRetryCount:              DefaultMaxRetryCount,
 		PodGracefulDeletionTimeout: DefaultPodGracefulDeletionTimeout,
+		// The seed's etcd; the provider's default is a maintained 3.5.
+		EtcdImage: "quay.io/coreos/etcd:v3.4.9",
 	}
 }
 

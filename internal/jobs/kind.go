@@ -40,8 +40,31 @@ type Kind struct {
 	workers       func(obj *unstructured.Unstructured) (int32, error)
 	rescale       func(from, to int32) []byte
 	priorityClass func(obj *unstructured.Unstructured) string
-	// dependents are the names of the Services the job owns besides its operator's.
-	dependents func(job string) []string
+	// dependents are the objects a job of that name may own besides its operator's.
+	dependents func(job string) []Dependent
+}
+
+// Dependent names an object a job owns besides its operator's: made before the job and handed
+// to it as its owner, deleted with it.
+type Dependent struct {
+	GVR  schema.GroupVersionResource
+	Kind string
+	Name string
+}
+
+// String is how the dependents attribute lists it: KIND/NAME.
+func (d Dependent) String() string { return d.Kind + "/" + d.Name }
+
+// NetworkPolicyGVR is networking.k8s.io/v1 NetworkPolicy.
+var NetworkPolicyGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
+
+// DependentOf names a dependent object that Build returned.
+func DependentOf(obj *unstructured.Unstructured) (Dependent, error) {
+	gvr, ok := map[string]schema.GroupVersionResource{"Service": ServiceGVR, "NetworkPolicy": NetworkPolicyGVR}[obj.GetKind()]
+	if !ok {
+		return Dependent{}, fmt.Errorf("a job's dependent cannot be a %s", obj.GetKind())
+	}
+	return Dependent{GVR: gvr, Kind: obj.GetKind(), Name: obj.GetName()}, nil
 }
 
 // Spec is what a job resource says, for any kind: it builds the job object and the objects it
@@ -87,9 +110,9 @@ func (k *Kind) Workers(obj *unstructured.Unstructured) (int32, error) { return k
 // silently overwriting their change.
 func (k *Kind) RescalePatch(from, to int32) []byte { return k.rescale(from, to) }
 
-// Dependents are the names of the Services a job of that name owns besides its operator's, in
-// the order its Spec's Build returns them.
-func (k *Kind) Dependents(job string) []string {
+// Dependents are the objects a job of that name may own besides its operator's: every one its
+// Spec's Build can return (a Spec returns those its options ask for).
+func (k *Kind) Dependents(job string) []Dependent {
 	if k.dependents == nil {
 		return nil
 	}

@@ -11,15 +11,21 @@ import (
 )
 
 // RequestHashAnnotation records, on every object this provider creates, a hash of the object
-// as it was asked for. When a create finds an object of the same name (the answer to an
-// earlier attempt was lost, or an apply was killed before Terraform saved its state), the hash
-// tells this provider's own leftover from the same configuration, which it adopts, apart from
-// any other object, which it refuses to take over.
-const RequestHashAnnotation = "training.kubetrain.io/request-hash"
+// as it was asked for; CreateIDAnnotation, a random ID of the one create call that sent it.
+// When a create finds an object of the same name, the create ID tells this very call's own
+// object (an attempt whose answer was lost) apart from everything else, and the hash tells an
+// earlier apply's leftover from the same configuration (an apply interrupted before Terraform
+// saved its state), which may be adopted only if it is young and has not started (see
+// Adoptable); any other object is never taken over.
+const (
+	RequestHashAnnotation = "training.kubetrain.io/request-hash"
+	CreateIDAnnotation    = "training.kubetrain.io/create-id"
+)
 
-// StampRequest labels obj as this provider's and records its request hash. It is idempotent:
+// StampRequest labels obj as this provider's and records its request hash and the create call's
+// ID. The hash leaves the ID out, so the same configuration hashes alike in every apply; and
 // stamping a stamped object gives the same hash.
-func StampRequest(obj *unstructured.Unstructured) error {
+func StampRequest(obj *unstructured.Unstructured, createID string) error {
 	labels := maps.Clone(obj.GetLabels())
 	if labels == nil {
 		labels = map[string]string{}
@@ -28,6 +34,7 @@ func StampRequest(obj *unstructured.Unstructured) error {
 	obj.SetLabels(labels)
 	annotations := maps.Clone(obj.GetAnnotations())
 	delete(annotations, RequestHashAnnotation)
+	delete(annotations, CreateIDAnnotation)
 	obj.SetAnnotations(annotations)
 	// encoding/json writes map keys sorted, so equal objects hash alike.
 	raw, err := json.Marshal(obj.Object)
@@ -39,12 +46,19 @@ func StampRequest(obj *unstructured.Unstructured) error {
 		annotations = map[string]string{}
 	}
 	annotations[RequestHashAnnotation] = hex.EncodeToString(sum[:16])
+	annotations[CreateIDAnnotation] = createID
 	obj.SetAnnotations(annotations)
 	return nil
 }
 
+// SameCreate says whether existing is the object this very create call sent (stamped on desired).
+func SameCreate(existing, desired *unstructured.Unstructured) bool {
+	id := desired.GetAnnotations()[CreateIDAnnotation]
+	return id != "" && IsManaged(existing) && existing.GetAnnotations()[CreateIDAnnotation] == id
+}
+
 // SameRequest says whether existing was created by this provider from exactly the request
-// stamped on desired.
+// stamped on desired (in this apply or an earlier one).
 func SameRequest(existing, desired *unstructured.Unstructured) bool {
 	hash := desired.GetAnnotations()[RequestHashAnnotation]
 	return hash != "" && IsManaged(existing) && existing.GetAnnotations()[RequestHashAnnotation] == hash
@@ -54,6 +68,7 @@ func SameRequest(existing, desired *unstructured.Unstructured) bool {
 func userAnnotations(annotations map[string]string) map[string]string {
 	user := maps.Clone(annotations)
 	delete(user, RequestHashAnnotation)
+	delete(user, CreateIDAnnotation)
 	delete(user, ElasticInputsAnnotation)
 	if len(user) == 0 {
 		return nil

@@ -6,28 +6,40 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-func service(name string, port int64) *unstructured.Unstructured {
+// service is an elastic job's etcd Service on port.
+func service(port int64) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "v1", "kind": "Service",
-		"metadata": map[string]any{"name": name, "namespace": "default", "annotations": map[string]any{"note": "x"}},
+		"metadata": map[string]any{"name": "job-etcd", "namespace": "default", "annotations": map[string]any{"note": "x"}},
 		"spec":     map[string]any{"ports": []any{map[string]any{"port": port}}},
 	}}
 }
 
 func TestStampRequestTellsOwnLeftoversFromOtherObjects(t *testing.T) {
-	desired := service("job-etcd", 2379)
-	if err := StampRequest(desired); err != nil {
+	desired := service(2379)
+	if err := StampRequest(desired, "create-1"); err != nil {
 		t.Fatal(err)
 	}
 	if !IsManaged(desired) {
 		t.Fatal("a stamped object is not labelled as managed by this provider")
 	}
 	again := desired.DeepCopy()
-	if err := StampRequest(again); err != nil {
+	if err := StampRequest(again, "create-1"); err != nil {
 		t.Fatal(err)
 	}
-	if !SameRequest(again, desired) {
+	if !SameRequest(again, desired) || !SameCreate(again, desired) {
 		t.Error("stamping twice changed the hash")
+	}
+	// Another apply's create of the same configuration: the same request, not the same create.
+	another := service(2379)
+	if err := StampRequest(another, "create-2"); err != nil {
+		t.Fatal(err)
+	}
+	if !SameRequest(another, desired) || SameCreate(another, desired) {
+		t.Error("another create of the same request must hash alike and be told apart by its create ID")
+	}
+	if _, user := userAnnotations(another.GetAnnotations())[CreateIDAnnotation]; user {
+		t.Error("the create ID is taken for a user's annotation")
 	}
 
 	// What the API server returns has more fields; the recorded hash still matches.
@@ -38,8 +50,8 @@ func TestStampRequestTellsOwnLeftoversFromOtherObjects(t *testing.T) {
 		t.Error("the provider's own object, as read back, is not recognised")
 	}
 
-	other := service("job-etcd", 2380)
-	if err := StampRequest(other); err != nil {
+	other := service(2380)
+	if err := StampRequest(other, "create-1"); err != nil {
 		t.Fatal(err)
 	}
 	if SameRequest(other, desired) {
@@ -51,7 +63,7 @@ func TestStampRequestTellsOwnLeftoversFromOtherObjects(t *testing.T) {
 	if SameRequest(foreign, desired) {
 		t.Error("an object without the managed-by label is taken for this provider's")
 	}
-	if SameRequest(existing, service("job-etcd", 2379)) {
+	if SameRequest(existing, service(2379)) {
 		t.Error("an unstamped request matches")
 	}
 }

@@ -5,6 +5,8 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -47,7 +49,12 @@ type PodOptions struct {
 	// both requests and limits.
 	CPU, Memory string
 
-	Env                map[string]string
+	Env map[string]string
+	// SecretEnv are environment variables whose values come from Secrets (secretKeyRef): the
+	// values never pass through this provider. EnvFromSecrets are Secrets whose every key
+	// becomes a variable (envFrom).
+	SecretEnv          map[string]SecretKey
+	EnvFromSecrets     []string
 	Labels             map[string]string
 	Annotations        map[string]string
 	NodeSelector       map[string]string
@@ -61,6 +68,11 @@ type PodOptions struct {
 	// limit; with neither, none is mounted.
 	ShmSize  string
 	MountShm bool
+}
+
+// SecretKey names one key of a Secret in the job's namespace.
+type SecretKey struct {
+	Secret, Key string
 }
 
 // companion is what a job's companion pod (its rendezvous etcd, its TensorBoard) inherits from
@@ -148,7 +160,17 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		ImagePullPolicy: o.ImagePullPolicy,
 		Env:             envVars(o.Env),
 	}
-	if _, set := o.Env[NvidiaVisibleDevices]; !set && !c.operatorHidesGPUs && !requestsGPU(c.resources) {
+	for _, name := range slices.Sorted(maps.Keys(o.SecretEnv)) {
+		ref := o.SecretEnv[name]
+		main.Env = append(main.Env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Secret}, Key: ref.Key}}})
+	}
+	for _, secret := range o.EnvFromSecrets {
+		main.EnvFrom = append(main.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}})
+	}
+	_, set := o.Env[NvidiaVisibleDevices]
+	_, fromSecret := o.SecretEnv[NvidiaVisibleDevices]
+	if !set && !fromSecret && !c.operatorHidesGPUs && !requestsGPU(c.resources) {
 		main.Env = append(main.Env, corev1.EnvVar{Name: NvidiaVisibleDevices, Value: NoGPUs})
 	}
 	spec := corev1.PodSpec{
@@ -206,13 +228,25 @@ func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
 	o.ImagePullPolicy = c.ImagePullPolicy
 	hidden := !requestsGPU(c.Resources)
 	for _, e := range c.Env {
-		if hidden && e.Name == NvidiaVisibleDevices && e.Value == NoGPUs {
-			continue // podTemplate's, not the user's
+		switch {
+		case hidden && e.Name == NvidiaVisibleDevices && e.Value == NoGPUs:
+			// podTemplate's, not the user's
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			if o.SecretEnv == nil {
+				o.SecretEnv = map[string]SecretKey{}
+			}
+			o.SecretEnv[e.Name] = SecretKey{Secret: e.ValueFrom.SecretKeyRef.Name, Key: e.ValueFrom.SecretKeyRef.Key}
+		case e.ValueFrom == nil:
+			if o.Env == nil {
+				o.Env = map[string]string{}
+			}
+			o.Env[e.Name] = e.Value
 		}
-		if o.Env == nil {
-			o.Env = map[string]string{}
+	}
+	for _, from := range c.EnvFrom {
+		if from.SecretRef != nil {
+			o.EnvFromSecrets = append(o.EnvFromSecrets, from.SecretRef.Name)
 		}
-		o.Env[e.Name] = e.Value
 	}
 	for name, q := range c.Resources.Limits {
 		switch name {

@@ -34,14 +34,17 @@ func FindTaint(taints []corev1.Taint, key string, effect corev1.TaintEffect) (co
 	return corev1.Taint{}, false
 }
 
-// WithTaint adds t to taints. A taint of the same key and effect with another value is somebody
-// else's: it is an error, not overwritten.
-func WithTaint(taints []corev1.Taint, t corev1.Taint) ([]corev1.Taint, error) {
+// WithTaint adds t to taints. A taint of the same key and effect already there is somebody
+// else's (an administrator's, another configuration's), whatever its value: it is an error, and
+// nothing is changed. ours says that a taint equal to t is this create's own earlier attempt,
+// whose answer was lost: then the taints are returned as they are.
+func WithTaint(taints []corev1.Taint, t corev1.Taint, ours bool) ([]corev1.Taint, error) {
 	if existing, ok := FindTaint(taints, t.Key, t.Effect); ok {
-		if existing.Value == t.Value {
+		if ours && existing.Value == t.Value {
 			return taints, nil
 		}
-		return nil, fmt.Errorf("the node already has the taint %s; import it to manage it, or remove it first", existing.ToString())
+		return nil, fmt.Errorf("the node already has the taint %s, which Terraform did not add: import it to manage it "+
+			"(terraform import <address> NODE/%s:%s), or remove it first", existing.ToString(), t.Key, t.Effect)
 	}
 	return append(append([]corev1.Taint{}, taints...), t), nil
 }

@@ -14,17 +14,21 @@ func TestTaintEditsLeaveOthersAlone(t *testing.T) {
 		{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoExecute},
 	}
 	mine := corev1.Taint{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoSchedule}
-	added, err := WithTaint(foreign, mine)
+	added, err := WithTaint(foreign, mine, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(append(append([]corev1.Taint{}, foreign...), mine), added); diff != "" {
 		t.Errorf("add (-want +got):\n%s", diff)
 	}
-	if again, err := WithTaint(added, mine); err != nil || len(again) != 3 {
-		t.Errorf("adding the same taint twice: %v, %v", again, err)
+	if again, err := WithTaint(added, mine, true); err != nil || len(again) != 3 {
+		t.Errorf("this create's own earlier attempt: %v, %v", again, err)
 	}
-	if _, err := WithTaint(added, corev1.Taint{Key: "gpu_node", Value: "other", Effect: corev1.TaintEffectNoSchedule}); err == nil {
+	// An identical taint that someone else set is not taken over either.
+	if _, err := WithTaint(added, mine, false); err == nil {
+		t.Error("an identical taint that Terraform did not add was adopted")
+	}
+	if _, err := WithTaint(added, corev1.Taint{Key: "gpu_node", Value: "other", Effect: corev1.TaintEffectNoSchedule}, true); err == nil {
 		t.Error("a foreign taint of the same key and effect was overwritten")
 	}
 	if diff := cmp.Diff(foreign, WithoutTaint(added, "dedicated", corev1.TaintEffectNoSchedule)); diff != "" {

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -27,12 +28,15 @@ const (
 type TensorBoardSpec struct {
 	LogDir string
 	Image  string
+	// ServiceType is ClusterIP (the default: reached inside the cluster, or through kubectl
+	// port-forward) or NodePort (on every node's address, as Arena's --tensorboard does).
+	ServiceType corev1.ServiceType
 }
 
 // TensorBoardName is the name of a job's TensorBoard Deployment and Service.
 func TensorBoardName(job string) string { return job + "-tensorboard" }
 
-// NewTensorBoard builds the Deployment and NodePort Service of a job's TensorBoard. Its pod is a
+// NewTensorBoard builds the Deployment and Service of a job's TensorBoard. Its pod is a
 // companion of the job's (see companion) with the job's data volumes, so it lands where the job
 // may and reads the job's logs; it gets no GPU. owner is the job object, so the
 // TensorBoard is garbage-collected with it.
@@ -69,7 +73,7 @@ func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOpt
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: meta,
 		Spec: corev1.ServiceSpec{
-			Type:     corev1.ServiceTypeNodePort,
+			Type:     cmp.Or(tb.ServiceType, corev1.ServiceTypeClusterIP),
 			Selector: selector,
 			Ports:    []corev1.ServicePort{{Name: "http", Port: TensorBoardPort, TargetPort: intstr.FromInt32(TensorBoardPort)}},
 		},
@@ -83,11 +87,13 @@ func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOpt
 	return deployment, service, nil
 }
 
-// TensorBoardURL is where a job's TensorBoard answers: its Service's node port on a node, as
-// `arena get` prints it, or its in-cluster address when no node address is known.
+// TensorBoardURL is where a job's TensorBoard answers: a NodePort Service's node port on a
+// node, as `arena get` prints it, or its in-cluster address (a ClusterIP Service, or no node
+// address known).
 func TensorBoardURL(service *unstructured.Unstructured, nodeAddress string) string {
 	ports, _, _ := unstructured.NestedSlice(service.Object, "spec", "ports")
-	if len(ports) > 0 && nodeAddress != "" {
+	if serviceType, _, _ := unstructured.NestedString(service.Object, "spec", "type"); serviceType == string(corev1.ServiceTypeNodePort) &&
+		len(ports) > 0 && nodeAddress != "" {
 		if m, ok := ports[0].(map[string]any); ok {
 			if nodePort, ok := m["nodePort"].(int64); ok {
 				return fmt.Sprintf("http://%s:%d", nodeAddress, nodePort)
@@ -97,9 +103,10 @@ func TensorBoardURL(service *unstructured.Unstructured, nodeAddress string) stri
 	return fmt.Sprintf("http://%s.%s.svc:%d", service.GetName(), service.GetNamespace(), TensorBoardPort)
 }
 
-// ReadTensorBoard recovers a TensorBoard's spec from its Deployment (refresh and import); ok is
-// false when the Deployment is not one NewTensorBoard makes.
-func ReadTensorBoard(deployment *unstructured.Unstructured) (tb TensorBoardSpec, ok bool) {
+// ReadTensorBoard recovers a TensorBoard's spec from its Deployment and Service (refresh and
+// import); ok is false when the Deployment is not one NewTensorBoard makes.
+func ReadTensorBoard(deployment, service *unstructured.Unstructured) (tb TensorBoardSpec, ok bool) {
+	serviceType, _, _ := unstructured.NestedString(service.Object, "spec", "type")
 	var d appsv1.Deployment
 	if err := fromUnstructured(deployment, &d); err != nil || len(d.Spec.Template.Spec.Containers) == 0 {
 		return tb, false
@@ -107,8 +114,36 @@ func ReadTensorBoard(deployment *unstructured.Unstructured) (tb TensorBoardSpec,
 	c := d.Spec.Template.Spec.Containers[0]
 	for i, arg := range c.Command {
 		if arg == "--logdir" && i+1 < len(c.Command) {
-			return TensorBoardSpec{LogDir: c.Command[i+1], Image: c.Image}, true
+			return TensorBoardSpec{LogDir: c.Command[i+1], Image: c.Image, ServiceType: corev1.ServiceType(serviceType)}, true
 		}
 	}
 	return tb, false
+}
+
+// NodeAddress is the InternalIP of a node that is Ready and schedulable, where a NodePort
+// answers, with why there is none ("" and a reason).
+func NodeAddress(nodes []corev1.Node) (address, whyNone string) {
+	if len(nodes) == 0 {
+		return "", "the cluster has no nodes"
+	}
+	for _, n := range nodes {
+		if n.Spec.Unschedulable || !nodeIsReady(n) {
+			continue
+		}
+		for _, a := range n.Status.Addresses {
+			if a.Type == corev1.NodeInternalIP && a.Address != "" {
+				return a.Address, ""
+			}
+		}
+	}
+	return "", fmt.Sprintf("none of the cluster's %d nodes is Ready, schedulable and has an InternalIP", len(nodes))
+}
+
+func nodeIsReady(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -41,13 +42,46 @@ func TestNewTensorBoard(t *testing.T) {
 	if len(spec.Volumes) != 1 || spec.Volumes[0].PersistentVolumeClaim.ClaimName != "logs" {
 		t.Errorf("volumes %v, want the job's data volumes", spec.Volumes)
 	}
-	if got := TensorBoardURL(s, ""); got != "http://mpi-dist-tensorboard.default.svc:6006" {
+	// ClusterIP by default: the in-cluster address, whatever nodes there are.
+	if typ, _, _ := unstructured.NestedString(s.Object, "spec", "type"); typ != string(corev1.ServiceTypeClusterIP) {
+		t.Errorf("Service type %q, want ClusterIP by default", typ)
+	}
+	if got := TensorBoardURL(s, "192.168.3.225"); got != "http://mpi-dist-tensorboard.default.svc:6006" {
 		t.Errorf("in-cluster URL %s", got)
+	}
+	_, s, err = NewTensorBoard("mpi-dist", "default", TensorBoardSpec{LogDir: "/training_logs", ServiceType: corev1.ServiceTypeNodePort}, pod, owner)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := unstructured.SetNestedSlice(s.Object, []any{map[string]any{"port": int64(6006), "nodePort": int64(30052)}}, "spec", "ports"); err != nil {
 		t.Fatal(err)
 	}
 	if got := TensorBoardURL(s, "192.168.3.225"); got != "http://192.168.3.225:30052" {
 		t.Errorf("node port URL %s", got)
+	}
+	if got := TensorBoardURL(s, ""); got != "http://mpi-dist-tensorboard.default.svc:6006" {
+		t.Errorf("NodePort without a node address: URL %s, want the in-cluster one", got)
+	}
+	if tb, ok := ReadTensorBoard(d, s); !ok || tb.ServiceType != corev1.ServiceTypeNodePort || tb.LogDir != "/training_logs" {
+		t.Errorf("ReadTensorBoard = %+v, %v", tb, ok)
+	}
+}
+
+// A NodePort URL names a node that is Ready and schedulable, or says why there is none.
+func TestNodeAddress(t *testing.T) {
+	node := func(name, ip string, ready, cordoned bool) corev1.Node {
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.NodeSpec{Unschedulable: cordoned},
+			Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status}},
+				Addresses: []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: ip}}}}
+	}
+	if addr, why := NodeAddress([]corev1.Node{node("a", "10.0.0.1", false, false), node("b", "10.0.0.2", true, true), node("c", "10.0.0.3", true, false)}); addr != "10.0.0.3" {
+		t.Errorf("NodeAddress = %q (%s), want the Ready, schedulable node's", addr, why)
+	}
+	if addr, why := NodeAddress([]corev1.Node{node("a", "10.0.0.1", false, false), node("b", "10.0.0.2", true, true)}); addr != "" || !strings.Contains(why, "none of the cluster's 2 nodes") {
+		t.Errorf("NodeAddress = %q, %q; want none, with why", addr, why)
 	}
 }

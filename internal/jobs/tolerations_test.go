@@ -37,6 +37,30 @@ func TestParseToleration(t *testing.T) {
 		}
 	}
 
+	// Arena's longer forms, which import writes in the shorter ones (or as a block, with seconds).
+	longer := []struct {
+		in   string
+		want corev1.Toleration
+	}{
+		{"gpu_node=invalid:NoSchedule,Equal", corev1.Toleration{Key: "gpu_node", Operator: corev1.TolerationOpEqual, Value: "invalid", Effect: corev1.TaintEffectNoSchedule}},
+		{"gpu_node:NoSchedule:Exists", corev1.Toleration{Key: "gpu_node", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+		{"dedicated=teamA:NoSchedule:Equal", corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "teamA", Effect: corev1.TaintEffectNoSchedule}},
+		{"node.kubernetes.io/unreachable:NoExecute:Exists:60", corev1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](60)}},
+		{"dedicated=teamA:NoExecute:Equal:300", corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "teamA",
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}},
+	}
+	for _, c := range longer {
+		got, err := ParseToleration(c.in)
+		if err != nil {
+			t.Errorf("ParseToleration(%q): %v", c.in, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("ParseToleration(%q) (-want +got):\n%s", c.in, diff)
+		}
+	}
+
 	rejected := []struct{ in, why string }{
 		{"", "empty taint key"},
 		{":NoSchedule", "empty taint key"},
@@ -49,6 +73,14 @@ func TestParseToleration(t *testing.T) {
 		{"bad key", "is invalid"},
 		{"gpu_node=bad value", "is invalid"},
 		{"ALL ", "is invalid"},
+		{"All", `in lower case`},
+		{"ALL", `in lower case`},
+		{"gpu_node=invalid:NoSchedule:Exists", "operator Exists takes no value"},
+		{"gpu_node:NoSchedule:Exists:60", "only with the NoExecute effect"},
+		{"gpu_node:NoExecute:Sometimes", `operator "Sometimes"`},
+		{"gpu_node:NoExecute:Exists:soon", "not a number of seconds"},
+		{"gpu_node:NoExecute:Exists:60:1", "too many parts"},
+		{"gpu_node:NoSchedule,Exists", "KEY=VALUE:EFFECT,OPERATOR"},
 	}
 	for _, c := range rejected {
 		_, err := ParseToleration(c.in)
@@ -78,5 +110,43 @@ func TestParseDataVolume(t *testing.T) {
 		if _, err := ParseDataVolume(bad); err == nil {
 			t.Errorf("ParseDataVolume(%q) accepted", bad)
 		}
+	}
+}
+
+// Environment from Secrets reaches the pod template as references (the values are never the
+// provider's), and is read back as it was given, apart from the plain variables.
+func TestSecretEnvRoundTrips(t *testing.T) {
+	o := PodOptions{Image: "x", Env: map[string]string{"A": "1"},
+		SecretEnv:      map[string]SecretKey{"API_KEY": {Secret: "wandb", Key: "api-key"}},
+		EnvFromSecrets: []string{"hf-token", "s3"}}
+	tmpl, err := o.podTemplate(container{name: "c"}, corev1.RestartPolicyNever)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tmpl.Spec.Containers[0]
+	var ref *corev1.SecretKeySelector
+	for _, e := range c.Env {
+		if e.Name == "API_KEY" {
+			if e.Value != "" || e.ValueFrom == nil {
+				t.Fatalf("API_KEY is %+v, want a secretKeyRef and no value", e)
+			}
+			ref = e.ValueFrom.SecretKeyRef
+		}
+	}
+	if ref == nil || ref.Name != "wandb" || ref.Key != "api-key" {
+		t.Fatalf("API_KEY's secretKeyRef is %+v", ref)
+	}
+	if len(c.EnvFrom) != 2 || c.EnvFrom[0].SecretRef.Name != "hf-token" || c.EnvFrom[1].SecretRef.Name != "s3" {
+		t.Fatalf("envFrom is %+v", c.EnvFrom)
+	}
+	back := readPodOptions(tmpl)
+	if diff := cmp.Diff(o.SecretEnv, back.SecretEnv); diff != "" {
+		t.Errorf("secret env read back (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(o.EnvFromSecrets, back.EnvFromSecrets); diff != "" {
+		t.Errorf("envFrom read back (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(o.Env, back.Env); diff != "" {
+		t.Errorf("plain env read back (-want +got):\n%s", diff)
 	}
 }

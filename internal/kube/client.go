@@ -2,7 +2,11 @@ package kube
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -46,6 +50,33 @@ type Client struct {
 
 // NewClient returns a client that connects on first use.
 func NewClient(s Settings) *Client { return &Client{settings: s} }
+
+// UnknownSettingsError is every call's error on a client whose settings are not known yet
+// (Terraform plans with provider settings that come from resources the same apply makes).
+type UnknownSettingsError struct{ Settings []string }
+
+func (e *UnknownSettingsError) Error() string {
+	return fmt.Sprintf("the provider settings %s are not known until apply (they come from resources this apply creates or changes), "+
+		"so the cluster cannot be reached now; the KUBE_* environment is not used in their place, as it may name another cluster",
+		strings.Join(e.Settings, ", "))
+}
+
+// NewUnknownClient returns a client that knows it cannot connect: names are the settings whose
+// values are unknown. Every call fails with an UnknownSettingsError.
+func NewUnknownClient(names []string) *Client {
+	c := &Client{err: &UnknownSettingsError{Settings: names}}
+	c.once.Do(func() {})
+	return c
+}
+
+// UnknownSettings are the settings this client is waiting for, or nil.
+func (c *Client) UnknownSettings() []string {
+	var unknown *UnknownSettingsError
+	if errors.As(c.err, &unknown) {
+		return unknown.Settings
+	}
+	return nil
+}
 
 func (c *Client) dynamic() (dynamic.Interface, error) {
 	c.once.Do(func() {
@@ -145,16 +176,21 @@ func (t Target) eventSelector() string {
 	return fields.Set{"involvedObject.kind": t.Kind, "involvedObject.name": t.Name}.String()
 }
 
-// Create creates obj, stamped with its request hash (jobs.StampRequest). If an object of that
-// name exists and is this provider's own, created from the same request (an earlier attempt
-// whose answer was lost, or an apply interrupted before Terraform saved its state), it is
-// adopted and returned; any other existing object fails the create with AlreadyExists.
-func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+// Create creates obj, stamped with its request hash and a create ID of its own
+// (jobs.StampRequest). If an object of that name exists, it is adopted and returned when it is
+// this call's own (an attempt whose answer was lost), or when it was made by this provider from
+// the same request and adoptable says it may be (an earlier, interrupted apply's); any other
+// existing object fails the create with an ExistsError.
+func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstructured, adoptable func(existing *unstructured.Unstructured) error) (*unstructured.Unstructured, error) {
 	dyn, err := c.dynamic()
 	if err != nil {
 		return nil, err
 	}
-	if err := jobs.StampRequest(obj); err != nil {
+	id := make([]byte, 8)
+	if _, err := rand.Read(id); err != nil {
+		return nil, err
+	}
+	if err := jobs.StampRequest(obj, hex.EncodeToString(id)); err != nil {
 		return nil, fmt.Errorf("creating %s: %w", t, err)
 	}
 	tflog.Debug(ctx, "CREATE "+t.String())
@@ -165,11 +201,20 @@ func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstruc
 	})
 	if apierrors.IsAlreadyExists(err) {
 		existing, getErr := c.Get(ctx, t)
-		if getErr == nil && existing != nil && existing.GetDeletionTimestamp() == nil && jobs.SameRequest(existing, obj) {
-			tflog.Info(ctx, "adopted "+t.String()+": this provider created it from the same configuration")
-			return existing, nil
+		var refused error
+		if getErr == nil && existing != nil && existing.GetDeletionTimestamp() == nil {
+			switch {
+			case jobs.SameCreate(existing, obj):
+				tflog.Info(ctx, "adopted "+t.String()+": this create's own object, whose answer was lost")
+				return existing, nil
+			case jobs.SameRequest(existing, obj):
+				if refused = adoptable(existing); refused == nil {
+					tflog.Info(ctx, "adopted "+t.String()+": an interrupted apply made it from the same configuration")
+					return existing, nil
+				}
+			}
 		}
-		return nil, &ExistsError{Existing: existing, err: fmt.Errorf("creating %s: %w", t, err)}
+		return nil, &ExistsError{Existing: existing, NotAdopted: refused, err: fmt.Errorf("creating %s: %w", t, err)}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("creating %s: %w", t, err)
@@ -181,7 +226,9 @@ func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstruc
 // request's own: Existing is that object as Create read it, nil if it could not be read.
 type ExistsError struct {
 	Existing *unstructured.Unstructured
-	err      error
+	// NotAdopted says why an object this provider made from the same request was not adopted.
+	NotAdopted error
+	err        error
 }
 
 func (e *ExistsError) Error() string { return e.err.Error() }

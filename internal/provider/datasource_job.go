@@ -62,7 +62,7 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 		Attributes: map[string]schema.Attribute{
 			"kind": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf(names...)},
 				MarkdownDescription: "The kind of job: " + strings.Join(kinds, ", ") + "."},
-			"namespace": schema.StringAttribute{Optional: true, Validators: []validator.String{namespaceRule},
+			"namespace": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{namespaceRule},
 				MarkdownDescription: "Namespace of the job. Default `default`."},
 			"name":            schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule}, MarkdownDescription: "Name of the job."},
 			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`."},

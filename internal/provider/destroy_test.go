@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -37,11 +39,12 @@ func TestAccMPIJob_destroyLeavesPodsOfALostNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	stuck := name + "-stuck-0"
-	t.Cleanup(func() {
+	// Deferred, so that the lost node is gone before the lock is released (a Cleanup would run after).
+	defer func() {
 		_ = a.kube.CoreV1().Pods("default").Delete(ctx, stuck, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
 		_ = a.kube.CoreV1().Nodes().Delete(ctx, lost, metav1.DeleteOptions{})
 		waitGone(t, a, name)
-	})
+	}()
 	config := mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]
   timeouts {
     delete = "3m"
@@ -87,5 +90,51 @@ func TestAccMPIJob_destroyLeavesPodsOfALostNode(t *testing.T) {
 				return err
 			},
 		}},
+	})
+}
+
+// A job this provider made from the same configuration, but not in this apply, is adopted only
+// if this apply could still have been creating it: one that has started (here, after its
+// state was removed) is refused, with the import command, and left as it was.
+func TestAccMPIJob_aStartedJobOfAnotherApplyIsNotAdopted(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	config := mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`)
+	var uid k8stypes.UID
+	t.Cleanup(func() {
+		_ = a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+		waitGone(t, a, name)
+	})
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: config, Check: func(*terraform.State) error {
+				job, err := a.get(jobs.MPI.GVR, "default", name)
+				if err == nil {
+					uid = job.GetUID()
+				}
+				return err
+			}},
+			// Terraform forgets the job; it keeps running.
+			{Config: providerConfig() + "removed {\n  from = training_mpi_job.test\n  lifecycle {\n    destroy = false\n  }\n}\n"},
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)same\s+configuration,\s+but\s+not\s+in\s+this\s+apply,\s+and\s+it\s+has\s+started\s+\(RUNNING\).*terraform\s+import\s+<address>\s+default/` + name),
+			},
+			{
+				// Still the same job, untouched.
+				Config: providerConfig(),
+				Check: func(*terraform.State) error {
+					job, err := a.get(jobs.MPI.GVR, "default", name)
+					if err != nil {
+						return fmt.Errorf("the running job was lost: %v", err)
+					}
+					if job.GetUID() != uid {
+						return fmt.Errorf("the running job was replaced (uid %s, was %s)", job.GetUID(), uid)
+					}
+					return nil
+				},
+			},
+		},
 	})
 }

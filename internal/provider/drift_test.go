@@ -105,6 +105,11 @@ func commonDrifts(pod string) []drift {
 		{name: "tensorboard", do: func(a *api, job string) error {
 			return a.kube.AppsV1().Deployments("default").Delete(context.Background(), jobs.TensorBoardName(job), metav1.DeleteOptions{})
 		}, want: []string{"tensorboard", "tensorboard_url"}},
+		{name: "tensorboard service type", do: func(a *api, job string) error {
+			patch := []byte(`{"spec":{"type":"NodePort"}}`)
+			_, err := a.kube.CoreV1().Services("default").Patch(context.Background(), jobs.TensorBoardName(job), k8stypes.MergePatchType, patch, metav1.PatchOptions{})
+			return err
+		}, want: []string{"tensorboard", "tensorboard_url"}},
 		{name: "image", patch: []map[string]any{op("replace", pod+"/spec/containers/0/image", "registry.example/edited:1")},
 			want: []string{"image"}, replace: true},
 		{name: "env", patch: []map[string]any{op("add", pod+"/spec/containers/0/env/-", map[string]any{"name": "INJECTED", "value": "1"})},
@@ -223,7 +228,10 @@ func TestAccElasticJob_driftShowsInPlan(t *testing.T) {
 		append(commonDrifts("/spec/taskRoles/1/task/pod"),
 			drift{name: "rendezvous Service deleted", do: func(a *api, job string) error {
 				return a.kube.CoreV1().Services("default").Delete(context.Background(), job+"-etcd", metav1.DeleteOptions{})
-			}, want: []string{"services"}},
+			}, want: []string{"dependents"}},
+			drift{name: "etcd NetworkPolicy deleted", do: func(a *api, job string) error {
+				return a.kube.NetworkingV1().NetworkPolicies("default").Delete(context.Background(), job+"-etcd", metav1.DeleteOptions{})
+			}, want: []string{"dependents"}},
 			drift{name: "worker command", patch: []map[string]any{op("replace", "/spec/taskRoles/1/task/pod/spec/containers/0/command", []string{"sleep", "1"})},
 				want: []string{"command", "script", "script_args"}, replace: true}))
 }

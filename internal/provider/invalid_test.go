@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,6 +76,15 @@ var invalidInputs = []invalidInput{
 	{badMPI(`  name = "` + strings.Repeat("a", 60) + `"`), `Invalid job name.*at most 48 are allowed`},
 	{badElastic("pet-job", 2, 1, 4, ""), `name\s+= "pet-job".*no hyphens`},
 	{badElastic("Pet", 2, 1, 4, ""), `name\s+= "Pet".*no hyphens`},
+	// An elastic job's name, by the longest Service name it derives (NAME-worker; NAME-tensorboard with one).
+	{badElastic(strings.Repeat("a", 57), 2, 1, 4, ""), `Invalid job name.*"` + strings.Repeat("a", 57) + `-worker" would have 64 characters`},
+	{badElastic(strings.Repeat("b", 52), 2, 1, 4, "  tensorboard {\n    log_dir = \"/logs\"\n  }"), `Invalid job name.*-tensorboard" would have 64 characters`},
+	// Blank names of images, scripts, directories and queues.
+	{badMPI(`  image = "  "`), `image = "  ".*empty or only spaces`},
+	{badMPI(`  image = " horovod"`), `image = " horovod".*starts or ends with spaces`},
+	{badMPI(`  queue_name = ""`), `queue_name = "".*empty or only spaces`},
+	{badElastic("elastic", 2, 1, 4, `  etcd_image = " "`), `etcd_image = " ".*empty or only spaces`},
+	{badMPI("  tensorboard {\n    log_dir = \" \"\n  }"), `log_dir = " ".*empty or only spaces`},
 	{badMPI(`  namespace = "Not_A_Namespace"`), `namespace = "Not_A_Namespace".*Invalid namespace`},
 	{badMPI(`  priority_class_name = "Bad_Class"`), `priority_class_name = "Bad_Class".*Invalid object name`},
 	// Counts and bounds.
@@ -101,9 +111,18 @@ var invalidInputs = []invalidInput{
 	{badMPI(`  tolerations = ["gpu_node="]`), `tolerations = \["gpu_node="\].*empty value`},
 	{badMPI(`  tolerations = ["bad key"]`), `tolerations = \["bad key"\].*taint key "bad key" is invalid`},
 	{badTF("  worker_count = 1\n  toleration {\n    key    = \"gpu_node\"\n    effect = \"Sometimes\"\n  }"), `effect = "Sometimes".*value must be one of`},
+	{badMPI(`  tolerations = ["All"]`), `tolerations = \["All"\].*in lower case`},
+	{badMPI(`  tolerations = ["gpu_node=invalid:NoSchedule:Exists"]`), `tolerations.*operator Exists takes no value`},
+	{badMPI(`  tolerations = ["gpu_node:NoSchedule:Exists:60"]`), `tolerations.*only with the NoExecute effect`},
+	// Toleration blocks the API server would refuse in every pod.
+	{badMPI("  toleration {\n    effect = \"NoSchedule\"\n  }"), `toleration.*without a key must have operator Exists`},
+	{badMPI("  toleration {\n    key      = \"gpu_node\"\n    operator = \"Exists\"\n    value    = \"invalid\"\n  }"), `toleration.*operator Exists takes no value`},
+	{badMPI("  toleration {\n    key                = \"gpu_node\"\n    effect             = \"NoSchedule\"\n    toleration_seconds = 60\n  }"), `toleration.*only with the NoExecute effect`},
 	// Environment, labels and selectors.
 	{badMPI(`  env = { "1BAD" = "x" }`), `env = \{ "1BAD" = "x" \}.*Invalid environment variable name`},
 	{badMPI(`  env = { "A=B" = "x" }`), `env = \{ "A=B" = "x" \}.*Invalid environment variable name`},
+	{badMPI("  env = { A = \"1\" }\n  env_secret = { A = { secret = \"s\", key = \"k\" } }"), `env_secret.*A is also set in env`},
+	{badMPI(`  env_secret = { TOKEN = { secret = "s", key = "bad key" } }`), `Invalid Secret key.*"bad key": a valid config key`},
 	{badMPI(`  labels = { "a b" = "c" }`), `labels = \{ "a b" = "c" \}.*Invalid label or annotation key`},
 	{badMPI(`  node_selector = { "accelerator" = "bad value!" }`), `node_selector = \{ "accelerator" = "bad value!" \}.*Invalid label value`},
 	{badMPI(`  queue_name = "bad queue"`), `queue_name = "bad queue".*Invalid label value`},
@@ -175,8 +194,8 @@ func TestAccInvalidConfigurationsFailAtPlanWithoutWrites(t *testing.T) {
 		},
 		Config: existing,
 	})
-	if len(invalidInputs) < 30 {
-		t.Fatalf("the corpus has %d invalid configurations; the issue asks for at least 30", len(invalidInputs))
+	if len(invalidInputs) < 55 {
+		t.Fatalf("the corpus has %d invalid configurations; the README counts more", len(invalidInputs))
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
@@ -193,5 +212,34 @@ func TestInvalidConfigurationsFailWithoutACluster(t *testing.T) {
 	for _, c := range invalidInputs {
 		steps = append(steps, resource.TestStep{Config: provider + c.block, PlanOnly: true, ExpectError: c.pattern()})
 	}
+	// A second exec block is an error, not ignored.
+	steps = append(steps, resource.TestStep{PlanOnly: true, Config: fmt.Sprintf(`provider "training" {
+  config_path = %q
+  exec {
+    api_version = "client.authentication.k8s.io/v1"
+    command     = "one"
+  }
+  exec {
+    api_version = "client.authentication.k8s.io/v1"
+    command     = "two"
+  }
+}
+`, unreachableKubeconfig(t)) + badMPI(""), ExpectError: regexp.MustCompile(`(?s)exec.*at most 1`)})
 	resource.UnitTest(t, resource.TestCase{ProtoV6ProviderFactories: testProviderFactories, Steps: steps})
+}
+
+// The README's count of bad inputs is the count that runs: the corpus and the invalid change to
+// a live job of TestAccInvalidConfigurationsFailAtPlanWithoutWrites.
+func TestREADMECountsTheInvalidInputs(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\| invalid configurations [^|]*\| (\d+) \|`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no row counting the invalid configurations")
+	}
+	if got, want := string(m[1]), fmt.Sprint(len(invalidInputs)+1); got != want {
+		t.Errorf("README.md counts %s invalid configurations; the tests run %s", got, want)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -71,25 +73,42 @@ type withDependents interface {
 	dependents() *types.List
 }
 
-// dependentsAttribute lists a kind's dependents: planned as all of them, so that one missing
-// from the state (deleted outside Terraform) plans an update that makes it again.
-func dependentsAttribute(kind *jobs.Kind, description string) schema.Attribute {
+// dependentsAttribute lists a job's dependents as KIND/NAME: planned as wanted says from the
+// plan, so that one missing from the state (deleted outside Terraform) plans an update that
+// makes it again, and one no longer wanted, an update that removes it.
+func dependentsAttribute(wanted func(ctx context.Context, plan tfsdk.Plan) ([]jobs.Dependent, bool, diag.Diagnostics), description string) schema.Attribute {
 	return schema.ListAttribute{ElementType: types.StringType, Computed: true, MarkdownDescription: description,
-		PlanModifiers: []planmodifier.List{dependentsPlan{kind}}}
+		PlanModifiers: []planmodifier.List{dependentsPlan{wanted}}}
 }
 
-type dependentsPlan struct{ kind *jobs.Kind }
+type dependentsPlan struct {
+	// wanted are the dependents the plan asks for; ok is false while they are not known.
+	wanted func(ctx context.Context, plan tfsdk.Plan) (deps []jobs.Dependent, ok bool, diags diag.Diagnostics)
+}
 
-func (dependentsPlan) Description(context.Context) string               { return "every dependent of the job" }
+func (dependentsPlan) Description(context.Context) string {
+	return "the dependents the job's settings ask for"
+}
 func (p dependentsPlan) MarkdownDescription(ctx context.Context) string { return p.Description(ctx) }
 
 func (p dependentsPlan) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
-	var name types.String
-	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("name"), &name)...)
-	if req.Plan.Raw.IsNull() || name.IsUnknown() || name.IsNull() {
+	if req.Plan.Raw.IsNull() {
 		return
 	}
-	resp.PlanValue = stringListValue(p.kind.Dependents(name.ValueString()))
+	deps, ok, diags := p.wanted(ctx, req.Plan)
+	resp.Diagnostics.Append(diags...)
+	if ok {
+		resp.PlanValue = dependentsValue(deps)
+	}
+}
+
+// dependentsValue lists dependents as the dependents attribute does.
+func dependentsValue(deps []jobs.Dependent) types.List {
+	names := make([]string, len(deps))
+	for i, d := range deps {
+		names[i] = d.String()
+	}
+	return stringListValue(names)
 }
 
 // withGracePeriod is a model whose operator may take that long to delete a pod (it waits out a
@@ -127,14 +146,33 @@ func jobTarget(kind *jobs.Kind, namespace, name string) kube.Target {
 	return kube.Target{GVR: kind.GVR, Kind: kind.Object, Namespace: namespace, Name: name, PodSelector: kind.PodSelector(name)}
 }
 
-// dependentTargets are the Services the job owns besides its operator's; their pods are the job's.
+// dependentTargets are every object a job of this name may own besides its operator's (an
+// elastic job's Services and NetworkPolicy); their pods are the job's.
 func (r *jobResource) dependentTargets(f *jobFields) []kube.Target {
 	t := r.target(f)
 	var out []kube.Target
-	for _, name := range r.kind.Dependents(t.Name) {
-		out = append(out, kube.Target{GVR: jobs.ServiceGVR, Kind: "Service", Namespace: t.Namespace, Name: name, PodSelector: t.PodSelector})
+	for _, d := range r.kind.Dependents(t.Name) {
+		out = append(out, dependentTarget(t, d))
 	}
 	return out
+}
+
+func dependentTarget(job kube.Target, d jobs.Dependent) kube.Target {
+	return kube.Target{GVR: d.GVR, Kind: d.Kind, Namespace: job.Namespace, Name: d.Name, PodSelector: job.PodSelector}
+}
+
+// targetsOf are the targets of the dependents a spec built.
+func targetsOf(job kube.Target, objs []*unstructured.Unstructured) ([]kube.Target, []jobs.Dependent, error) {
+	targets := make([]kube.Target, len(objs))
+	deps := make([]jobs.Dependent, len(objs))
+	for i, obj := range objs {
+		d, err := jobs.DependentOf(obj)
+		if err != nil {
+			return nil, nil, err
+		}
+		targets[i], deps[i] = dependentTarget(job, d), d
+	}
+	return targets, deps, nil
 }
 
 // create makes the job the plan describes: its dependents first (an elastic job's Services: a
@@ -164,15 +202,20 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 
 	t := r.target(f)
 	importID := t.Namespace + "/" + t.Name
-	services := r.dependentTargets(f)
+	services, made, err := targetsOf(t, dependents)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
+		return
+	}
+	young := youngerThan(timeout)
 	for i, d := range dependents {
-		if _, err := r.client.Create(ctx, services[i], d); err != nil {
+		if _, err := r.client.Create(ctx, services[i], d, young); err != nil {
 			resp.Diagnostics.AddError("Error creating "+services[i].String(), alreadyExistsDetail(services[i], importID, err))
 			r.removeUnowned(ctx, services[:i], &resp.Diagnostics)
 			return
 		}
 	}
-	created, err := r.client.Create(ctx, t, obj)
+	created, err := r.client.Create(ctx, t, obj, r.notStartedAndYoungerThan(timeout))
 	if err != nil {
 		resp.Diagnostics.AddError("Error creating "+t.String(), alreadyExistsDetail(t, importID, err))
 		r.removeUnowned(ctx, services, &resp.Diagnostics)
@@ -200,11 +243,43 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 		}
 	}
 	if d, ok := m.(withDependents); ok {
-		*d.dependents() = stringListValue(r.kind.Dependents(t.Name))
+		*d.dependents() = dependentsValue(made)
 	}
 	r.createTensorBoard(ctx, &f.tensorBoardFields, created, spec.Pods(), &resp.Diagnostics)
 	r.settle(ctx, m, spec, actionCreate, f.WaitFor.ValueString(), created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// youngerThan allows the adoption of an object made from the same configuration by an earlier
+// apply only if that apply could still have been creating it: it is younger than the create
+// timeout. An older one is another workspace's, or a job whose state was removed.
+func youngerThan(limit time.Duration) func(*unstructured.Unstructured) error {
+	return func(existing *unstructured.Unstructured) error {
+		if age := time.Since(existing.GetCreationTimestamp().Time); age > limit {
+			return fmt.Errorf("it was made %s ago, longer ago than the create timeout (%s)", age.Round(time.Second), limit)
+		}
+		return nil
+	}
+}
+
+// notStartedAndYoungerThan allows the adoption of a job only if, besides being young enough,
+// it has not started or finished: training that ran is never silently attached to a new
+// resource.
+func (r *jobResource) notStartedAndYoungerThan(limit time.Duration) func(*unstructured.Unstructured) error {
+	young := youngerThan(limit)
+	return func(existing *unstructured.Unstructured) error {
+		if err := young(existing); err != nil {
+			return err
+		}
+		status, err := r.kind.Status(jobs.Observed{Object: existing}, time.Now())
+		if err != nil {
+			return err
+		}
+		if status.Phase != jobs.Pending && status.Phase != jobs.Suspended {
+			return fmt.Errorf("it has started (%s)", status.Phase)
+		}
+		return nil
+	}
 }
 
 func ownerReference(obj *unstructured.Unstructured) metav1.OwnerReference {
@@ -314,6 +389,9 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	f := m.job()
 	t := r.target(f)
+	if notRefreshed(r.client, t.String(), &resp.Diagnostics) {
+		return
+	}
 	observed := r.observeForRead(ctx, t, f, resp)
 	if observed == nil {
 		return
@@ -340,22 +418,37 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
-// existingDependents are the names of the job's dependents that exist and are the job's (owned
-// by it or made by this provider).
+// notRefreshed says, with a warning, that the client cannot reach the cluster yet because
+// provider settings are unknown until apply: a refresh then leaves the state as it was, rather
+// than reading another cluster (see NewUnknownClient).
+func notRefreshed(client *kube.Client, what string, diags *diag.Diagnostics) bool {
+	unknown := client.UnknownSettings()
+	if len(unknown) == 0 {
+		return false
+	}
+	diags.AddWarning(what+" not refreshed",
+		fmt.Sprintf("The provider settings %s are not known until apply, so %s was not read from the cluster; "+
+			"this plan compares the configuration with the state as last refreshed.", strings.Join(unknown, ", "), what))
+	return true
+}
+
+// existingDependents are the job's dependents that exist and are the job's (owned by it or made
+// by this provider), as the dependents attribute lists them.
 func (r *jobResource) existingDependents(ctx context.Context, f *jobFields, diags *diag.Diagnostics) types.List {
 	job := r.target(f)
-	var names []string
-	for _, t := range r.dependentTargets(f) {
+	var found []jobs.Dependent
+	for _, d := range r.kind.Dependents(job.Name) {
+		t := dependentTarget(job, d)
 		obj, err := r.client.Get(ctx, t)
 		if err != nil {
 			diags.AddError("Error reading "+t.String(), err.Error())
 			continue
 		}
 		if obj != nil && obj.GetDeletionTimestamp() == nil && (ownedBy(obj, job) || jobs.IsManaged(obj)) {
-			names = append(names, t.Name)
+			found = append(found, d)
 		}
 	}
-	return stringListValue(names)
+	return dependentsValue(found)
 }
 
 // observeForRead reads the job for Read, with its pods unless the job object lists them. It
@@ -506,8 +599,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		}
 	}
 	if d, ok := plan.(withDependents); ok {
-		r.restoreDependents(ctx, p, job, dependents, &resp.Diagnostics)
-		*d.dependents() = stringListValue(r.kind.Dependents(t.Name))
+		*d.dependents() = r.reconcileDependents(ctx, p, job, dependents, &resp.Diagnostics)
 	}
 	r.updateTensorBoard(ctx, &s.tensorBoardFields, &p.tensorBoardFields, job, prior.Pods(), spec.Pods(), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
@@ -613,26 +705,43 @@ func podMetadataPatch(before, after jobs.PodOptions) []byte {
 	return patch
 }
 
-// restoreDependents makes again, owned by the job, the dependents deleted behind Terraform's
-// back (an elastic job's rendezvous Service): the running workers find them again by name.
-func (r *jobResource) restoreDependents(ctx context.Context, f *jobFields, job *unstructured.Unstructured, dependents []*unstructured.Unstructured,
-	diags *diag.Diagnostics) {
-	for i, t := range r.dependentTargets(f) {
+// reconcileDependents makes the job's dependents those the plan built: one deleted behind
+// Terraform's back (an elastic job's rendezvous Service) is made again, owned by the job (the
+// running workers find it again by name), and one no longer asked for (the etcd's
+// NetworkPolicy turned off) is deleted if it is the job's. It returns the dependents made.
+func (r *jobResource) reconcileDependents(ctx context.Context, f *jobFields, job *unstructured.Unstructured, dependents []*unstructured.Unstructured,
+	diags *diag.Diagnostics) types.List {
+	jt := r.target(f)
+	targets, wanted, err := targetsOf(jt, dependents)
+	if err != nil {
+		diags.AddError("Invalid "+r.kind.Object, err.Error())
+		return types.ListNull(types.StringType)
+	}
+	for i, t := range targets {
 		existing, err := r.client.Get(ctx, t)
 		if err != nil {
 			diags.AddError("Error reading "+t.String(), err.Error())
-			return
+			continue
 		}
 		if existing != nil {
 			continue
 		}
 		d := dependents[i]
 		d.SetOwnerReferences([]metav1.OwnerReference{ownerReference(job)})
-		if _, err := r.client.Create(ctx, t, d); err != nil {
+		if _, err := r.client.Create(ctx, t, d, youngerThan(defaultTimeout)); err != nil {
 			diags.AddError("Error creating "+t.String(), alreadyExistsDetail(t, f.ID.ValueString(), err))
-			return
 		}
 	}
+	for _, d := range r.kind.Dependents(jt.Name) {
+		if slices.Contains(wanted, d) {
+			continue
+		}
+		t := dependentTarget(jt, d)
+		if _, err := r.client.DeleteIf(ctx, t, func(obj *unstructured.Unstructured) bool { return ownedBy(obj, jt) || jobs.IsManaged(obj) }); err != nil {
+			diags.AddError("Error deleting "+t.String(), err.Error())
+		}
+	}
+	return dependentsValue(wanted)
 }
 
 // rescale applies the kind's guarded rescale patch and returns the patched object, or nil with
@@ -781,6 +890,10 @@ func alreadyExistsDetail(t kube.Target, importID string, err error) string {
 	switch {
 	case existing != nil && existing.GetDeletionTimestamp() != nil:
 		return fmt.Sprintf("%s already exists and is being deleted (an earlier destroy or replacement). Run terraform apply again once it is gone.", t)
+	case existing != nil && exists.NotAdopted != nil:
+		return fmt.Sprintf("%s already exists: this provider created it from the same configuration, but not in this apply, and %v. "+
+			"It was not taken over (it may be another workspace's, or a job whose state was removed) and was not changed. "+
+			"Take it over with: terraform import <address> %s (or delete it)", t, exists.NotAdopted, importID)
 	case existing != nil && jobs.IsManaged(existing):
 		return fmt.Sprintf("%s already exists: this provider created it, but from a different configuration (perhaps an apply that was "+
 			"interrupted, or another workspace). It was not changed. Take it over with: terraform import <address> %s (or delete it)", t, importID)

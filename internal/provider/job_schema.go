@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -61,8 +62,21 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 		blocks[name] = b
 	}
 	return schema.Schema{
+		// See stateUpgraders: a change to the schema that existing state cannot be read in
+		// raises the version and adds the upgrader from the one before.
+		Version:             jobSchemaVersion,
 		MarkdownDescription: s.description,
 		Attributes:          mergeAttributes(shared, podAttributes(s.roles), statusAttributes(), s.own),
 		Blocks:              blocks,
 	}
+}
+
+// jobSchemaVersion is the version of every job resource's schema.
+const jobSchemaVersion = 0
+
+// UpgradeState upgrades the state of an older schema version of a job resource: one entry per
+// version before jobSchemaVersion, each turning that version's state into the current one (its
+// PriorSchema reads the old state). Version 0 is the first: there is nothing to upgrade yet.
+func (r *jobResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{}
 }

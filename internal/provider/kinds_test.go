@@ -107,3 +107,32 @@ func dataSourceKindValidator(t *testing.T, dataSources []func() datasource.DataS
 	t.Fatal("the provider serves no training_job data source")
 	return nil
 }
+
+// Every resource has a schema version and an upgrader from each version before it, so the
+// next change to a schema that old state cannot be read in has a place to go.
+func TestEveryResourceCanUpgradeItsState(t *testing.T) {
+	ctx := context.Background()
+	for _, newResource := range New("test")().Resources(ctx) {
+		r := newResource()
+		var md resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "training"}, &md)
+		upgrader, ok := r.(resource.ResourceWithUpgradeState)
+		if !ok {
+			t.Errorf("%s has no UpgradeState", md.TypeName)
+			continue
+		}
+		var s resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &s)
+		upgraders := upgrader.UpgradeState(ctx)
+		for v := range s.Schema.Version {
+			if _, ok := upgraders[v]; !ok {
+				t.Errorf("%s is at schema version %d and has no upgrader from version %d", md.TypeName, s.Schema.Version, v)
+			}
+		}
+		for v := range upgraders {
+			if v >= s.Schema.Version {
+				t.Errorf("%s has an upgrader from version %d, not before its schema version %d", md.TypeName, v, s.Schema.Version)
+			}
+		}
+	}
+}

@@ -397,8 +397,8 @@ func TestAccElasticJob_rendezvousAtItsOwnEtcd(t *testing.T) {
 				mu.Lock()
 				order := slices.Clone(posts)
 				mu.Unlock()
-				if !slices.Equal(order[:min(3, len(order))], []string{"services", "services", "frameworks"}) {
-					return fmt.Errorf("created in the order %v, want both Services before the Framework", order)
+				if !slices.Equal(order[:min(4, len(order))], []string{"services", "services", "networkpolicies", "frameworks"}) {
+					return fmt.Errorf("created in the order %v, want both Services and the etcd's NetworkPolicy before the Framework", order)
 				}
 				workers, err := a.runningPods(jobs.Elastic.PodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.WorkerRole, 2)
 				if err != nil {

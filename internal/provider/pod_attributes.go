@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -36,6 +37,9 @@ type podModel struct {
 	CPU                types.String      `tfsdk:"cpu"`
 	Memory             types.String      `tfsdk:"memory"`
 	Env                types.Map         `tfsdk:"env"`
+	SensitiveEnv       types.Map         `tfsdk:"sensitive_env"`
+	EnvSecret          types.Map         `tfsdk:"env_secret"`
+	EnvFromSecrets     types.List        `tfsdk:"env_from_secrets"`
 	Labels             types.Map         `tfsdk:"labels"`
 	Annotations        types.Map         `tfsdk:"annotations"`
 	NodeSelector       types.Map         `tfsdk:"node_selector"`
@@ -50,6 +54,14 @@ type podModel struct {
 }
 
 func (m *podModel) pod() *podModel { return m }
+
+// secretKeyModel is one env_secret entry: a key of a Secret in the job's namespace.
+type secretKeyModel struct {
+	Secret types.String `tfsdk:"secret"`
+	Key    types.String `tfsdk:"key"`
+}
+
+var secretKeyType = types.ObjectType{AttrTypes: map[string]attr.Type{"secret": types.StringType, "key": types.StringType}}
 
 // tolerationModel is the structured form, for what Arena's strings cannot say.
 type tolerationModel struct {
@@ -70,7 +82,7 @@ func podAttributes(role string) map[string]schema.Attribute {
 	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
 	return map[string]schema.Attribute{
 		"image": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
-			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			Validators:          []validator.String{nonBlankRule},
 			MarkdownDescription: "Container image of " + role + " (Arena: `--image`)."},
 		"gpus": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
 			PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
@@ -86,6 +98,25 @@ func podAttributes(role string) map[string]schema.Attribute {
 		"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
 			Validators:          []validator.Map{mapvalidator.KeysAre(envNameRule)},
 			MarkdownDescription: "Environment variables of " + role + " (Arena: `--env`)."},
+		"sensitive_env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, PlanModifiers: replaceMap,
+			Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "env_secret"}},
+			MarkdownDescription: "Environment variables of " + role + " whose values must not show: Terraform hides them in plans and logs. " +
+				"They are still stored in the Terraform state and in the job object, as any inline value is; a credential belongs in a Secret, " +
+				"named by `env_secret` or `env_from_secrets`, whose value never passes through Terraform."},
+		"env_secret": schema.MapNestedAttribute{Optional: true, PlanModifiers: replaceMap,
+			Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "sensitive_env"}},
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"secret": schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule},
+					MarkdownDescription: "Name of the Secret, in the job's namespace."},
+				"key": schema.StringAttribute{Required: true, Validators: []validator.String{secretKeyRule},
+					MarkdownDescription: "Key in the Secret."},
+			}},
+			MarkdownDescription: "Environment variables of " + role + " taken from Secrets (`valueFrom.secretKeyRef`), by variable name: " +
+				"`{ WANDB_API_KEY = { secret = \"wandb\", key = \"api-key\" } }`. Only the Secret's name and key are in the plan, the state " +
+				"and the job object; the value never passes through Terraform."},
+		"env_from_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			Validators:          []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
+			MarkdownDescription: "Secrets in the job's namespace whose every key becomes an environment variable of " + role + " (`envFrom`)."},
 		"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
 			MarkdownDescription: "Labels of the job object and of " + role + ". Changing them updates the job object, its pod " +
@@ -100,8 +131,10 @@ func podAttributes(role string) map[string]schema.Attribute {
 		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
 			Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
 			MarkdownDescription: "Taints " + role + " tolerate, in Arena's `--toleration` grammar: a bare key (`ssd_node`) tolerates " +
-				"every taint with that key, `all` tolerates every taint, and `key=value:Effect`, `key:Effect` and `key=value` " +
-				"are accepted too. Effects are `NoSchedule`, `PreferNoSchedule` and `NoExecute`. A malformed entry is a plan-time error."},
+				"every taint with that key, `all` tolerates every taint (a plan warns: that includes cordoned and unreachable nodes), and " +
+				"`key=value:Effect`, `key:Effect` and `key=value` are accepted too, as are Arena's longer forms `key[=value]:Effect:Operator[:seconds]` " +
+				"and `key=value:Effect,Operator`. Effects are `NoSchedule`, `PreferNoSchedule` and `NoExecute`, operators `Equal` and `Exists`. " +
+				"A malformed entry, `All` (for `all`), or one the API server would refuse (a value with `Exists`, seconds without `NoExecute`) is a plan-time error."},
 		"priority_class_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
 			MarkdownDescription: "PriorityClass of " + role + " (Arena: `--priority`)."},
 		"service_account_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
@@ -124,7 +157,7 @@ func tolerationBlock(role string) schema.Block {
 	return schema.ListNestedBlock{
 		MarkdownDescription: "A toleration in Kubernetes' own terms, for what the `tolerations` strings cannot say (a `toleration_seconds`). Applied to " + role + ".",
 		PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
-		NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+		NestedObject: schema.NestedBlockObject{Validators: []validator.Object{tolerationObject{}}, Attributes: map[string]schema.Attribute{
 			"key": schema.StringAttribute{Optional: true, Validators: []validator.String{labelKeyRule},
 				MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint."},
 			"operator": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.TolerationOpEqual)),
@@ -155,7 +188,19 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		ImagePullPolicy:    corev1.PullPolicy(m.ImagePullPolicy.ValueString()),
 		ShmSize:            m.ShmSize.ValueString(),
 	}
+	var sensitive map[string]string
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)
+	diags.Append(m.SensitiveEnv.ElementsAs(ctx, &sensitive, true)...)
+	o.Env = mergeMaps(o.Env, sensitive)
+	var secretEnv map[string]secretKeyModel
+	diags.Append(m.EnvSecret.ElementsAs(ctx, &secretEnv, true)...)
+	for name, ref := range secretEnv {
+		if o.SecretEnv == nil {
+			o.SecretEnv = map[string]jobs.SecretKey{}
+		}
+		o.SecretEnv[name] = jobs.SecretKey{Secret: ref.Secret.ValueString(), Key: ref.Key.ValueString()}
+	}
+	diags.Append(m.EnvFromSecrets.ElementsAs(ctx, &o.EnvFromSecrets, true)...)
 	diags.Append(m.Labels.ElementsAs(ctx, &o.Labels, true)...)
 	diags.Append(m.Annotations.ElementsAs(ctx, &o.Annotations, true)...)
 	diags.Append(m.NodeSelector.ElementsAs(ctx, &o.NodeSelector, true)...)
@@ -204,9 +249,15 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) diag.Diagnostics {
 	var diags diag.Diagnostics
 	imported := m.Image.IsNull()
-	prior, priorDiags := m.podOptions(ctx)
+	var prior struct {
+		jobs.PodOptions
+		sensitiveEnv map[string]string
+	}
+	var priorDiags diag.Diagnostics
+	prior.PodOptions, priorDiags = m.podOptions(ctx)
+	priorDiags.Append(m.SensitiveEnv.ElementsAs(ctx, &prior.sensitiveEnv, true)...)
 	if imported || priorDiags.HasError() {
-		prior = jobs.PodOptions{}
+		prior.PodOptions, prior.sensitiveEnv = jobs.PodOptions{}, nil
 	}
 	m.Image = types.StringValue(o.Image)
 	m.GPUs = types.Int64Value(o.GPUs)
@@ -220,7 +271,27 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.PriorityClassName = optionalString(o.PriorityClassName)
 	m.ServiceAccountName = optionalString(o.ServiceAccountName)
 	m.ImagePullPolicy = optionalString(string(o.ImagePullPolicy))
-	m.Env = optionalMap(ctx, o.Env, &diags)
+	// Variables the state has as sensitive stay so; on import every inline value is `env`.
+	plain, sensitive := map[string]string{}, map[string]string{}
+	for k, v := range o.Env {
+		if _, wasSensitive := prior.sensitiveEnv[k]; wasSensitive {
+			sensitive[k] = v
+		} else {
+			plain[k] = v
+		}
+	}
+	m.Env = optionalMap(ctx, plain, &diags)
+	m.SensitiveEnv = optionalMap(ctx, sensitive, &diags)
+	m.EnvSecret = types.MapNull(secretKeyType)
+	if len(o.SecretEnv) > 0 {
+		refs := map[string]attr.Value{}
+		for name, ref := range o.SecretEnv {
+			refs[name] = types.ObjectValueMust(secretKeyType.AttrTypes, map[string]attr.Value{
+				"secret": types.StringValue(ref.Secret), "key": types.StringValue(ref.Key)})
+		}
+		m.EnvSecret = types.MapValueMust(secretKeyType, refs)
+	}
+	m.EnvFromSecrets = optionalList(ctx, o.EnvFromSecrets, &diags)
 	m.Labels = optionalMap(ctx, usersKeys(o.Labels, prior.Labels, imported), &diags)
 	m.Annotations = optionalMap(ctx, usersKeys(o.Annotations, prior.Annotations, imported), &diags)
 	m.NodeSelector = optionalMap(ctx, o.NodeSelector, &diags)
@@ -357,4 +428,17 @@ func (perGPUDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64
 		return
 	}
 	resp.PlanValue = types.Int64Value(int64(jobs.DefaultSlots(gpus.ValueInt64())))
+}
+
+func mergeMaps(maps ...map[string]string) map[string]string {
+	var out map[string]string
+	for _, m := range maps {
+		for k, v := range m {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -6,13 +6,18 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 
@@ -87,11 +92,12 @@ func (p *trainingProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 			"insecure": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "Skip TLS verification of the API server. Environment: `KUBE_INSECURE`. Off by default."},
 			"tls_server_name": str("Server name for TLS verification of the API server. Environment: `KUBE_TLS_SERVER_NAME`.", false),
-			"proxy_url":       str("URL of a proxy to reach the API server through. Environment: `KUBE_PROXY_URL`.", false),
+			"proxy_url":       str("URL of a proxy to reach the API server through (sensitive: it may carry credentials, `http://user:password@proxy:3128`). Environment: `KUBE_PROXY_URL`.", true),
 		},
 		Blocks: map[string]schema.Block{
 			"exec": schema.ListNestedBlock{
-				MarkdownDescription: "A credential plugin run to get a token, as in a kubeconfig's `exec` section.",
+				MarkdownDescription: "A credential plugin run to get a token, as in a kubeconfig's `exec` section. At most one.",
+				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
 					"api_version": schema.StringAttribute{Required: true, MarkdownDescription: "API version of the ExecCredential, e.g. `client.authentication.k8s.io/v1beta1`."},
 					"command":     schema.StringAttribute{Required: true, MarkdownDescription: "The command to run."},
@@ -108,6 +114,15 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 	var m providerModel
 	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if unknown := m.unknownSettings(); len(unknown) > 0 {
+		// Never the KUBE_* environment in their place: it may name another cluster, where a
+		// refresh would find nothing and plan to create everything.
+		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"settings": unknown})
+		client := kube.NewUnknownClient(unknown)
+		resp.ResourceData = client
+		resp.DataSourceData = client
 		return
 	}
 	s := kube.Settings{
@@ -159,6 +174,48 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 	client := kube.NewClient(s)
 	resp.ResourceData = client
 	resp.DataSourceData = client
+}
+
+// unknownSettings names the settings whose values are not known yet.
+func (m providerModel) unknownSettings() []string {
+	var names []string
+	for name, v := range map[string]attr.Value{
+		"config_path": m.ConfigPath, "config_paths": m.ConfigPaths, "config_context": m.ConfigContext,
+		"config_context_auth_info": m.ConfigContextAuthInfo, "config_context_cluster": m.ConfigContextCluster, "host": m.Host,
+		"username": m.Username, "password": m.Password, "token": m.Token, "cluster_ca_certificate": m.ClusterCACertificate,
+		"client_certificate": m.ClientCertificate, "client_key": m.ClientKey, "insecure": m.Insecure, "tls_server_name": m.TLSServerName,
+		"proxy_url": m.ProxyURL,
+	} {
+		if unknownIn(v) {
+			names = append(names, name)
+		}
+	}
+	for _, e := range m.Exec {
+		for name, v := range map[string]attr.Value{"exec.api_version": e.APIVersion, "exec.command": e.Command, "exec.args": e.Args, "exec.env": e.Env} {
+			if unknownIn(v) {
+				names = append(names, name)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// unknownIn says whether v, or an element of it, is unknown.
+func unknownIn(v attr.Value) bool {
+	if v.IsUnknown() {
+		return true
+	}
+	var elements []attr.Value
+	switch c := v.(type) {
+	case types.List:
+		elements = c.Elements()
+	case types.Map:
+		for _, e := range c.Elements() {
+			elements = append(elements, e)
+		}
+	}
+	return slices.ContainsFunc(elements, attr.Value.IsUnknown)
 }
 
 func stringOrEnv(v types.String, env string) string {

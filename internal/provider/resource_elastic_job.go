@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -19,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -55,10 +57,24 @@ type elasticJobModel struct {
 	EtcdMemory                 types.String `tfsdk:"etcd_memory"`
 	MaxRetryCount              types.Int64  `tfsdk:"max_retry_count"`
 	PodGracefulDeletionTimeout types.Int64  `tfsdk:"pod_graceful_deletion_timeout_seconds"`
-	Services                   types.List   `tfsdk:"services"`
+	EtcdNetworkPolicy          types.Bool   `tfsdk:"etcd_network_policy"`
+	Dependents                 types.List   `tfsdk:"dependents"`
 }
 
-func (m *elasticJobModel) dependents() *types.List { return &m.Services }
+func (m *elasticJobModel) dependents() *types.List { return &m.Dependents }
+
+// plannedDependents are the dependents the plan asks for: the two Services, and the etcd's
+// NetworkPolicy with etcd_network_policy.
+func plannedDependents(ctx context.Context, plan tfsdk.Plan) ([]jobs.Dependent, bool, diag.Diagnostics) {
+	var name types.String
+	var policy types.Bool
+	diags := plan.GetAttribute(ctx, path.Root("name"), &name)
+	diags.Append(plan.GetAttribute(ctx, path.Root("etcd_network_policy"), &policy)...)
+	if diags.HasError() || name.IsUnknown() || name.IsNull() || policy.IsUnknown() {
+		return nil, false, diags
+	}
+	return jobs.ElasticDependents(name.ValueString(), policy.ValueBool()), true, diags
+}
 
 func (m *elasticJobModel) gracePeriod() time.Duration {
 	return time.Duration(m.PodGracefulDeletionTimeout.ValueInt64()) * time.Second
@@ -74,7 +90,8 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			Validators: []validator.String{stringvalidator.RegexMatches(jobs.FrameworkNamePattern,
 				"must be 1 to 63 lowercase letters and digits: FrameworkController allows no hyphens in a Framework name")},
 			MarkdownDescription: "Name of the Framework, also the torchelastic rendezvous ID and the prefix of its Services (`NAME-etcd`, `NAME-worker`). " +
-				"FrameworkController's rule: `^[a-z0-9]{1,63}$`, no hyphens."},
+				"FrameworkController's rule: `^[a-z0-9]{1,63}$`, no hyphens; and at most 56 characters (51 with a `tensorboard`), so that " +
+				"the Service names it derives stay within Kubernetes' 63."},
 		"launcher": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.LauncherTorchrun),
 			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.Launchers...)},
 			MarkdownDescription: "What runs `script` in each worker: `torchrun` (default; PyTorch's own launcher, in every current " +
@@ -83,7 +100,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"`--rdzv_id=NAME`, `--nnodes=MIN:MAX`); torchrun through its `etcd-v2` backend, which like torchelastic's needs the " +
 				"`python-etcd` package in the image. Ignored with `command`."},
 		"script": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
-			Validators:          []validator.String{stringvalidator.LengthAtLeast(1)},
+			Validators:          []validator.String{nonBlankRule},
 			MarkdownDescription: "The training script the launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `command` is set."},
 		"script_args": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
 			Validators:          []validator.List{listvalidator.ConflictsWith(path.MatchRoot("command"))},
@@ -106,8 +123,9 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per worker (the launcher's `--nproc_per_node`). Default: the GPUs per worker, at least 1."},
 		"etcd_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultEtcdImage),
-			PlanModifiers: replaceString, Validators: []validator.String{etcdImageRule},
-			MarkdownDescription: "Image of the job's own rendezvous etcd. Default `" + jobs.DefaultEtcdImage + "`. The etcd serves the " +
+			PlanModifiers: []planmodifier.String{defaultForNewJobsOnly{}, stringplanmodifier.RequiresReplace()}, Validators: []validator.String{nonBlankRule, etcdImageRule},
+			MarkdownDescription: "Image of the job's own rendezvous etcd. Default `" + jobs.DefaultEtcdImage + "` for new jobs; a job made " +
+				"with an earlier default keeps its image (a new default never replaces a running job). The etcd serves the " +
 				"v2 API the rendezvous speaks (`--enable-v2`), which etcd 3.6 removed: an image tagged 3.6 or later is a plan-time error."},
 		"etcd_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "CPU of the etcd pod as a Kubernetes quantity."},
@@ -121,9 +139,14 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			Validators: []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Seconds FrameworkController waits for a pod's graceful deletion before forcing it. Default 1800, as in the example. " +
 				"The default delete timeout is this plus 10 minutes, so that destroy waits out the pods' grace period."},
-		"services": dependentsAttribute(jobs.Elastic, "The job's Services, `NAME-etcd` (the rendezvous) and `NAME-worker` (the workers' DNS names), "+
-			"as found in the cluster. One deleted behind Terraform's back shows in the plan as a change that makes it again, in place: "+
-			"the running workers find it again by its name."),
+		"etcd_network_policy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
+			MarkdownDescription: "Make a NetworkPolicy `NAME-etcd` that admits to the etcd, on port 2379, only the job's own pods (the " +
+				"rendezvous has no authentication). Default true. It takes effect where the cluster's network plugin enforces NetworkPolicies. " +
+				"Changing it adds or removes the policy in place."},
+		"dependents": dependentsAttribute(plannedDependents, "The objects the job owns besides the Framework, as `KIND/NAME`: "+
+			"`Service/NAME-etcd` (the rendezvous), `Service/NAME-worker` (the workers' DNS names) and, with `etcd_network_policy`, "+
+			"`NetworkPolicy/NAME-etcd`, as found in the cluster. One deleted behind Terraform's back shows in the plan as a change that "+
+			"makes it again, in place: the running workers find a Service again by its name."),
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "Elastic PyTorch training run by FrameworkController, with a rendezvous etcd of its own: a `Framework` " +
@@ -145,6 +168,15 @@ func (r *elasticJobResource) ConfigValidators(context.Context) []resource.Config
 
 // ValidateConfig checks torchelastic's bounds at plan time: min_workers <= worker_count <= max_workers.
 func (r *elasticJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	var name types.String
+	var tensorBoard types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("tensorboard"), &tensorBoard)...)
+	if !name.IsUnknown() && !name.IsNull() && !tensorBoard.IsUnknown() {
+		if err := jobs.CheckElasticName(name.ValueString(), len(tensorBoard.Elements()) > 0); err != nil {
+			resp.Diagnostics.AddAttributeError(path.Root("name"), "Invalid job name", err.Error())
+		}
+	}
 	var workers, minWorkers, maxWorkers types.Int64
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("min_workers"), &minWorkers)...)
@@ -173,6 +205,7 @@ func (m *elasticJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics
 		EtcdMemory:                 m.EtcdMemory.ValueString(),
 		MaxRetryCount:              int32(m.MaxRetryCount.ValueInt64()),
 		PodGracefulDeletionTimeout: m.PodGracefulDeletionTimeout.ValueInt64(),
+		EtcdNetworkPolicy:          m.EtcdNetworkPolicy.ValueBool(),
 	}
 	return spec, diags
 }
@@ -199,6 +232,7 @@ func (m *elasticJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	m.EtcdMemory = sameQuantity(m.EtcdMemory, s.EtcdMemory)
 	m.MaxRetryCount = types.Int64Value(int64(s.MaxRetryCount))
 	m.PodGracefulDeletionTimeout = types.Int64Value(s.PodGracefulDeletionTimeout)
+	m.EtcdNetworkPolicy = types.BoolValue(s.EtcdNetworkPolicy)
 	return diags
 }
 
@@ -216,4 +250,22 @@ func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequ
 
 func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	r.delete(ctx, req, resp, &elasticJobModel{})
+}
+
+// defaultForNewJobsOnly keeps, for an attribute left unset, the value the job has: the
+// attribute's default applies to new jobs, and a provider release that changes it does not
+// replace the jobs made with the old one.
+type defaultForNewJobsOnly struct{}
+
+func (defaultForNewJobsOnly) Description(context.Context) string {
+	return "an unset value keeps the job's current one; the default applies to new jobs"
+}
+func (d defaultForNewJobsOnly) MarkdownDescription(ctx context.Context) string {
+	return d.Description(ctx)
+}
+
+func (defaultForNewJobsOnly) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
+	if req.ConfigValue.IsNull() && !req.StateValue.IsNull() && !req.StateValue.IsUnknown() {
+		resp.PlanValue = req.StateValue
+	}
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -18,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -43,6 +46,7 @@ type nodeTaintModel struct {
 	Key    types.String `tfsdk:"key"`
 	Value  types.String `tfsdk:"value"`
 	Effect types.String `tfsdk:"effect"`
+	Added  types.Bool   `tfsdk:"added"`
 }
 
 func (r *nodeTaintResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
@@ -52,8 +56,10 @@ func (r *nodeTaintResource) Metadata(_ context.Context, req resource.MetadataReq
 func (r *nodeTaintResource) Schema(_ context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
+		Version: nodeTaintSchemaVersion,
 		MarkdownDescription: "One taint on one node, as `kubectl taint nodes NODE key=value:Effect` sets it in the Arena walkthrough. " +
-			"Only this taint is managed: the node's other taints are never changed. A node's taints are one atomic list for server-side apply, " +
+			"Only this taint is managed: the node's other taints are never changed. A taint of the same key and effect that is already on " +
+			"the node (whatever its value) is not taken over: create fails and says to import it; and destroy removes only a taint this resource added. A node's taints are one atomic list for server-side apply, " +
 			"so the taint is added and removed by a read-modify-write guarded by the node's resourceVersion (and retried on a concurrent change), " +
 			"not by apply, which would take over the whole list.",
 		Attributes: map[string]schema.Attribute{
@@ -67,6 +73,10 @@ func (r *nodeTaintResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 				MarkdownDescription: "Taint value, e.g. `invalid`."},
 			"effect": schema.StringAttribute{Required: true, PlanModifiers: replace, Validators: []validator.String{stringvalidator.OneOf(effects...)},
 				MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`."},
+			"added": schema.BoolAttribute{Computed: true, PlanModifiers: []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()},
+				MarkdownDescription: "Whether this resource added the taint: true when it was created by Terraform, false when it was imported " +
+					"(an administrator's or another tool's taint). Destroy removes the taint only when it is true; otherwise it leaves the taint, " +
+					"with a warning, so that a destroy never untaints nodes that someone else tainted."},
 		},
 	}
 }
@@ -79,10 +89,16 @@ func (m nodeTaintModel) target() kube.Target {
 	return kube.Target{GVR: nodeGVR, Kind: "Node", Name: m.Node.ValueString()}
 }
 
+// taintBackoff paces the retries of a taint edit that lost a race with another writer of the
+// node (kubelets, the node lifecycle controller and other tools update busy nodes all the time).
+var taintBackoff = wait.Backoff{Steps: 8, Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.2, Cap: 5 * time.Second}
+
 // editTaints reads the node, computes its new taints and writes them if the node has not changed
 // since the read, retrying on a concurrent change. found is false when the node does not exist.
-func (r *nodeTaintResource) editTaints(ctx context.Context, t kube.Target, edit func([]corev1.Taint) ([]corev1.Taint, error)) (found bool, err error) {
-	err = retry.OnError(retry.DefaultRetry, apierrors.IsInvalid, func() error {
+// attempted tells edit whether an earlier write of this call may have landed.
+func (r *nodeTaintResource) editTaints(ctx context.Context, t kube.Target, edit func(taints []corev1.Taint, attempted bool) ([]corev1.Taint, error)) (found bool, err error) {
+	attempted := false
+	err = retry.OnError(taintBackoff, apierrors.IsInvalid, func() error {
 		obj, err := r.client.Get(ctx, t)
 		if err != nil || obj == nil {
 			return err
@@ -92,10 +108,11 @@ func (r *nodeTaintResource) editTaints(ctx context.Context, t kube.Target, edit 
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &node); err != nil {
 			return err
 		}
-		taints, err := edit(node.Spec.Taints)
+		taints, err := edit(node.Spec.Taints, attempted)
 		if err != nil {
 			return err
 		}
+		attempted = true
 		_, err = r.client.Patch(ctx, t, k8stypes.JSONPatchType, jobs.TaintPatch(node.ResourceVersion, taints))
 		return err
 	})
@@ -109,8 +126,8 @@ func (r *nodeTaintResource) Create(ctx context.Context, req resource.CreateReque
 		return
 	}
 	taint := plan.taint()
-	found, err := r.editTaints(ctx, plan.target(), func(taints []corev1.Taint) ([]corev1.Taint, error) {
-		return jobs.WithTaint(taints, taint)
+	found, err := r.editTaints(ctx, plan.target(), func(taints []corev1.Taint, attempted bool) ([]corev1.Taint, error) {
+		return jobs.WithTaint(taints, taint, attempted)
 	})
 	if err != nil {
 		resp.Diagnostics.AddError("Error tainting node "+plan.Node.ValueString(), err.Error())
@@ -122,6 +139,7 @@ func (r *nodeTaintResource) Create(ctx context.Context, req resource.CreateReque
 		return
 	}
 	plan.ID = types.StringValue(plan.Node.ValueString() + "/" + plan.Key.ValueString() + ":" + plan.Effect.ValueString())
+	plan.Added = types.BoolValue(true)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
 }
 
@@ -129,6 +147,9 @@ func (r *nodeTaintResource) Read(ctx context.Context, req resource.ReadRequest, 
 	var state nodeTaintModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if notRefreshed(r.client, "the taint "+state.ID.ValueString(), &resp.Diagnostics) {
 		return
 	}
 	obj, err := r.client.Get(ctx, state.target())
@@ -165,9 +186,16 @@ func (r *nodeTaintResource) Delete(ctx context.Context, req resource.DeleteReque
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if !state.Added.ValueBool() {
+		taint := state.taint()
+		resp.Diagnostics.AddWarning("Taint left on node "+state.Node.ValueString(),
+			fmt.Sprintf("%s was not added by this resource (it was imported), so destroy left it on the node. "+
+				"To remove it: kubectl taint nodes %s %s:%s-", taint.ToString(), state.Node.ValueString(), state.Key.ValueString(), state.Effect.ValueString()))
+		return
+	}
 	key, effect := state.Key.ValueString(), corev1.TaintEffect(state.Effect.ValueString())
 	// A node that is gone has no taint left to remove.
-	if _, err := r.editTaints(ctx, state.target(), func(taints []corev1.Taint) ([]corev1.Taint, error) {
+	if _, err := r.editTaints(ctx, state.target(), func(taints []corev1.Taint, _ bool) ([]corev1.Taint, error) {
 		return jobs.WithoutTaint(taints, key, effect), nil
 	}); err != nil {
 		resp.Diagnostics.AddError("Error removing taint from node "+state.Node.ValueString(), err.Error())
@@ -186,4 +214,13 @@ func (r *nodeTaintResource) ImportState(ctx context.Context, req resource.Import
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("key"), key)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("effect"), effect)...)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("added"), false)...)
+}
+
+// nodeTaintSchemaVersion is the version of training_node_taint's schema; UpgradeState holds an
+// upgrader from each earlier version (none yet: version 0 is the first).
+const nodeTaintSchemaVersion = 0
+
+func (r *nodeTaintResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{}
 }

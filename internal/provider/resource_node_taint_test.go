@@ -32,14 +32,15 @@ func nodeTaints(a *api, node string) ([]string, error) {
 	return out, nil
 }
 
-func expectTaints(a *api, node string, want ...string) resource.TestCheckFunc {
+// expectTaints checks the taints of taintedNode, the node the taint tests change.
+func expectTaints(a *api, want ...string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		got, err := nodeTaints(a, node)
+		got, err := nodeTaints(a, taintedNode)
 		if err != nil {
 			return err
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
-			return fmt.Errorf("node %s taints %v, want %v", node, got, want)
+			return fmt.Errorf("node %s taints %v, want %v", taintedNode, got, want)
 		}
 		return nil
 	}
@@ -65,14 +66,72 @@ resource "training_node_taint" "dedicated" {
 	defer nodeTaintsMu.Unlock()
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             expectTaints(a, taintedNode, controlPlane.ToString()),
+		CheckDestroy:             expectTaints(a, controlPlane.ToString()),
 		Steps: []resource.TestStep{
-			{Config: config, Check: expectTaints(a, taintedNode, controlPlane.ToString(), "dedicated=ml:NoSchedule")},
+			{Config: config, Check: expectTaints(a, controlPlane.ToString(), "dedicated=ml:NoSchedule")},
 			{
 				ResourceName:      "training_node_taint.dedicated",
 				ImportState:       true,
 				ImportStateId:     taintedNode + "/dedicated:NoSchedule",
 				ImportStateVerify: true,
+				// Imported, the taint reads as one this resource did not add.
+				ImportStateVerifyIgnore: []string{"added"},
+			},
+		},
+	})
+}
+
+// An administrator's taint is never taken over: a create over it (even an identical one) fails
+// and says to import it, and once imported, destroy leaves it on the node.
+func TestAccNodeTaint_neverTakesOverOrRemovesAnAdministratorsTaint(t *testing.T) {
+	a := newAPI(t)
+	controlPlane := corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}
+	admins := corev1.Taint{Key: "maintenance", Value: "admin", Effect: corev1.TaintEffectNoSchedule}
+	config := providerConfig() + fmt.Sprintf(`
+resource "training_node_taint" "maintenance" {
+  node   = %q
+  key    = "maintenance"
+  value  = "admin"
+  effect = "NoSchedule"
+}
+`, taintedNode)
+	t.Parallel()
+	nodeTaintsMu.Lock()
+	defer nodeTaintsMu.Unlock()
+	setTaints := func(taints ...corev1.Taint) {
+		ctx := context.Background()
+		node, err := a.kube.CoreV1().Nodes().Get(ctx, taintedNode, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		node.Spec.Taints = taints
+		if _, err := a.kube.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setTaints(controlPlane, admins)
+	// Deferred, so that it runs before the lock is released (a Cleanup would run after).
+	defer setTaints(controlPlane)
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		// Destroy left the imported taint where the administrator put it.
+		CheckDestroy: expectTaints(a, controlPlane.ToString(), admins.ToString()),
+		Steps: []resource.TestStep{
+			{
+				Config:      config,
+				ExpectError: regexp.MustCompile(`(?s)already\s+has\s+the\s+taint\s+maintenance=admin:NoSchedule,\s+which\s+Terraform\s+did\s+not\s+add.*import`),
+			},
+			{
+				Config: config + fmt.Sprintf(`
+import {
+  to = training_node_taint.maintenance
+  id = "%s/maintenance:NoSchedule"
+}
+`, taintedNode),
+				Check: resource.ComposeAggregateTestCheckFunc(
+					resource.TestCheckResourceAttr("training_node_taint.maintenance", "added", "false"),
+					expectTaints(a, controlPlane.ToString(), admins.ToString()),
+				),
 			},
 		},
 	})

@@ -59,7 +59,7 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 			MarkdownDescription: "Suspend the job (`runPolicy.suspend`): " + kind.Operator + " deletes its pods and keeps the job, and " +
 				"setting it back to false starts them again. Default false. With `suspend = true` create and update do not wait for " +
 				"the job to run. A job suspended outside Terraform shows in the plan as a change back to false." + change(live.Suspend)},
-		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceStringUnless(false), Validators: []validator.String{labelValueRule},
+		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceStringUnless(false), Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job."},
 	}
 }

@@ -3,18 +3,24 @@ package provider
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
@@ -221,5 +227,117 @@ data "training_nodes" "all" {
 	}
 	if !t.Failed() {
 		t.Logf("TRACE output checked: %d bytes, %d lines, no credential", len(out), strings.Count(out, "\n"))
+	}
+}
+
+// A provider setting that is unknown at plan (here config_path, from a resource the same apply
+// makes) is never replaced by the KUBE_* environment, which may name another cluster: the
+// refresh leaves the job's state as it was (with a warning), so the plan neither fails nor
+// plans to create the job again; the apply, with the setting known, reaches the right cluster.
+func TestAccProvider_unknownSettingsNeverFallBackToTheEnvironment(t *testing.T) {
+	newAPI(t)
+	name := mpiJobName()
+	// Nothing listens where this kubeconfig points: a refresh that fell back to it would fail.
+	t.Setenv("KUBE_CONFIG_PATH", unreachableKubeconfig(t))
+	job := fmt.Sprintf(`
+resource "training_mpi_job" "test" {
+  name         = %q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "train.py"]
+  worker_count = 1
+  tolerations  = ["ssd_node"]
+  wait_for     = "created"
+}
+`, name)
+	unknownPath := fmt.Sprintf(`
+resource "terraform_data" "kubeconfig" {
+  input = %q
+}
+
+provider "training" {
+  config_path = terraform_data.kubeconfig.output
+}
+`, providerKubeconfig()) + job
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: providerConfig() + job},
+			{
+				Config: unknownPath,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionNoop),
+					plancheck.ExpectResourceAction("terraform_data.kubeconfig", plancheck.ResourceActionCreate),
+				}},
+			},
+		},
+	})
+}
+
+// Environment from a Secret never passes through Terraform: the Secret's value is in neither
+// the plan output, the state, nor a TRACE log of apply, plan and destroy, while the job's pod
+// template names the Secret and key. A sensitive_env value is hidden from plans and logs.
+func TestAccSecretEnvNeverPassesThroughTerraform(t *testing.T) {
+	a := newAPI(t)
+	ctx := context.Background()
+	name := mpiJobName()
+	secretValue := "secret-" + acctest.RandString(24)
+	inlineValue := "inline-" + acctest.RandString(24)
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name + "-keys", Namespace: "default"},
+		StringData: map[string]string{"api-key": secretValue}}
+	if _, err := a.kube.CoreV1().Secrets("default").Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.kube.CoreV1().Secrets("default").Delete(ctx, secret.Name, metav1.DeleteOptions{}) })
+	w := newWorkspace(t)
+	w.write(providerConfig() + mpiJobBlock("test", name, fmt.Sprintf(`  wait_for         = "created"
+  env_secret       = { API_KEY = { secret = %[1]q, key = "api-key" } }
+  env_from_secrets = [%[1]q]
+  sensitive_env    = { TOKEN = %[2]q }
+`, secret.Name, inlineValue)))
+	trace := []string{"TF_LOG=TRACE"}
+	var logs strings.Builder
+	for _, args := range [][]string{{"apply", "-auto-approve", "-input=false"}, {"plan", "-input=false"}} {
+		out, err := w.try(trace, args...)
+		if err != nil {
+			t.Fatalf("terraform %v: %v\n%s", args, err, out)
+		}
+		logs.WriteString(out)
+	}
+	state, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := a.get(jobs.MPI.GVR, "default", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.try(trace, "destroy", "-auto-approve", "-input=false")
+	if err != nil {
+		t.Fatalf("terraform destroy: %v\n%s", err, out)
+	}
+	logs.WriteString(out)
+
+	if !strings.Contains(logs.String(), "[TRACE]") || !strings.Contains(logs.String(), "CREATE MPIJob default/"+name) {
+		t.Fatal("the output is not the TRACE log of this provider's work the test means to check")
+	}
+	if strings.Contains(logs.String(), secretValue) || strings.Contains(string(state), secretValue) {
+		t.Error("the Secret's value passed through Terraform (it is in the TRACE log or the state)")
+	}
+	if strings.Contains(logs.String(), inlineValue) {
+		t.Error("the sensitive_env value appears in the plan output or the TRACE log")
+	}
+	// What the pods get: a reference to the Secret, and the Secret as a whole.
+	containers, _, _ := unstructured.NestedSlice(job.Object, "spec", "mpiReplicaSpecs", "Worker", "template", "spec", "containers")
+	if len(containers) == 0 {
+		t.Fatal("the MPIJob has no worker container")
+	}
+	c, _ := containers[0].(map[string]any)
+	env, _ := json.Marshal(c["env"])
+	envFrom, _ := json.Marshal(c["envFrom"])
+	if !strings.Contains(string(env), `{"name":"API_KEY","valueFrom":{"secretKeyRef":{"key":"api-key","name":"`+secret.Name+`"}}}`) {
+		t.Errorf("the worker's env has no secretKeyRef for API_KEY: %s", env)
+	}
+	if !strings.Contains(string(envFrom), `"secretRef":{"name":"`+secret.Name+`"}`) {
+		t.Errorf("the worker's envFrom does not name the Secret: %s", envFrom)
 	}
 }

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -28,30 +29,37 @@ type tensorBoardFields struct {
 }
 
 type tensorBoardModel struct {
-	LogDir types.String `tfsdk:"log_dir"`
-	Image  types.String `tfsdk:"image"`
+	LogDir      types.String `tfsdk:"log_dir"`
+	Image       types.String `tfsdk:"image"`
+	ServiceType types.String `tfsdk:"service_type"`
 }
 
 func tensorBoardBlock() schema.Block {
 	return schema.ListNestedBlock{
-		MarkdownDescription: "A TensorBoard for the job (Arena: `--tensorboard --logdir`): a Deployment and a NodePort Service named `NAME-tensorboard`, " +
+		MarkdownDescription: "A TensorBoard for the job (Arena: `--tensorboard --logdir`): a Deployment and a Service named `NAME-tensorboard`, " +
 			"with the job's tolerations, node selector and data volumes (put the log directory on one), owned by the job so they are removed with it. " +
 			"Adding, changing or removing it changes only the TensorBoard: the job keeps running. A TensorBoard that cannot be made is a " +
 			"warning, not a failed job: `tensorboard_url` is null, and the next plan shows the TensorBoard to be added again.",
 		Validators: []validator.List{listvalidator.SizeAtMost(1)},
 		NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
-			"log_dir": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.LengthAtLeast(1)},
+			"log_dir": schema.StringAttribute{Required: true, Validators: []validator.String{nonBlankRule},
 				MarkdownDescription: "Directory TensorBoard reads, e.g. `/training_logs` on one of `data_volumes`."},
 			"image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultTensorBoardImage),
+				Validators:          []validator.String{nonBlankRule},
 				MarkdownDescription: "TensorBoard's image. Default `" + jobs.DefaultTensorBoardImage + "`."},
+			"service_type": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.ServiceTypeClusterIP)),
+				Validators: []validator.String{stringvalidator.OneOf(string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeNodePort))},
+				MarkdownDescription: "`ClusterIP` (default: the TensorBoard answers inside the cluster, or through `kubectl port-forward`) or " +
+					"`NodePort` (it answers on a port of every node, to anyone who can reach the nodes, as Arena's `--tensorboard` does)."},
 		}},
 	}
 }
 
 func tensorBoardURLAttribute() schema.Attribute {
 	return schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{tensorBoardURLPlan{}},
-		MarkdownDescription: "Where the TensorBoard answers, like `arena get` prints it: `http://NODE_ADDRESS:NODE_PORT`; null without a `tensorboard` block, " +
-			"or when the TensorBoard could not be made."}
+		MarkdownDescription: "Where the TensorBoard answers: with `service_type = \"NodePort\"`, like `arena get` prints it, `http://NODE_ADDRESS:NODE_PORT` " +
+			"on a node that is Ready and schedulable (or, with none, the in-cluster address and a warning saying why); with `ClusterIP`, " +
+			"`http://NAME-tensorboard.NAMESPACE.svc:6006`. Null without a `tensorboard` block, or when the TensorBoard could not be made."}
 }
 
 // tensorBoardURLPlan keeps the URL while the TensorBoard stays as it is, and plans it unknown
@@ -93,7 +101,7 @@ func tensorBoardServiceTarget(namespace, job string) kube.Target {
 }
 
 func (m tensorBoardModel) spec() jobs.TensorBoardSpec {
-	return jobs.TensorBoardSpec{LogDir: m.LogDir.ValueString(), Image: m.Image.ValueString()}
+	return jobs.TensorBoardSpec{LogDir: m.LogDir.ValueString(), Image: m.Image.ValueString(), ServiceType: corev1.ServiceType(m.ServiceType.ValueString())}
 }
 
 // createTensorBoard creates the job's TensorBoard, if it has one, owned by the job object, and
@@ -107,15 +115,16 @@ func (r *jobResource) createTensorBoard(ctx context.Context, f *tensorBoardField
 	}
 	deployment, service, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), f.TensorBoard[0].spec(), pod, ownerReference(job))
 	if err == nil {
-		if _, err = r.client.Create(ctx, tensorBoardTarget(job.GetNamespace(), job.GetName()), deployment); err == nil {
-			service, err = r.client.Create(ctx, tensorBoardServiceTarget(job.GetNamespace(), job.GetName()), service)
+		young := youngerThan(defaultTimeout)
+		if _, err = r.client.Create(ctx, tensorBoardTarget(job.GetNamespace(), job.GetName()), deployment, young); err == nil {
+			service, err = r.client.Create(ctx, tensorBoardServiceTarget(job.GetNamespace(), job.GetName()), service, young)
 		}
 	}
 	if err != nil {
 		tensorBoardWarning(diags, job, err)
 		return
 	}
-	f.TensorBoardURL = types.StringValue(jobs.TensorBoardURL(service, r.nodeAddress(ctx)))
+	f.TensorBoardURL = types.StringValue(r.tensorBoardURL(ctx, service, diags))
 }
 
 func tensorBoardWarning(diags *diag.Diagnostics, job *unstructured.Unstructured, err error) {
@@ -146,14 +155,18 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 		}
 		r.waitDeleted(ctx, diags, deployment)
 	default:
-		before, _, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), prior.TensorBoard[0].spec(), priorPods, ownerReference(job))
+		before, beforeService, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), prior.TensorBoard[0].spec(), priorPods, ownerReference(job))
 		if err != nil {
 			tensorBoardWarning(diags, job, err)
 			return
 		}
-		after, _, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), planned.TensorBoard[0].spec(), plannedPods, ownerReference(job))
+		after, afterService, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), planned.TensorBoard[0].spec(), plannedPods, ownerReference(job))
 		if err == nil {
 			_, err = r.patchDifference(ctx, tensorBoardTarget(job.GetNamespace(), job.GetName()), before, after)
+		}
+		var service *unstructured.Unstructured
+		if err == nil {
+			service, err = r.patchDifference(ctx, tensorBoardServiceTarget(job.GetNamespace(), job.GetName()), beforeService, afterService)
 		}
 		if err != nil {
 			tensorBoardWarning(diags, job, err)
@@ -161,6 +174,18 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 			return
 		}
 		planned.TensorBoardURL = prior.TensorBoardURL
+		if service != nil || prior.TensorBoardURL.IsNull() {
+			// The Service changed (its type): its URL did too.
+			if service == nil {
+				service, err = r.client.Get(ctx, tensorBoardServiceTarget(job.GetNamespace(), job.GetName()))
+			}
+			if err != nil || service == nil {
+				tensorBoardWarning(diags, job, fmt.Errorf("its Service cannot be read: %v", err))
+				planned.TensorBoardURL = types.StringNull()
+				return
+			}
+			planned.TensorBoardURL = types.StringValue(r.tensorBoardURL(ctx, service, diags))
+		}
 	}
 }
 
@@ -179,12 +204,7 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 		diags.AddError("Error reading the TensorBoard of "+job.String(), err.Error())
 		return
 	}
-	var tb jobs.TensorBoardSpec
-	var ok bool
-	if deployment != nil && jobs.IsManaged(deployment) {
-		tb, ok = jobs.ReadTensorBoard(deployment)
-	}
-	if !ok {
+	if deployment == nil || !jobs.IsManaged(deployment) {
 		f.TensorBoardURL = types.StringNull()
 		return
 	}
@@ -193,30 +213,40 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 		diags.AddError("Error reading the TensorBoard of "+job.String(), err.Error())
 		return
 	}
-	if service == nil || !jobs.IsManaged(service) {
+	var tb jobs.TensorBoardSpec
+	var ok bool
+	if service != nil && jobs.IsManaged(service) {
+		tb, ok = jobs.ReadTensorBoard(deployment, service)
+	}
+	if !ok {
 		f.TensorBoardURL = types.StringNull()
 		return
 	}
-	f.TensorBoard = []tensorBoardModel{{LogDir: types.StringValue(tb.LogDir), Image: types.StringValue(tb.Image)}}
+	f.TensorBoard = []tensorBoardModel{{LogDir: types.StringValue(tb.LogDir), Image: types.StringValue(tb.Image),
+		ServiceType: types.StringValue(string(cmp.Or(tb.ServiceType, corev1.ServiceTypeClusterIP)))}}
 	if f.TensorBoardURL.IsNull() || f.TensorBoardURL.IsUnknown() {
-		f.TensorBoardURL = types.StringValue(jobs.TensorBoardURL(service, r.nodeAddress(ctx)))
+		f.TensorBoardURL = types.StringValue(r.tensorBoardURL(ctx, service, diags))
 	}
 }
 
-// nodeAddress is the InternalIP of a Ready node, for NodePort URLs; "" when there is none.
-func (r *jobResource) nodeAddress(ctx context.Context) string {
+// tensorBoardURL is where the TensorBoard's Service answers: for a NodePort, on a Ready,
+// schedulable node (with a warning and the in-cluster address when there is none).
+func (r *jobResource) tensorBoardURL(ctx context.Context, service *unstructured.Unstructured, diags *diag.Diagnostics) string {
+	if t, _, _ := unstructured.NestedString(service.Object, "spec", "type"); t != string(corev1.ServiceTypeNodePort) {
+		return jobs.TensorBoardURL(service, "")
+	}
 	nodes, err := r.client.Nodes(ctx, "")
+	address, whyNone := "", ""
 	if err != nil {
-		return ""
+		whyNone = "the nodes cannot be listed: " + err.Error()
+	} else {
+		address, whyNone = jobs.NodeAddress(nodes)
 	}
-	for _, n := range nodes {
-		for _, a := range n.Status.Addresses {
-			if a.Type == corev1.NodeInternalIP && a.Address != "" {
-				return a.Address
-			}
-		}
+	if address == "" {
+		diags.AddWarning("No node address for the TensorBoard",
+			fmt.Sprintf("The TensorBoard's NodePort cannot be named on a node: %s. tensorboard_url is its address inside the cluster.", whyNone))
 	}
-	return ""
+	return jobs.TensorBoardURL(service, address)
 }
 
 // deletionTargets are what destroying a job waits for: the job and its pods, and its

@@ -40,7 +40,8 @@ func TestAccMPIJob_tensorBoard(t *testing.T) {
 		Steps: []resource.TestStep{{
 			Config: mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]
   tensorboard {
-    log_dir = "/training_logs"
+    log_dir      = "/training_logs"
+    service_type = "NodePort"
   }`),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestMatchResourceAttr("training_mpi_job.test", "tensorboard_url", regexp.MustCompile(`^http://[0-9.]+:3[0-9]{4}$`)),

@@ -1,11 +1,19 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -42,9 +50,20 @@ func messages(value string, errs []string) error {
 }
 
 var (
-	tolerationRule = stringRule{"toleration", func(s string) error {
-		_, err := jobs.ParseToleration(s)
-		return err
+	tolerationRule = tolerationString{}
+	secretKeyRule  = stringRule{"Secret key", func(s string) error {
+		return messages(s, validation.IsConfigMapKey(s))
+	}}
+	// nonBlankRule: an image, a script, a directory or a queue named by spaces alone would
+	// fail only once the objects exist.
+	nonBlankRule = stringRule{"value", func(s string) error {
+		if strings.TrimSpace(s) == "" {
+			return fmt.Errorf("%q is empty or only spaces", s)
+		}
+		if strings.TrimSpace(s) != s {
+			return fmt.Errorf("%q starts or ends with spaces", s)
+		}
+		return nil
 	}}
 	quantityRule = stringRule{"Kubernetes quantity", func(s string) error {
 		q, err := resource.ParseQuantity(s)
@@ -99,4 +118,98 @@ func jobNameRule(longestSuffix string) stringRule {
 		}
 		return nil
 	}}
+}
+
+// tolerationString checks one toleration string in Arena's grammar, and warns about `all`,
+// which is seldom what is meant: it also tolerates the taints Kubernetes puts on cordoned,
+// not-ready and unreachable nodes.
+type tolerationString struct{}
+
+var _ validator.String = tolerationString{}
+
+func (tolerationString) Description(context.Context) string { return "toleration in Arena's grammar" }
+func (v tolerationString) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (tolerationString) ValidateString(_ context.Context, req validator.StringRequest, resp *validator.StringResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	s := req.ConfigValue.ValueString()
+	if _, err := jobs.ParseToleration(s); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid toleration", err.Error())
+		return
+	}
+	if s == jobs.TolerateAll {
+		resp.Diagnostics.AddAttributeWarning(req.Path, "The job tolerates every taint",
+			"\"all\" tolerates every taint, including those Kubernetes puts on cordoned (node.kubernetes.io/unschedulable), "+
+				"not-ready and unreachable nodes: the pods may be placed on a node being drained, and are never evicted from one that "+
+				"stops answering. Name the taints to tolerate instead (\"gpu_node\", \"ssd_node\") unless that is what you want.")
+	}
+}
+
+// tolerationObject applies the API server's toleration rules to a toleration block (see
+// jobs.CheckToleration).
+type tolerationObject struct{}
+
+var _ validator.Object = tolerationObject{}
+
+func (tolerationObject) Description(context.Context) string {
+	return "a toleration the API server accepts"
+}
+func (v tolerationObject) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (tolerationObject) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	var m tolerationModel
+	resp.Diagnostics.Append(req.ConfigValue.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	for _, v := range []attr.Value{m.Key, m.Operator, m.Value, m.Effect, m.TolerationSeconds} {
+		if v.IsUnknown() {
+			return
+		}
+	}
+	// The block's operator defaults to Equal, as the API's does.
+	t := corev1.Toleration{Key: m.Key.ValueString(), Operator: corev1.TolerationOperator(cmp.Or(m.Operator.ValueString(), string(corev1.TolerationOpEqual))),
+		Value: m.Value.ValueString(), Effect: corev1.TaintEffect(m.Effect.ValueString()), TolerationSeconds: m.TolerationSeconds.ValueInt64Pointer()}
+	if err := jobs.CheckToleration(t); err != nil {
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid toleration", err.Error())
+	}
+}
+
+// distinctKeys refuses a map key that the other map attributes (at the root) also set: one
+// environment variable defined twice would leave which value wins to the container runtime.
+type distinctKeys []string
+
+var _ validator.Map = distinctKeys{}
+
+func (d distinctKeys) Description(context.Context) string {
+	return "keys not also set in " + strings.Join(d, " or ")
+}
+func (d distinctKeys) MarkdownDescription(ctx context.Context) string { return d.Description(ctx) }
+
+func (d distinctKeys) ValidateMap(ctx context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	for _, other := range d {
+		var m types.Map
+		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(other), &m)...)
+		if m.IsNull() || m.IsUnknown() {
+			continue
+		}
+		for _, key := range slices.Sorted(maps.Keys(req.ConfigValue.Elements())) {
+			if _, twice := m.Elements()[key]; twice {
+				resp.Diagnostics.AddAttributeError(req.Path, "Variable set twice",
+					fmt.Sprintf("%s is also set in %s: set each environment variable in one place only.", key, other))
+			}
+		}
+	}
 }

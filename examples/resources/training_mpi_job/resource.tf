@@ -9,9 +9,10 @@ resource "training_mpi_job" "ssd" {
   tolerations  = ["ssd_node"]
   data_volumes = ["training-logs:/training_logs"]
 
-  # --tensorboard --logdir /training_logs
+  # --tensorboard --logdir /training_logs, on a node port as Arena serves it
   tensorboard {
-    log_dir = "/training_logs"
+    log_dir      = "/training_logs"
+    service_type = "NodePort"
   }
 }
 
