@@ -67,3 +67,21 @@ func TestStampRequestTellsOwnLeftoversFromOtherObjects(t *testing.T) {
 		t.Error("an unstamped request matches")
 	}
 }
+
+// Labels and annotations that tools and controllers write are not imported as the user's;
+// the user's own, in a domain of theirs or Kubernetes' recommended app.kubernetes.io, are.
+func TestSystemKey(t *testing.T) {
+	for key, system := range map[string]bool{
+		"kubectl.kubernetes.io/last-applied-configuration": true,
+		"kueue.x-k8s.io/queue-name":                        true,
+		"training.kubeflow.org/job-name":                   true,
+		"kubernetes.io/metadata.name":                      true,
+		"team":                                             false,
+		"example.com/owner":                                false,
+		"app.kubernetes.io/name":                           false,
+	} {
+		if SystemKey(key) != system {
+			t.Errorf("SystemKey(%q) = %v, want %v", key, !system, system)
+		}
+	}
+}

@@ -22,14 +22,23 @@ func TestParseToleration(t *testing.T) {
 		{"node.kubernetes.io/unreachable:NoExecute", corev1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}},
 		{"dedicated=ml:PreferNoSchedule", corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectPreferNoSchedule}},
 	}
-	for _, c := range accepted {
-		got, err := ParseToleration(c.in)
+	// parses checks that in parses to want.
+	parses := func(in string, want corev1.Toleration) (corev1.Toleration, bool) {
+		t.Helper()
+		got, err := ParseToleration(in)
 		if err != nil {
-			t.Errorf("ParseToleration(%q): %v", c.in, err)
-			continue
+			t.Errorf("ParseToleration(%q): %v", in, err)
+			return got, false
 		}
-		if diff := cmp.Diff(c.want, got); diff != "" {
-			t.Errorf("ParseToleration(%q) (-want +got):\n%s", c.in, diff)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ParseToleration(%q) (-want +got):\n%s", in, diff)
+		}
+		return got, true
+	}
+	for _, c := range accepted {
+		got, ok := parses(c.in, c.want)
+		if !ok {
+			continue
 		}
 		// Every accepted form is written back the same way, so import round-trips.
 		if s, ok := FormatToleration(got); !ok || s != c.in {
@@ -51,14 +60,7 @@ func TestParseToleration(t *testing.T) {
 			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)}},
 	}
 	for _, c := range longer {
-		got, err := ParseToleration(c.in)
-		if err != nil {
-			t.Errorf("ParseToleration(%q): %v", c.in, err)
-			continue
-		}
-		if diff := cmp.Diff(c.want, got); diff != "" {
-			t.Errorf("ParseToleration(%q) (-want +got):\n%s", c.in, diff)
-		}
+		parses(c.in, c.want)
 	}
 
 	rejected := []struct{ in, why string }{
