@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -87,6 +88,9 @@ type drift struct {
 	want  []string
 	// replace: the attribute cannot change on a running job.
 	replace bool
+	// podsGo: the drift itself stops the job's pods (a suspend), so an in-place apply keeps the
+	// job object but not necessarily its pods.
+	podsGo bool
 }
 
 func op(kind, path string, value any) map[string]any {
@@ -124,7 +128,7 @@ func commonDrifts(pod string) []drift {
 // kubeflowDrifts are the run policy's, for the Kubeflow kinds.
 func kubeflowDrifts() []drift {
 	return []drift{
-		{name: "suspended", patch: []map[string]any{op("add", "/spec/runPolicy/suspend", true)}, want: []string{"suspend"}},
+		{name: "suspended", patch: []map[string]any{op("add", "/spec/runPolicy/suspend", true)}, want: []string{"suspend"}, podsGo: true},
 		{name: "clean pod policy", patch: []map[string]any{op("replace", "/spec/runPolicy/cleanPodPolicy", "All")}, want: []string{"clean_pod_policy"}},
 	}
 }
@@ -165,14 +169,47 @@ func testDrift(t *testing.T, kind *jobs.Kind, address, name, config string, drif
 		if len(d.want) == 0 {
 			check.action = plancheck.ResourceActionNoop
 		}
+		// An in-place change puts the job back without replacing it or any of its running pods.
+		var jobUID k8stypes.UID
+		var pods []corev1.Pod
 		steps = append(steps, resource.TestStep{
 			PreConfig: func() {
+				job, err := a.get(kind.GVR, "default", name)
+				if err != nil {
+					t.Fatalf("drift %q: %v", d.name, err)
+				}
+				jobUID, pods = job.GetUID(), a.pods("default", kind.PodSelector(name))
 				if err := makeDrift(a, kind, name, d); err != nil {
 					t.Fatalf("drift %q: %v", d.name, err)
 				}
 			},
 			Config:           config,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{check}},
+			Check: func(*terraform.State) error {
+				if d.replace {
+					return nil
+				}
+				job, err := a.get(kind.GVR, "default", name)
+				if err != nil {
+					return err
+				}
+				if job.GetUID() != jobUID {
+					return fmt.Errorf("drift %q: the apply replaced the job (uid %s, was %s)", d.name, job.GetUID(), jobUID)
+				}
+				if d.podsGo {
+					return nil
+				}
+				now := map[k8stypes.UID]bool{}
+				for _, p := range a.pods("default", kind.PodSelector(name)) {
+					now[p.UID] = p.DeletionTimestamp == nil
+				}
+				for _, p := range pods {
+					if p.DeletionTimestamp == nil && !now[p.UID] {
+						return fmt.Errorf("drift %q: the in-place apply stopped pod %s", d.name, p.Name)
+					}
+				}
+				return nil
+			},
 		})
 	}
 	steps = append(steps, resource.TestStep{
