@@ -175,6 +175,23 @@ func targetsOf(job kube.Target, objs []*unstructured.Unstructured) ([]kube.Targe
 	return targets, deps, nil
 }
 
+// build is the model's spec and the objects it builds: the job and its dependents; ok is false,
+// with the reason in diags, when the model does not make a valid job.
+func (r *jobResource) build(ctx context.Context, m jobModel, diags *diag.Diagnostics) (spec jobs.Spec, job *unstructured.Unstructured,
+	dependents []*unstructured.Unstructured, ok bool) {
+	spec, d := m.spec(ctx)
+	diags.Append(d...)
+	if d.HasError() {
+		return nil, nil, nil, false
+	}
+	job, dependents, err := spec.Build()
+	if err != nil {
+		diags.AddError("Invalid "+r.kind.Object, err.Error())
+		return nil, nil, nil, false
+	}
+	return spec, job, dependents, true
+}
+
 // create makes the job the plan describes: its dependents first (an elastic job's Services: a
 // worker must never look its rendezvous up before it exists), then the job, saved in state at
 // once so that nothing is ever orphaned, then the dependents handed to the job as their owner,
@@ -184,14 +201,8 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec, diags := m.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	obj, dependents, err := spec.Build()
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
+	spec, obj, dependents, ok := r.build(ctx, m, &resp.Diagnostics)
+	if !ok {
 		return
 	}
 	f := m.job()
@@ -535,9 +546,12 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	p, s := plan.job(), state.job()
 	p.ID, p.UID = s.ID, s.UID
-	spec, diags := plan.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
+	from, to := int32(s.WorkerCount.ValueInt64()), int32(p.WorkerCount.ValueInt64())
+	spec, after, dependents, ok := r.build(ctx, plan, &resp.Diagnostics)
+	// The state's job at the new count: what differs from the plan's is what changes in place.
+	s.WorkerCount = p.WorkerCount
+	prior, before, _, priorOK := r.build(ctx, state, &resp.Diagnostics)
+	if !ok || !priorOK {
 		return
 	}
 	limit, diags := p.Timeouts.Update(ctx, defaultTimeout)
@@ -545,24 +559,6 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t := r.target(p)
-	from, to := int32(s.WorkerCount.ValueInt64()), int32(p.WorkerCount.ValueInt64())
-	// The state's job at the new count: what differs from the plan's is what changes in place.
-	s.WorkerCount = p.WorkerCount
-	prior, diags := state.spec(ctx)
-	resp.Diagnostics.Append(diags...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	before, _, err := prior.Build()
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
-		return
-	}
-	after, dependents, err := spec.Build()
-	if err != nil {
-		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
-		return
-	}
 	if from == to && r.nothingToChange(before, after, prior.Pods(), spec.Pods(), plan, state) {
 		// Only what Terraform alone holds changed (wait_for, timeouts, recreate_if_missing): the
 		// cluster is not touched, and the job may even be gone (kept in state, see keptWhenGone).
@@ -593,6 +589,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	job := written
 	if job == nil {
+		var err error
 		if job, err = r.client.Get(ctx, t); err != nil || job == nil {
 			resp.Diagnostics.AddError("Error reading "+t.String(), fmt.Sprintf("%v (the job is gone?)", err))
 			return
