@@ -47,11 +47,7 @@ var Elastic = &Kind{
 // its etcd, in the order Build returns them.
 func elasticDependents(job string) []Dependent {
 	services := elasticServiceNames(job)
-	return []Dependent{
-		{GVR: ServiceGVR, Kind: "Service", Name: services[0]},
-		{GVR: ServiceGVR, Kind: "Service", Name: services[1]},
-		{GVR: NetworkPolicyGVR, Kind: "NetworkPolicy", Name: job + "-" + EtcdRole},
-	}
+	return []Dependent{newDependent("Service", services[0]), newDependent("Service", services[1]), newDependent("NetworkPolicy", job+"-"+EtcdRole)}
 }
 
 // ElasticDependents are the dependents of an elastic job of that name, with or without the

@@ -58,13 +58,20 @@ func (d Dependent) String() string { return d.Kind + "/" + d.Name }
 // NetworkPolicyGVR is networking.k8s.io/v1 NetworkPolicy.
 var NetworkPolicyGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
 
+// dependentGVRs are the kinds of object a job may own besides its operator's, and their APIs.
+var dependentGVRs = map[string]schema.GroupVersionResource{"Service": ServiceGVR, "NetworkPolicy": NetworkPolicyGVR}
+
+// newDependent names the dependent of that kind and name.
+func newDependent(kind, name string) Dependent {
+	return Dependent{GVR: dependentGVRs[kind], Kind: kind, Name: name}
+}
+
 // DependentOf names a dependent object that Build returned.
 func DependentOf(obj *unstructured.Unstructured) (Dependent, error) {
-	gvr, ok := map[string]schema.GroupVersionResource{"Service": ServiceGVR, "NetworkPolicy": NetworkPolicyGVR}[obj.GetKind()]
-	if !ok {
+	if _, ok := dependentGVRs[obj.GetKind()]; !ok {
 		return Dependent{}, fmt.Errorf("a job's dependent cannot be a %s", obj.GetKind())
 	}
-	return Dependent{GVR: gvr, Kind: obj.GetKind(), Name: obj.GetName()}, nil
+	return newDependent(obj.GetKind(), obj.GetName()), nil
 }
 
 // Spec is what a job resource says, for any kind: it builds the job object and the objects it

@@ -51,15 +51,21 @@ func SummarizeNodes(nodes []corev1.Node, gpuResource string, f NodeFilter) []Nod
 		if q, ok := n.Status.Allocatable[corev1.ResourceMemory]; ok {
 			s.MemoryAllocatable = q.String()
 		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady {
-				s.Ready = c.Status == corev1.ConditionTrue
-			}
-		}
+		s.Ready = NodeReady(n)
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// NodeReady says whether the node's Ready condition is True.
+func NodeReady(n corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func hasTaintKey(n corev1.Node, key string) bool {

@@ -127,7 +127,7 @@ func NodeAddress(nodes []corev1.Node) (address, whyNone string) {
 		return "", "the cluster has no nodes"
 	}
 	for _, n := range nodes {
-		if n.Spec.Unschedulable || !nodeIsReady(n) {
+		if n.Spec.Unschedulable || !NodeReady(n) {
 			continue
 		}
 		for _, a := range n.Status.Addresses {
@@ -137,13 +137,4 @@ func NodeAddress(nodes []corev1.Node) (address, whyNone string) {
 		}
 	}
 	return "", fmt.Sprintf("none of the cluster's %d nodes is Ready, schedulable and has an InternalIP", len(nodes))
-}
-
-func nodeIsReady(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }

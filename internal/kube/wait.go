@@ -58,7 +58,7 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			if !checked {
 				// A node that cannot be read now is taken for Ready: the next change or tick looks again.
 				node, err := core.Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
-				isReady = err == nil && nodeReady(node) || err != nil && !apierrors.IsNotFound(err)
+				isReady = err == nil && jobs.NodeReady(*node) || err != nil && !apierrors.IsNotFound(err)
 				ready[p.Spec.NodeName] = isReady
 			}
 			if isReady {
@@ -74,15 +74,6 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 // overdueTick is how often UntilGone looks again without a change: a pod that has outlived its
 // grace period on a lost node raises no event.
 const overdueTick = 2 * time.Second
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
 
 // until watches and calls check after every change, and every tick too when tick > 0.
 func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool, tick time.Duration) (jobs.Observed, error) {

@@ -455,7 +455,7 @@ func (r *jobResource) existingDependents(ctx context.Context, f *jobFields, diag
 			diags.AddError("Error reading "+t.String(), err.Error())
 			continue
 		}
-		if obj != nil && obj.GetDeletionTimestamp() == nil && (ownedBy(obj, job) || jobs.IsManaged(obj)) {
+		if obj != nil && obj.GetDeletionTimestamp() == nil && theJobs(job)(obj) {
 			found = append(found, d)
 		}
 	}
@@ -559,7 +559,13 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t := r.target(p)
-	if from == to && r.nothingToChange(before, after, prior.Pods(), spec.Pods(), plan, state) {
+	jobPatch, err := mergePatch(before, after)
+	if err != nil {
+		resp.Diagnostics.AddError("Error updating "+t.String(), err.Error())
+		return
+	}
+	podPatch := podMetadataPatch(prior.Pods(), spec.Pods())
+	if from == to && jobPatch == nil && podPatch == nil && sameCompanions(plan, state) {
 		// Only what Terraform alone holds changed (wait_for, timeouts, recreate_if_missing): the
 		// cluster is not touched, and the job may even be gone (kept in state, see keptWhenGone).
 		p.statusModel, p.TensorBoardURL = s.statusModel, s.TensorBoardURL
@@ -575,21 +581,20 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	if !ok {
 		return
 	}
-	if patched, err := r.patchDifference(ctx, t, before, after); err != nil {
-		resp.Diagnostics.AddError("Error updating "+t.String(), goneOr(t, err))
-		return
-	} else if patched != nil {
-		written = patched
+	if jobPatch != nil {
+		if written, err = r.client.Patch(ctx, t, k8stypes.MergePatchType, jobPatch); err != nil {
+			resp.Diagnostics.AddError("Error updating "+t.String(), goneOr(t, err))
+			return
+		}
 	}
-	if patch := podMetadataPatch(prior.Pods(), spec.Pods()); patch != nil {
-		if err := r.client.PatchPods(ctx, t, patch); err != nil {
+	if podPatch != nil {
+		if err := r.client.PatchPods(ctx, t, podPatch); err != nil {
 			resp.Diagnostics.AddError("Error updating the pods of "+t.String(), err.Error())
 			return
 		}
 	}
 	job := written
 	if job == nil {
-		var err error
 		if job, err = r.client.Get(ctx, t); err != nil || job == nil {
 			resp.Diagnostics.AddError("Error reading "+t.String(), fmt.Sprintf("%v (the job is gone?)", err))
 			return
@@ -622,12 +627,9 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 }
 
-// nothingToChange says whether the plan leaves the cluster as the state has it: the same job
-// object, pod metadata, TensorBoard and dependents.
-func (r *jobResource) nothingToChange(before, after *unstructured.Unstructured, priorPods, plannedPods jobs.PodOptions, plan, state jobModel) bool {
-	if patch, err := mergePatch(before, after); err != nil || patch != nil || podMetadataPatch(priorPods, plannedPods) != nil {
-		return false
-	}
+// sameCompanions says whether the plan keeps the job's TensorBoard and dependents as the state
+// has them.
+func sameCompanions(plan, state jobModel) bool {
 	if !reflect.DeepEqual(plan.job().TensorBoard, state.job().TensorBoard) {
 		return false
 	}
@@ -649,8 +651,8 @@ func goneOr(t kube.Target, err error) string {
 }
 
 // patchDifference patches the target with the JSON merge patch that turns before into after
-// (both built by this provider, from the state and from the plan): only what differs is sent,
-// so what others set on the object stays. It returns nil when nothing differs.
+// (both built by this provider, from the state and from the plan; see mergePatch). It returns
+// nil when nothing differs.
 func (r *jobResource) patchDifference(ctx context.Context, t kube.Target, before, after *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 	patch, err := mergePatch(before, after)
 	if err != nil || patch == nil {
@@ -659,7 +661,8 @@ func (r *jobResource) patchDifference(ctx context.Context, t kube.Target, before
 	return r.client.Patch(ctx, t, k8stypes.MergePatchType, patch)
 }
 
-// mergePatch is the JSON merge patch from before to after, nil when they are the same.
+// mergePatch is the JSON merge patch from before to after, nil when they are the same: only
+// what differs is sent, so what others set on the object stays.
 func mergePatch(before, after *unstructured.Unstructured) ([]byte, error) {
 	b, err := json.Marshal(before.Object)
 	if err != nil {
@@ -734,7 +737,7 @@ func (r *jobResource) reconcileDependents(ctx context.Context, f *jobFields, job
 			continue
 		}
 		t := dependentTarget(jt, d)
-		if _, err := r.client.DeleteIf(ctx, t, func(obj *unstructured.Unstructured) bool { return ownedBy(obj, jt) || jobs.IsManaged(obj) }); err != nil {
+		if _, err := r.client.DeleteIf(ctx, t, theJobs(jt)); err != nil {
 			diags.AddError("Error deleting "+t.String(), err.Error())
 		}
 	}
@@ -803,7 +806,7 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 	}
 	targets := f.deletionTargets(t)
 	for _, dependent := range r.dependentTargets(f) {
-		left, err := r.client.DeleteIf(ctx, dependent, func(obj *unstructured.Unstructured) bool { return ownedBy(obj, t) || jobs.IsManaged(obj) })
+		left, err := r.client.DeleteIf(ctx, dependent, theJobs(t))
 		if err != nil {
 			resp.Diagnostics.AddError("Error deleting "+dependent.String(), err.Error())
 			return
@@ -816,6 +819,12 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		targets = append(targets, dependent)
 	}
 	r.waitDeleted(ctx, &resp.Diagnostics, targets...)
+}
+
+// theJobs says whether a dependent is the job's: owned by it, or made by this provider (an
+// imported job's dependents may have no owner reference).
+func theJobs(job kube.Target) func(*unstructured.Unstructured) bool {
+	return func(obj *unstructured.Unstructured) bool { return ownedBy(obj, job) || jobs.IsManaged(obj) }
 }
 
 // ownedBy says whether obj has an owner reference to the target's object.

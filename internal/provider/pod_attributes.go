@@ -249,15 +249,11 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) diag.Diagnostics {
 	var diags diag.Diagnostics
 	imported := m.Image.IsNull()
-	var prior struct {
-		jobs.PodOptions
-		sensitiveEnv map[string]string
-	}
-	var priorDiags diag.Diagnostics
-	prior.PodOptions, priorDiags = m.podOptions(ctx)
-	priorDiags.Append(m.SensitiveEnv.ElementsAs(ctx, &prior.sensitiveEnv, true)...)
+	prior, priorDiags := m.podOptions(ctx)
+	var priorSensitive map[string]string
+	priorDiags.Append(m.SensitiveEnv.ElementsAs(ctx, &priorSensitive, true)...)
 	if imported || priorDiags.HasError() {
-		prior.PodOptions, prior.sensitiveEnv = jobs.PodOptions{}, nil
+		prior, priorSensitive = jobs.PodOptions{}, nil
 	}
 	m.Image = types.StringValue(o.Image)
 	m.GPUs = types.Int64Value(o.GPUs)
@@ -274,7 +270,7 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	// Variables the state has as sensitive stay so; on import every inline value is `env`.
 	plain, sensitive := map[string]string{}, map[string]string{}
 	for k, v := range o.Env {
-		if _, wasSensitive := prior.sensitiveEnv[k]; wasSensitive {
+		if _, wasSensitive := priorSensitive[k]; wasSensitive {
 			sensitive[k] = v
 		} else {
 			plain[k] = v
@@ -305,18 +301,13 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 				tolerations = append(tolerations, s)
 				continue
 			}
-			tm := tolerationModel{
-				Key:      optionalString(t.Key),
-				Operator: types.StringValue(cmp.Or(string(t.Operator), string(corev1.TolerationOpEqual))),
-				Value:    optionalString(t.Value),
-				Effect:   optionalString(string(t.Effect)),
-			}
-			if t.TolerationSeconds != nil {
-				tm.TolerationSeconds = types.Int64Value(*t.TolerationSeconds)
-			} else {
-				tm.TolerationSeconds = types.Int64Null()
-			}
-			m.Toleration = append(m.Toleration, tm)
+			m.Toleration = append(m.Toleration, tolerationModel{
+				Key:               optionalString(t.Key),
+				Operator:          types.StringValue(cmp.Or(string(t.Operator), string(corev1.TolerationOpEqual))),
+				Value:             optionalString(t.Value),
+				Effect:            optionalString(string(t.Effect)),
+				TolerationSeconds: types.Int64PointerValue(t.TolerationSeconds),
+			})
 		}
 		m.Tolerations = optionalList(ctx, tolerations, &diags)
 	}

@@ -145,10 +145,9 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 		r.createTensorBoard(ctx, planned, job, plannedPods, diags)
 	case len(planned.TensorBoard) == 0:
 		planned.TensorBoardURL = types.StringNull()
-		ours := func(obj *unstructured.Unstructured) bool { return jobs.IsManaged(obj) }
 		deployment := tensorBoardTarget(job.GetNamespace(), job.GetName())
 		for _, t := range []kube.Target{tensorBoardServiceTarget(job.GetNamespace(), job.GetName()), deployment} {
-			if _, err := r.client.DeleteIf(ctx, t, ours); err != nil {
+			if _, err := r.client.DeleteIf(ctx, t, jobs.IsManaged); err != nil {
 				diags.AddError("Error removing the TensorBoard of "+job.GetName(), err.Error())
 				return
 			}
