@@ -37,6 +37,7 @@ var binaries = []binary{
 	{name: "mpi-operator", component: "mpi-operator", pkg: "."},
 	{name: "training-operator", component: "training-operator", pkg: "."},
 	{name: "frameworkcontroller", component: "frameworkcontroller", pkg: "github.com/microsoft/frameworkcontroller/cmd/frameworkcontroller"},
+	{name: "kueue", component: "kueue", pkg: "."},
 }
 
 func versionLDFlags() string {
@@ -164,4 +165,24 @@ func moduleDir(ctx context.Context, sourceDir, component, path string) (string, 
 		return moduleDir(ctx, sourceDir, component, path)
 	}
 	return dir, nil
+}
+
+// operatorModules are the modules whose releases the operators of the local cluster run, by
+// component, in the order start-up reports them.
+var operatorModules = []struct{ component, module string }{
+	{"mpi-operator", "github.com/kubeflow/mpi-operator"},
+	{"training-operator", "github.com/kubeflow/training-operator"},
+	{"frameworkcontroller", "github.com/microsoft/frameworkcontroller"},
+	{"kueue", kueueModule},
+}
+
+// moduleVersion returns the version of module path the component requires.
+func moduleVersion(ctx context.Context, sourceDir, component, path string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", path)
+	cmd.Dir = filepath.Join(sourceDir, "components", component)
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("reading the version of %s for %s: %w", path, component, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }

@@ -1,6 +1,6 @@
 // Package cluster builds and runs a local Kubernetes control plane for the provider's tests and
 // demo: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, KWOK's simulated nodes,
-// mpi-operator, training-operator and frameworkcontroller, all on 127.0.0.1.
+// mpi-operator, training-operator, frameworkcontroller and Kueue, all on 127.0.0.1.
 //
 // Each part is built from the Go module proxy by a module of its own under components/, so that
 // each keeps the dependency versions it was written against and the provider never links
@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,7 +58,7 @@ const stateFile = "cluster.json"
 
 // the order in which Stop ends processes: dependants first, etcd last.
 var stopOrder = []string{
-	"frameworkcontroller", "training-operator", "mpi-operator", "kwok",
+	"kueue", "frameworkcontroller", "training-operator", "mpi-operator", "kwok",
 	"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
 }
 
@@ -152,7 +153,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 	if err := s.pki.generate(); err != nil {
 		return fmt.Errorf("generating certificates: %w", err)
 	}
-	for _, name := range []string{"etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "training-operator-webhook"} {
+	for _, name := range []string{"etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "training-operator-webhook", "kueue-webhook"} {
 		port, err := freePort()
 		if err != nil {
 			return err
@@ -189,6 +190,9 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 		return err
 	}
 	_, _ = fmt.Fprintf(logw, "cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
+	if !opts.SkipOperators {
+		s.reportOperators(ctx)
+	}
 	return nil
 }
 
@@ -472,8 +476,16 @@ func (s *starter) startControllers() error {
 			"--cert-dir=" + p.webhookCertDir(),
 		}},
 	}
+	kueueConfig, err := s.writeKueueConfig()
+	if err != nil {
+		return err
+	}
+	steps = append(steps, struct {
+		name string
+		args []string
+	}{"kueue", []string{kubeconfig, "--config=" + kueueConfig}})
 	for _, st := range steps {
-		if s.opts.SkipOperators && (st.name == "mpi-operator" || st.name == "training-operator") {
+		if s.opts.SkipOperators && (st.name == "mpi-operator" || st.name == "training-operator" || st.name == "kueue") {
 			continue
 		}
 		if err := s.run(st.name, s.c.RunDir, st.args...); err != nil {
@@ -493,4 +505,22 @@ func (s *starter) startControllers() error {
 		return err
 	}
 	return s.run("frameworkcontroller", fcDir)
+}
+
+// reportOperators says which operator releases run, and Kueue's integrations.
+func (s *starter) reportOperators(ctx context.Context) {
+	var running []string
+	for _, m := range operatorModules {
+		v, err := moduleVersion(ctx, s.opts.SourceDir, m.component, m.module)
+		if err != nil {
+			v = "(version unknown: " + err.Error() + ")"
+		}
+		running = append(running, m.component+" "+v)
+	}
+	var integrations []string
+	for name := range KueueIntegrations {
+		integrations = append(integrations, name)
+	}
+	sort.Strings(integrations)
+	_, _ = fmt.Fprintf(s.log, "operators: %s\nKueue integrations: %s\n", strings.Join(running, ", "), strings.Join(integrations, ", "))
 }

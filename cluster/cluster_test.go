@@ -32,6 +32,11 @@ var (
 	tfJobs      = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "tfjobs"}
 	pytorchJobs = schema.GroupVersionResource{Group: "kubeflow.org", Version: "v1", Resource: "pytorchjobs"}
 	frameworks  = schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"}
+	kueueGroup  = "kueue.x-k8s.io"
+	flavors     = schema.GroupVersionResource{Group: kueueGroup, Version: "v1beta2", Resource: "resourceflavors"}
+	clusterQs   = schema.GroupVersionResource{Group: kueueGroup, Version: "v1beta2", Resource: "clusterqueues"}
+	localQs     = schema.GroupVersionResource{Group: kueueGroup, Version: "v1beta2", Resource: "localqueues"}
+	workloads   = schema.GroupVersionResource{Group: kueueGroup, Version: "v1beta2", Resource: "workloads"}
 )
 
 const ssdNode = "cn-beijing.192.168.3.230"
@@ -114,6 +119,7 @@ func TestLocalCluster(t *testing.T) {
 			t.Fatalf("want a rejection by the webhook, got %v", err)
 		}
 	})
+	t.Run("kueue admits a queued mpijob within quota and holds the next", func(t *testing.T) { e.t = t; e.checkKueue(ctx) })
 	t.Run("framework runs", func(t *testing.T) {
 		e.t = t
 		e.create(ctx, frameworks, frameworkYAML)
@@ -296,9 +302,77 @@ func (e *env) checkMPIJob(ctx context.Context) {
 	}
 }
 
+// checkKueue makes a 2-GPU quota on the GPU nodes' flavor and submits two MPIJobs of 2 GPUs to
+// it: Kueue's webhook suspends both, its scheduler admits the first (unsuspended, its workers
+// run on the flavor's nodes, tolerating its taint through the flavor) and holds the second with
+// the quota's reason; deleting the first admits the second.
+func (e *env) checkKueue(ctx context.Context) {
+	e.create(ctx, flavors, gpuFlavorYAML)
+	e.create(ctx, clusterQs, gpuClusterQueueYAML)
+	e.create(ctx, localQs, localQueueYAML)
+	e.create(ctx, mpiJobs, fmt.Sprintf(queuedMPIJobYAML, "queued-a"))
+	e.waitPods(ctx, "training.kubeflow.org/job-name=queued-a,training.kubeflow.org/job-role=worker", 2)
+	e.create(ctx, mpiJobs, fmt.Sprintf(queuedMPIJobYAML, "queued-b"))
+	a := e.get(ctx, mpiJobs, "queued-a")
+	if suspended, _, _ := unstructured.NestedBool(a.Object, "spec", "runPolicy", "suspend"); suspended {
+		e.t.Errorf("the admitted MPIJob is still suspended")
+	}
+	for _, p := range e.waitPods(ctx, "training.kubeflow.org/job-name=queued-a,training.kubeflow.org/job-role=worker", 2) {
+		if p.Spec.NodeSelector["nvidia.com/gpu.present"] != "true" {
+			e.t.Errorf("worker %s: Kueue did not apply the flavor's node labels: %v", p.Name, p.Spec.NodeSelector)
+		}
+	}
+	reason := e.waitWorkload(ctx, "queued-b", "QuotaReserved", "False")
+	if !strings.Contains(reason, "insufficient unused quota for nvidia.com/gpu") {
+		e.t.Errorf("the second workload waits for %q, want the GPU quota", reason)
+	}
+	b := e.get(ctx, mpiJobs, "queued-b")
+	if suspended, _, _ := unstructured.NestedBool(b.Object, "spec", "runPolicy", "suspend"); !suspended {
+		e.t.Errorf("Kueue's webhook did not suspend the queued MPIJob")
+	}
+	if err := e.dyn.Resource(mpiJobs).Namespace("default").Delete(ctx, "queued-a", metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitWorkload(ctx, "queued-b", "Admitted", "True")
+	e.waitPods(ctx, "training.kubeflow.org/job-name=queued-b,training.kubeflow.org/job-role=worker", 2)
+}
+
+func (e *env) get(ctx context.Context, gvr schema.GroupVersionResource, name string) *unstructured.Unstructured {
+	obj, err := e.dyn.Resource(gvr).Namespace("default").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return obj
+}
+
+// waitWorkload waits until the Workload of the named MPIJob has the condition with that
+// status, and returns the condition's message.
+func (e *env) waitWorkload(ctx context.Context, job, condition, status string) (message string) {
+	uid := e.get(ctx, mpiJobs, job).GetUID()
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := e.dyn.Resource(workloads).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: "kueue.x-k8s.io/job-uid=" + string(uid)})
+		if err != nil || len(list.Items) != 1 {
+			return false, err
+		}
+		conditions, _, _ := unstructured.NestedSlice(list.Items[0].Object, "status", "conditions")
+		for _, c := range conditions {
+			m, _ := c.(map[string]any)
+			if m["type"] == condition && m["status"] == status {
+				message, _ = m["message"].(string)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		e.t.Fatalf("waiting for the workload of %s to be %s=%s: %v", job, condition, status, err)
+	}
+	return message
+}
+
 func (e *env) create(ctx context.Context, gvr schema.GroupVersionResource, manifest string) {
 	obj := decode(e.t, manifest)
-	if _, err := e.dyn.Resource(gvr).Namespace("default").Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+	if _, err := e.dyn.Resource(gvr).Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
 		e.t.Fatalf("creating %s %s: %v", gvr.Resource, obj.GetName(), err)
 	}
 }
@@ -439,4 +513,58 @@ spec:
           restartPolicy: Never
           tolerations: [{key: gpu_node, operator: Exists}]
           containers: [{name: worker, image: pytorch}]
+`
+
+const gpuFlavorYAML = `
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu}
+spec:
+  nodeLabels: {nvidia.com/gpu.present: "true"}
+  tolerations: [{key: gpu_node, operator: Exists, effect: NoSchedule}, {key: ssd_node, operator: Exists, effect: NoSchedule}]
+`
+
+const gpuClusterQueueYAML = `
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: gpus}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory, nvidia.com/gpu]
+    flavors:
+    - name: gpu
+      resources:
+      - {name: cpu, nominalQuota: 64}
+      - {name: memory, nominalQuota: 256Gi}
+      - {name: nvidia.com/gpu, nominalQuota: 2}
+`
+
+const localQueueYAML = `
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: team, namespace: default}
+spec: {clusterQueue: gpus}
+`
+
+// Two workers of one GPU; the launcher asks for nothing, so it gets no flavor and tolerates
+// the control-plane nodes itself.
+const queuedMPIJobYAML = `
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata: {name: %s, namespace: default, labels: {kueue.x-k8s.io/queue-name: team}}
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          tolerations: [{operator: Exists}]
+          containers: [{name: launcher, image: mpioperator/mpi-pi, command: [mpirun, hostname]}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: worker, image: mpioperator/mpi-pi, resources: {limits: {nvidia.com/gpu: 1}}}]
 `

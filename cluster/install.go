@@ -37,7 +37,8 @@ const SimulateExitAnnotation = "training.kubetrain.io/simulate-exit"
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// The CRDs installed from the operators' modules; frameworkcontroller creates its own.
+// The CRDs installed from the operators' modules; frameworkcontroller creates its own, and
+// Kueue's come from its module too (kueueCRDs).
 var crdManifests = []struct{ component, module, path string }{
 	{"mpi-operator", "github.com/kubeflow/mpi-operator", "manifests/base/kubeflow.org_mpijobs.yaml"},
 	{"training-operator", "github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_pytorchjobs.yaml"},
@@ -50,6 +51,11 @@ var CRDs = []string{
 	"pytorchjobs.kubeflow.org",
 	"tfjobs.kubeflow.org",
 	"frameworks.frameworkcontroller.microsoft.com",
+	"clusterqueues.kueue.x-k8s.io",
+	"localqueues.kueue.x-k8s.io",
+	"resourceflavors.kueue.x-k8s.io",
+	"workloads.kueue.x-k8s.io",
+	"workloadpriorityclasses.kueue.x-k8s.io",
 }
 
 type clients struct {
@@ -99,6 +105,11 @@ func (s *starter) installCRDs(ctx context.Context, c *clients) error {
 		}
 		names = append(names, installed...)
 	}
+	installed, err := s.kueueCRDs(ctx, c)
+	if err != nil {
+		return err
+	}
+	names = append(names, installed...)
 	return s.waitEstablished(ctx, c, names...)
 }
 
@@ -286,6 +297,9 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 		return err
 	}
 	if err := s.registerWebhooks(ctx, c, webhookURL); err != nil {
+		return err
+	}
+	if err := s.registerKueueWebhooks(ctx, c); err != nil {
 		return err
 	}
 	// mpi-operator and frameworkcontroller open no port: give them a moment to fail on start-up

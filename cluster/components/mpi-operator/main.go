@@ -1,10 +1,11 @@
-// Command mpi-operator runs mpi-operator's MPIJob (v2beta1) controller for the local cluster.
+// Command mpi-operator runs mpi-operator's MPIJob (v2beta1) controller (v0.8) for the local cluster.
 //
 // It uses the operator's own controller package with this project's options: one process,
 // no leader election and no listener, so nothing binds outside 127.0.0.1.
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
 	"os/signal"
@@ -14,10 +15,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog"
+	"k8s.io/klog/v2"
 
 	mpijobclientset "github.com/kubeflow/mpi-operator/pkg/client/clientset/versioned"
 	kubeflowscheme "github.com/kubeflow/mpi-operator/pkg/client/clientset/versioned/scheme"
+	// Its init registers klog's flags.
+	"github.com/kubeflow/mpi-operator/cmd/mpi-operator/app/options"
 	informers "github.com/kubeflow/mpi-operator/pkg/client/informers/externalversions"
 	"github.com/kubeflow/mpi-operator/pkg/controller"
 )
@@ -25,7 +28,6 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "path to the kubeconfig of the cluster to manage")
 	threadiness := flag.Int("threadiness", 2, "number of MPIJobs reconciled at once")
-	klog.InitFlags(nil)
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -48,7 +50,10 @@ func main() {
 
 	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	mpiInformers := informers.NewSharedInformerFactory(mpiClient, 0)
-	ctrl, err := controller.NewMPIJobController(kubeClient, mpiClient, nil, nil,
+	opts := &options.ServerOption{Threadiness: *threadiness, ControllerRateLimit: 10, ControllerBurst: 100}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctrl, err := controller.NewMPIJobController(ctx, kubeClient, mpiClient, nil, nil,
 		kubeInformers.Core().V1().ConfigMaps(),
 		kubeInformers.Core().V1().Secrets(),
 		kubeInformers.Core().V1().Services(),
@@ -56,7 +61,7 @@ func main() {
 		kubeInformers.Core().V1().Pods(),
 		kubeInformers.Scheduling().V1().PriorityClasses(),
 		mpiInformers.Kubeflow().V2beta1().MPIJobs(),
-		"", "")
+		opts)
 	if err != nil {
 		klog.Fatalf("creating MPIJob controller: %v", err)
 	}
