@@ -104,7 +104,14 @@ func KindByName(name string) *Kind {
 func (k *Kind) PodSelector(job string) string { return k.podSelector(job) }
 
 // Status reads the job's status like `arena get`; now is only used for the running duration.
-func (k *Kind) Status(o Observed, now time.Time) (Status, error) { return k.status(o, now) }
+// A queued job that Kueue has not admitted is QUEUED (see withQueue).
+func (k *Kind) Status(o Observed, now time.Time) (Status, error) {
+	s, err := k.status(o, now)
+	if err != nil {
+		return s, err
+	}
+	return withQueue(s, o), nil
+}
 
 // Failure says why the job failed or its operator refused it, or "".
 func (k *Kind) Failure(o Observed) string { return k.failure(o) }

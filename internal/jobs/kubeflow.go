@@ -84,7 +84,9 @@ func suspend(b bool) *bool {
 var trainingOperatorLiveRunPolicy = RunPolicyFields{CleanPodPolicy: true, TTLSecondsAfterFinished: true, BackoffLimit: true,
 	ActiveDeadlineSeconds: true, Suspend: true}
 
-// readRunPolicy recovers the run policy from a job's runPolicy and queue.
+// readRunPolicy recovers the run policy from a job's runPolicy and queue. A queued job's
+// suspend is Kueue's (it suspends the job until admitted, and again when it preempts it), so it
+// reads as the job's own: not suspended.
 func readRunPolicy(p runPolicy, queue string) RunPolicy {
 	return RunPolicy{
 		CleanPodPolicy:          ptr.Deref(p.CleanPodPolicy, ""),
@@ -92,7 +94,7 @@ func readRunPolicy(p runPolicy, queue string) RunPolicy {
 		BackoffLimit:            p.BackoffLimit,
 		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
 		QueueName:               queue,
-		Suspend:                 ptr.Deref(p.Suspend, false),
+		Suspend:                 queue == "" && ptr.Deref(p.Suspend, false),
 	}
 }
 

@@ -18,6 +18,7 @@ const (
 	Succeeded = "SUCCEEDED"
 	Failed    = "FAILED"
 	Suspended = "SUSPENDED"
+	// Queued: see queue.go.
 )
 
 // Finished says whether a job in this phase will not run again by itself.
@@ -28,6 +29,9 @@ type Observed struct {
 	Object *unstructured.Unstructured
 	Pods   []corev1.Pod
 	Events []corev1.Event
+	// Workload is Kueue's Workload of a queued job (one with QueueLabel), nil otherwise or
+	// before Kueue has made it.
+	Workload *unstructured.Unstructured
 }
 
 // Status is a job's state like `arena get` shows it.
@@ -38,6 +42,8 @@ type Status struct {
 	// Duration is the training time: from start to completion, or to now while it runs.
 	Duration  time.Duration
 	Instances []Instance
+	// QueueReason says why Kueue has not admitted a QUEUED job.
+	QueueReason string
 }
 
 // Instance is one pod of a job.
@@ -130,7 +136,13 @@ func WhyNotRunning(o Observed) string {
 			add(fmt.Sprintf("%s: %s", e.Reason, e.Message))
 		}
 	}
-	if len(o.Pods) == 0 {
+	if q := QueueName(o.Object); q != "" && !Admitted(o) {
+		reason := "waiting for Kueue to make its Workload"
+		if o.Workload != nil {
+			reason = withQueue(Status{Phase: Pending}, o).QueueReason
+		}
+		add("queued in LocalQueue " + q + ", not admitted by Kueue: " + reason)
+	} else if len(o.Pods) == 0 {
 		add("no pod has been created yet")
 	}
 	return strings.Join(reasons, "; ")

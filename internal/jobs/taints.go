@@ -3,8 +3,10 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // A node's spec.taints is an atomic list for server-side apply: a field manager applying one
@@ -58,4 +60,37 @@ func WithoutTaint(taints []corev1.Taint, key string, effect corev1.TaintEffect) 
 		}
 	}
 	return out
+}
+
+// ParseTaint reads a taint as `kubectl taint` writes it: KEY=VALUE:EFFECT or KEY:EFFECT, with
+// the API server's rules for keys, values and effects.
+func ParseTaint(s string) (corev1.Taint, error) {
+	rest, effect, ok := strings.Cut(s, ":")
+	if !ok {
+		return corev1.Taint{}, fmt.Errorf("taint %q has no effect: write KEY=VALUE:EFFECT or KEY:EFFECT", s)
+	}
+	key, value, _ := strings.Cut(rest, "=")
+	t := corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
+	if errs := validation.IsQualifiedName(key); len(errs) > 0 {
+		return t, fmt.Errorf("taint %q: key %q is invalid: %s", s, key, strings.Join(errs, "; "))
+	}
+	if value != "" {
+		if errs := validation.IsValidLabelValue(value); len(errs) > 0 {
+			return t, fmt.Errorf("taint %q: value %q is invalid: %s", s, value, strings.Join(errs, "; "))
+		}
+	}
+	switch t.Effect {
+	case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+	default:
+		return t, fmt.Errorf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+	}
+	return t, nil
+}
+
+// FormatTaint writes a taint as ParseTaint reads it.
+func FormatTaint(t corev1.Taint) string {
+	if t.Value == "" {
+		return t.Key + ":" + string(t.Effect)
+	}
+	return t.Key + "=" + t.Value + ":" + string(t.Effect)
 }

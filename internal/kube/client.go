@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -25,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // FieldManager is the name this provider's writes are recorded under in managedFields.
@@ -141,7 +143,8 @@ func (c *Client) Get(ctx context.Context, t Target) (*unstructured.Unstructured,
 	return obj, nil
 }
 
-// Observe reads the object and its pods: one GET and one LIST.
+// Observe reads the object and its pods: one GET and one LIST, and one more LIST for the
+// Workload of a job submitted to a Kueue queue.
 func (c *Client) Observe(ctx context.Context, t Target) (jobs.Observed, error) {
 	obj, err := c.Get(ctx, t)
 	if err != nil || obj == nil {
@@ -151,7 +154,69 @@ func (c *Client) Observe(ctx context.Context, t Target) (jobs.Observed, error) {
 	if err != nil {
 		return jobs.Observed{}, err
 	}
-	return jobs.Observed{Object: obj, Pods: pods}, nil
+	o := jobs.Observed{Object: obj, Pods: pods}
+	if jobs.QueueName(obj) != "" {
+		if o.Workload, err = c.Workload(ctx, obj); err != nil {
+			return jobs.Observed{}, err
+		}
+	}
+	return o, nil
+}
+
+// Names lists the names of the objects of a kind in a namespace.
+func (c *Client) Names(ctx context.Context, gvr schema.GroupVersionResource, namespace string) ([]string, error) {
+	dyn, err := c.dynamic()
+	if err != nil {
+		return nil, err
+	}
+	var list *unstructured.UnstructuredList
+	err = retry(ctx, "LIST "+gvr.Resource, func() (err error) {
+		list, err = dyn.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s in %s: %w", gvr.Resource, namespace, err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for _, item := range list.Items {
+		names = append(names, item.GetName())
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// Workload returns Kueue's Workload of a job object (found by the job's UID), or nil.
+func (c *Client) Workload(ctx context.Context, job *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	dyn, err := c.dynamic()
+	if err != nil {
+		return nil, err
+	}
+	selector := kueue.JobUIDLabel + "=" + string(job.GetUID())
+	tflog.Debug(ctx, "LIST workloads", map[string]any{"selector": selector})
+	var list *unstructured.UnstructuredList
+	err = retry(ctx, "LIST workloads of "+job.GetName(), func() (err error) {
+		list, err = dyn.Resource(kueue.WorkloadGVR).Namespace(job.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the Kueue Workload of %s: %w", job.GetName(), err)
+	}
+	return newestWorkload(list.Items), nil
+}
+
+// newestWorkload is the newest of a job's Workloads (Kueue makes a new one when the job's pods
+// change), nil if there is none.
+func newestWorkload(items []unstructured.Unstructured) *unstructured.Unstructured {
+	var newest *unstructured.Unstructured
+	for i := range items {
+		if items[i].GetDeletionTimestamp() != nil {
+			continue
+		}
+		if newest == nil || newest.GetCreationTimestamp().Time.Before(items[i].GetCreationTimestamp().Time) {
+			newest = &items[i]
+		}
+	}
+	return newest
 }
 
 // Pods lists the target's pods.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // ErrWaitTimeout is wrapped by Until's error when its context's deadline passed.
@@ -108,13 +109,21 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 	if err != nil {
 		return jobs.Observed{}, err
 	}
-	pods, err := watch(dynamicinformer.NewFilteredDynamicInformer(dyn, podsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-		o.LabelSelector = t.PodSelector
-	}).Informer())
-	if err != nil {
-		return jobs.Observed{}, err
+	synced := []cache.InformerSynced{objects.HasSynced}
+	// An object without pods (a Kueue queue) has no pod selector: no pods are watched.
+	var pods cache.SharedIndexInformer
+	if t.PodSelector != "" {
+		pods, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, podsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+			o.LabelSelector = t.PodSelector
+		}).Informer())
+		if err != nil {
+			return jobs.Observed{}, err
+		}
+		synced = append(synced, pods.HasSynced)
 	}
-	synced := []cache.InformerSynced{objects.HasSynced, pods.HasSynced}
+	// The Workloads of the namespace are watched from the first sight of a job submitted to a
+	// Kueue queue; the job's own is found by its UID in each snapshot.
+	var workloads cache.SharedIndexInformer
 	var events cache.SharedIndexInformer
 	if withEvents {
 		events, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, eventsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
@@ -157,6 +166,27 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		if err != nil {
 			return last, err
 		}
+		if workloads == nil && jobs.QueueName(last.Object) != "" {
+			if workloads, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, kueue.WorkloadGVR, t.Namespace, 0, cache.Indexers{}, nil).Informer()); err != nil {
+				return last, err
+			}
+			if !cache.WaitForCacheSync(ctx.Done(), workloads.HasSynced) {
+				return last, timedOut()
+			}
+		}
+		if workloads != nil && last.Object != nil {
+			items, err := unstructuredItems(workloads.GetStore().List())
+			if err != nil {
+				return last, err
+			}
+			var own []unstructured.Unstructured
+			for _, w := range items {
+				if w.GetLabels()[kueue.JobUIDLabel] == string(last.Object.GetUID()) {
+					own = append(own, w)
+				}
+			}
+			last.Workload = newestWorkload(own)
+		}
 		done, err := check(last)
 		if err != nil || done {
 			tflog.Debug(ctx, "finished watching "+t.String(), map[string]any{"seconds": time.Since(started).Seconds(), "error": fmt.Sprint(err)})
@@ -174,13 +204,14 @@ func snapshot(objects, pods, events cache.SharedIndexInformer) (jobs.Observed, e
 		}
 		o.Object = obj
 	}
-	var err error
-	podItems, err := unstructuredItems(pods.GetStore().List())
-	if err != nil {
-		return o, err
-	}
-	if o.Pods, err = toPods(podItems); err != nil {
-		return o, err
+	if pods != nil {
+		podItems, err := unstructuredItems(pods.GetStore().List())
+		if err != nil {
+			return o, err
+		}
+		if o.Pods, err = toPods(podItems); err != nil {
+			return o, err
+		}
 	}
 	if events == nil {
 		return o, nil

@@ -35,6 +35,8 @@ type jobDataModel struct {
 	CompletionTime types.String `tfsdk:"completion_time"`
 	Duration       types.String `tfsdk:"duration"`
 	Instances      types.List   `tfsdk:"instances"`
+	Queue          types.String `tfsdk:"queue"`
+	QueueReason    types.String `tfsdk:"queue_reason"`
 }
 
 var jobInstanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -65,7 +67,9 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 			"namespace": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{namespaceRule},
 				MarkdownDescription: "Namespace of the job. Default `default`."},
 			"name":            schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule}, MarkdownDescription: "Name of the job."},
-			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`."},
+			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED`, `SUSPENDED`, or `QUEUED` while Kueue has not admitted it."},
+			"queue":           schema.StringAttribute{Computed: true, MarkdownDescription: "The Kueue LocalQueue the job was submitted to; null for none."},
+			"queue_reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Why Kueue has not admitted the job while it is `QUEUED`; null otherwise."},
 			"priority":        schema.StringAttribute{Computed: true, MarkdownDescription: "The workers' PriorityClass, or `N/A` as `arena get` says when there is none."},
 			"start_time":      schema.StringAttribute{Computed: true, MarkdownDescription: "When the job started (RFC 3339); null before it has."},
 			"completion_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the job finished (RFC 3339); null while it has not."},
@@ -134,6 +138,8 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	m.StartTime = timeString(status.StartTime)
 	m.CompletionTime = timeString(status.CompletionTime)
 	m.Duration = types.StringValue(status.Duration.String())
+	m.Queue = optionalString(jobs.QueueName(observed.Object))
+	m.QueueReason = optionalString(status.QueueReason)
 	values := make([]attr.Value, 0, len(status.Instances))
 	for _, in := range status.Instances {
 		age := ""

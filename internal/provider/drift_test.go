@@ -23,7 +23,14 @@ import (
 )
 
 // statusAttributes are read anew on every refresh and apply; a plan may show them as changing.
-var statusKeys = map[string]bool{"status": true, "start_time": true, "completion_time": true, "duration": true, "instances": true}
+// statusKeys are the computed status attributes every job resource shares (statusAttributes).
+var statusKeys = func() map[string]bool {
+	keys := map[string]bool{}
+	for k := range statusAttributes() {
+		keys[k] = true
+	}
+	return keys
+}()
 
 // expectChanges checks that the plan changes the resource by action, in exactly the attributes
 // want (besides the status): a drift shows as itself, and as nothing else.

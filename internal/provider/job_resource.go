@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 const defaultTimeout = 10 * time.Minute
@@ -213,6 +214,9 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 
 	t := r.target(f)
 	importID := t.Namespace + "/" + t.Name
+	if queue := jobs.QueueName(obj); queue != "" && !r.queueExists(ctx, t.Namespace, queue, &resp.Diagnostics) {
+		return
+	}
 	services, made, err := targetsOf(t, dependents)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
@@ -261,6 +265,36 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 }
 
+// queueExists checks, before anything is created, that the job's LocalQueue exists: Kueue would
+// hold a job submitted to no queue forever. The error names the queues the namespace has.
+func (r *jobResource) queueExists(ctx context.Context, namespace, queue string, diags *diag.Diagnostics) bool {
+	q := kube.Target{GVR: kueue.LocalQueueGVR, Kind: "LocalQueue", Namespace: namespace, Name: queue}
+	obj, err := r.client.Get(ctx, q)
+	if err != nil {
+		diags.AddAttributeError(path.Root("queue_name"), "Error reading "+q.String(), err.Error())
+		return false
+	}
+	if obj != nil {
+		return true
+	}
+	names, err := r.client.Names(ctx, kueue.LocalQueueGVR, namespace)
+	switch {
+	case err != nil:
+		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
+			fmt.Sprintf("queue_name names LocalQueue %q, which cannot be found in namespace %s, and the LocalQueues there cannot be listed "+
+				"(is Kueue installed?): %v. Nothing was created.", queue, namespace, err))
+	case len(names) == 0:
+		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
+			fmt.Sprintf("queue_name names LocalQueue %q, but namespace %s has no LocalQueue at all: Kueue would hold the job forever. "+
+				"Make one (training_local_queue) or submit to a queue of another namespace's job. Nothing was created.", queue, namespace))
+	default:
+		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
+			fmt.Sprintf("queue_name names LocalQueue %q, which namespace %s does not have, so Kueue would hold the job forever. "+
+				"The LocalQueues there: %s. Nothing was created.", queue, namespace, strings.Join(names, ", ")))
+	}
+	return false
+}
+
 // youngerThan allows the adoption of an object made from the same configuration by an earlier
 // apply only if that apply could still have been creating it: it is younger than the create
 // timeout. An older one is another workspace's, or a job whose state was removed.
@@ -286,7 +320,7 @@ func (r *jobResource) notStartedAndYoungerThan(limit time.Duration) func(*unstru
 		if err != nil {
 			return err
 		}
-		if status.Phase != jobs.Pending && status.Phase != jobs.Suspended {
+		if status.Phase != jobs.Pending && status.Phase != jobs.Suspended && status.Phase != jobs.Queued {
 			return fmt.Errorf("it has started (%s)", status.Phase)
 		}
 		return nil
@@ -348,7 +382,7 @@ func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, ac
 func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor, action string, written *unstructured.Unstructured,
 	running func(jobs.Observed) (bool, error), diags *diag.Diagnostics) (jobs.Observed, bool) {
 	var observed jobs.Observed
-	if waitFor != waitRunning && written != nil {
+	if waitFor == waitCreated && written != nil {
 		observed.Object = written
 		if action != actionCreate && !r.kind.InstancesFromObject {
 			pods, err := r.client.Pods(ctx, t)
@@ -359,6 +393,21 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 			observed.Pods = pods
 		}
 		return observed, true
+	}
+	if waitFor == waitAdmitted {
+		var err error
+		observed, err = r.client.Until(ctx, t, func(o jobs.Observed) (bool, error) {
+			if reason := r.kind.Failure(o); reason != "" {
+				return false, fmt.Errorf("%s", reason)
+			}
+			return o.Object != nil && jobs.Admitted(o), nil
+		})
+		switch {
+		case timedOut(err):
+			diags.AddWarning(fmt.Sprintf("%s is not admitted yet (%s)", t, action), notAdmittedYet(err, observed))
+		case err != nil:
+			diags.AddError(fmt.Sprintf("Error waiting for %s to be admitted (%s)", t, action), err.Error())
+		}
 	}
 	if waitFor == waitRunning {
 		var err error
@@ -408,7 +457,7 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	imported := m.pod().Image.IsNull()
-	resp.Diagnostics.Append(m.read(ctx, observed.Object)...)
+	resp.Diagnostics.Append(m.read(ctx, jobs.WithoutAdmission(observed.Object, observed.Workload))...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

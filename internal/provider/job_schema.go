@@ -42,9 +42,11 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
 			MarkdownDescription: "Namespace of the job. Default `default`."},
 		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
-			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitRunning)},
-			MarkdownDescription: "What create and update wait for: `created` (the job is accepted) or `running` (" + s.running + "). " +
-				"Default `running`. A job that fails, or that its operator rejects, ends the wait at once with the reason."},
+			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitAdmitted, waitRunning)},
+			MarkdownDescription: "What create and update wait for: `created` (the job is accepted), `admitted` (Kueue admitted a job " +
+				"with `queue_name`: it holds its quota and starts) or `running` (" + s.running + "). Default `running`. A job that fails, " +
+				"or that its operator rejects, ends the wait at once with the reason. A wait that runs out on a job that is only queued or " +
+				"not running yet leaves it in state, untainted, with a warning saying why."},
 		"tensorboard_url": tensorBoardURLAttribute(),
 		"recreate_if_missing": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "What a refresh does when the job is gone from the cluster after it had started (deleted by its TTL, " +

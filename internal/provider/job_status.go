@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,9 @@ import (
 
 // What a job resource waits for after create and update.
 const (
-	waitCreated = "created"
-	waitRunning = "running"
+	waitCreated  = "created"
+	waitRunning  = "running"
+	waitAdmitted = "admitted"
 )
 
 // statusModel is the computed status every job resource shares, like `arena get` shows it.
@@ -29,6 +31,7 @@ type statusModel struct {
 	CompletionTime types.String `tfsdk:"completion_time"`
 	Duration       types.String `tfsdk:"duration"`
 	Instances      types.List   `tfsdk:"instances"`
+	QueueReason    types.String `tfsdk:"queue_reason"`
 }
 
 var instanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
@@ -42,7 +45,11 @@ var instanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
 func statusAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"status": schema.StringAttribute{Computed: true,
-			MarkdownDescription: "The job's state as `arena get` shows it: `PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`."},
+			MarkdownDescription: "The job's state as `arena get` shows it: `PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`; " +
+				"`QUEUED` for a job with `queue_name` that Kueue has not admitted (its quota is in use, it was preempted), with the reason in `queue_reason`."},
+		"queue_reason": schema.StringAttribute{Computed: true,
+			MarkdownDescription: "Why Kueue has not admitted the job while it is `QUEUED`, as its Workload says (for example " +
+				"`couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed`, or its preemption); null otherwise."},
 		"start_time": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "When the job started (RFC 3339); null before it has."},
 		"completion_time": schema.StringAttribute{Computed: true,
@@ -67,6 +74,7 @@ func (m *statusModel) set(s jobs.Status) diag.Diagnostics {
 	m.StartTime = timeString(s.StartTime)
 	m.CompletionTime = timeString(s.CompletionTime)
 	m.Duration = types.StringValue(s.Duration.String())
+	m.QueueReason = optionalString(s.QueueReason)
 	values := make([]attr.Value, 0, len(s.Instances))
 	var diags diag.Diagnostics
 	for _, in := range s.Instances {
@@ -108,6 +116,14 @@ func notRunningYet(err error, o jobs.Observed) string {
 	return fmt.Sprintf("The wait %v. Not running because: %s. The job was created and stays in state as it is, not tainted, "+
 		"and keeps trying to start; its status shows where it is. Fix the cause, or raise the timeout (timeouts.create, "+
 		"timeouts.update) to wait longer next time.", err, why)
+}
+
+// notAdmittedYet explains a wait for admission that ran out: Kueue's reason, and what the
+// apply did.
+func notAdmittedYet(err error, o jobs.Observed) string {
+	return fmt.Sprintf("The wait %v. %s. The job was created and stays in state as it is, not tainted, and keeps its place in the "+
+		"queue: Kueue admits it when its quota allows; its status and queue_reason show where it is. Raise the quota, or the "+
+		"timeout (timeouts.create, timeouts.update) to wait longer next time.", err, cmp.Or(jobs.WhyNotRunning(o), "Kueue has not admitted it"))
 }
 
 // splitID reads an import ID "namespace/name".

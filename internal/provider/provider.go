@@ -232,6 +232,9 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 		newTFJobResource,
 		newPyTorchJobResource,
 		newNodeTaintResource,
+		newResourceFlavorResource,
+		newClusterQueueResource,
+		newLocalQueueResource,
 	}
 }
 

@@ -24,9 +24,9 @@ import (
 // a ServiceAccount bound to exactly these roles.
 const rbacFile = "../../examples/rbac/provider-rbac.yaml"
 
-// nodesRole is the role of rbacFile that is bound cluster-wide; the other is bound in the test
-// namespace only.
-const nodesRole = "terraform-provider-training-nodes"
+// clusterWideRoles are the roles of rbacFile that are bound cluster-wide (nodes, Kueue's
+// cluster-scoped quotas); the other is bound in the test namespace only.
+var clusterWideRoles = []string{"terraform-provider-training-nodes", "terraform-provider-training-quotas"}
 
 // serviceAccountNamespace holds the test ServiceAccounts; jobs are in "default".
 const serviceAccountNamespace = "kube-system"
@@ -65,7 +65,7 @@ func readRoles(path string) ([]rbacv1.ClusterRole, error) {
 
 // serviceAccountKubeconfig creates (or replaces) ServiceAccount name, the given roles under
 // names of their own (ROLE-NAME, so a test's reduced copy never changes the shipped roles' test
-// binding), binds nodesRole cluster-wide and the others in "default", and writes a kubeconfig
+// binding), binds clusterWideRoles cluster-wide and the others in "default", and writes a kubeconfig
 // with a token for the account into dir.
 func serviceAccountKubeconfig(adminKubeconfig, name string, roles []rbacv1.ClusterRole, dir string) (string, error) {
 	ctx := context.Background()
@@ -89,7 +89,7 @@ func serviceAccountKubeconfig(adminKubeconfig, name string, roles []rbacv1.Clust
 		if err := replace(ctx, kube.RbacV1().ClusterRoles(), &role); err != nil {
 			return "", err
 		}
-		if shipped == nodesRole {
+		if slices.Contains(clusterWideRoles, shipped) {
 			binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, RoleRef: ref, Subjects: subject}
 			err = replace(ctx, kube.RbacV1().ClusterRoleBindings(), binding)
 		} else {

@@ -38,6 +38,11 @@ func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.I
 	if diags.HasError() {
 		return
 	}
+	if inPlace && queued(ctx, req.Plan, &resp.Diagnostics) {
+		// Kueue admitted the job's Workload for its old pod counts: on a change it evicts the
+		// job and queues it again at the back, so the honest plan is a replacement.
+		inPlace = false
+	}
 	if !inPlace {
 		resp.RequiresReplace = true
 		return
@@ -48,6 +53,40 @@ func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.I
 		resp.Diagnostics.AddAttributeError(req.Path, "Cannot rescale a finished job",
 			fmt.Sprintf("The job has finished (%s), so no program is left to take %d workers instead of %d. To run it again "+
 				"with %[2]d workers, replace it: terraform apply -replace=<address>.", status.ValueString(), req.PlanValue.ValueInt64(), req.StateValue.ValueInt64()))
+	}
+}
+
+// queued says whether the planned job is submitted to a Kueue queue.
+func queued(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) bool {
+	if _, ok := plan.Schema.GetAttributes()["queue_name"]; !ok {
+		return false
+	}
+	var queue types.String
+	diags.Append(plan.GetAttribute(ctx, path.Root("queue_name"), &queue)...)
+	return queue.ValueString() != ""
+}
+
+// validateQueueing checks at plan time what only a job with queue_name may do: wait to be
+// admitted; and what it may not: be suspended by hand (Kueue owns a queued job's suspend).
+func validateQueueing(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) {
+	var waitFor, queue types.String
+	diags.Append(config.GetAttribute(ctx, path.Root("wait_for"), &waitFor)...)
+	if _, ok := config.Schema.GetAttributes()["queue_name"]; ok {
+		diags.Append(config.GetAttribute(ctx, path.Root("queue_name"), &queue)...)
+	}
+	if waitFor.ValueString() == waitAdmitted && queue.IsNull() {
+		diags.AddAttributeError(path.Root("wait_for"), "Nothing to admit",
+			`wait_for = "admitted" waits for Kueue to admit the job, which needs queue_name (a LocalQueue); without one the job is never queued.`)
+	}
+	if queue.ValueString() == "" {
+		return
+	}
+	var suspend types.Bool
+	diags.Append(config.GetAttribute(ctx, path.Root("suspend"), &suspend)...)
+	if suspend.ValueBool() {
+		diags.AddAttributeError(path.Root("suspend"), "A queued job is suspended by Kueue",
+			"With queue_name, Kueue keeps the job suspended until it admits it, and would resume it despite suspend = true. "+
+				"To hold queued jobs, set stop_policy = \"Hold\" on their training_local_queue or training_cluster_queue.")
 	}
 }
 

@@ -168,6 +168,7 @@ func (r *elasticJobResource) ConfigValidators(context.Context) []resource.Config
 
 // ValidateConfig checks torchelastic's bounds at plan time: min_workers <= worker_count <= max_workers.
 func (r *elasticJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateQueueing(ctx, req.Config, &resp.Diagnostics)
 	var name types.String
 	var tensorBoard types.List
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)

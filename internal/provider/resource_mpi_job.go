@@ -117,6 +117,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 
 // ValidateConfig checks an elastic job's bounds at plan time: min_workers <= worker_count <= max_workers.
 func (r *mpiJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateQueueing(ctx, req.Config, &resp.Diagnostics)
 	elasticBlock[boundsModel](ctx, req.Config, &resp.Diagnostics)
 }
 

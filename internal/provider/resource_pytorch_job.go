@@ -113,6 +113,7 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 
 // ValidateConfig checks an elastic job's bounds and rendezvous at plan time.
 func (r *pytorchJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateQueueing(ctx, req.Config, &resp.Diagnostics)
 	e, at, ok := elasticBlock[pytorchElasticModel](ctx, req.Config, &resp.Diagnostics)
 	if !ok {
 		return

@@ -96,6 +96,7 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 // ValidateConfig refuses dynamic workers where training-operator's sparse TF_CONFIG would leave
 // tasks without the cluster they need.
 func (r *tfJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateQueueing(ctx, req.Config, &resp.Diagnostics)
 	var dynamic, chief types.Bool
 	var ps types.Int64
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("dynamic_workers"), &dynamic)...)

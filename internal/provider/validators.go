@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -65,6 +66,16 @@ var (
 		}
 		return nil
 	}}
+	quotaRule = stringRule{"quota", func(s string) error {
+		q, err := resource.ParseQuantity(s)
+		if err != nil {
+			return fmt.Errorf("%q is not a Kubernetes quantity (examples: 0, 4, 256Gi)", s)
+		}
+		if q.Sign() < 0 {
+			return fmt.Errorf("%q must not be negative", s)
+		}
+		return nil
+	}}
 	quantityRule = stringRule{"Kubernetes quantity", func(s string) error {
 		q, err := resource.ParseQuantity(s)
 		if err != nil {
@@ -93,6 +104,7 @@ var (
 	labelKeyRule = stringRule{"label or annotation key", func(s string) error {
 		return messages(s, validation.IsQualifiedName(s))
 	}}
+	taintRule      = stringRule{"taint", func(s string) error { _, err := jobs.ParseTaint(s); return err }}
 	labelValueRule = stringRule{"label value", func(s string) error {
 		return messages(s, validation.IsValidLabelValue(s))
 	}}
@@ -213,3 +225,6 @@ func (d distinctKeys) ValidateMap(ctx context.Context, req validator.MapRequest,
 		}
 	}
 }
+
+// labelMapRule checks a map of labels: keys and values as the API server wants them.
+var labelMapRule = mapvalidator.All(mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule))

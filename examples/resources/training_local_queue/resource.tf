@@ -1,0 +1,35 @@
+# The vision team's namespace submits to its ClusterQueue through this LocalQueue. Two jobs of
+# 4 GPUs share the team's quota of 4: the first runs, the second is QUEUED (its queue_reason
+# says how many GPUs it still needs) and starts when the first is done, without failing the apply.
+resource "training_local_queue" "vision" {
+  name          = "vision"
+  namespace     = "default"
+  cluster_queue = "vision"
+}
+
+resource "training_mpi_job" "resnet" {
+  name         = "resnet"
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "train.py", "--model", "resnet101"]
+  worker_count = 2
+  gpus         = 2
+  tolerations  = ["node-role.kubernetes.io/control-plane"] # the launcher asks for no GPU, so Kueue gives it no flavor
+  queue_name   = training_local_queue.vision.name
+  wait_for     = "admitted"
+}
+
+resource "training_mpi_job" "vit" {
+  name         = "vit"
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "train.py", "--model", "vit-b16"]
+  worker_count = 2
+  gpus         = 2
+  tolerations  = ["node-role.kubernetes.io/control-plane"]
+  queue_name   = training_local_queue.vision.name
+  wait_for     = "created"
+  depends_on   = [training_mpi_job.resnet]
+}
+
+output "vit" {
+  value = "${training_mpi_job.vit.status}: ${coalesce(training_mpi_job.vit.queue_reason, "admitted")}"
+}

@@ -1,0 +1,104 @@
+package jobs
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// Queued is the phase of a job Kueue holds: submitted to a LocalQueue (QueueLabel) and not
+// admitted, because its quota is used up, it was preempted or evicted, or Kueue has not got to
+// it yet. Kueue keeps such a job suspended, so without this it would read SUSPENDED; it starts by
+// itself once admitted.
+const Queued = "QUEUED"
+
+// QueueName is the LocalQueue a job object was submitted to, or "".
+func QueueName(obj *unstructured.Unstructured) string {
+	if obj == nil {
+		return ""
+	}
+	return obj.GetLabels()[QueueLabel]
+}
+
+// withQueue turns the status of a queued job that Kueue has not admitted into QUEUED, with
+// Kueue's reason. A job without a queue, or finished, keeps its status.
+func withQueue(s Status, o Observed) Status {
+	if QueueName(o.Object) == "" || Finished(s.Phase) {
+		return s
+	}
+	if o.Workload == nil {
+		// Kueue makes the Workload just after the job; until then the job is suspended.
+		if suspended, _, _ := unstructured.NestedBool(o.Object.Object, "spec", "runPolicy", "suspend"); suspended || s.Phase == Pending {
+			s.Phase, s.QueueReason = Queued, "waiting for Kueue to make its Workload"
+		}
+		return s
+	}
+	a := kueue.ReadWorkload(o.Workload)
+	if a.Admitted {
+		if s.Phase == Suspended {
+			// Admitted, and the operator has not seen the job resumed yet.
+			s.Phase = Pending
+		}
+		return s
+	}
+	s.Phase, s.QueueReason = Queued, a.Reason
+	return s
+}
+
+// Admitted says whether a queued job may run: its Workload is admitted. A job without a queue
+// always may.
+func Admitted(o Observed) bool {
+	if QueueName(o.Object) == "" {
+		return true
+	}
+	return o.Workload != nil && kueue.ReadWorkload(o.Workload).Admitted
+}
+
+// WithoutAdmission returns the job object as its owner wrote it, before Kueue admitted it:
+// admission writes the node labels and tolerations of the flavors Kueue assigned into the job's
+// pod templates (and takes them out again when it suspends the job), while its Workload keeps
+// the templates as they were given, one pod set per replica type. So a refresh of an admitted
+// job reads the pod templates' node selector and tolerations from the Workload, and Kueue's
+// placement is not taken for drift. Without a Workload the object is returned as it is.
+func WithoutAdmission(obj, workload *unstructured.Unstructured) *unstructured.Unstructured {
+	if obj == nil || workload == nil {
+		return obj
+	}
+	podSets, _, _ := unstructured.NestedSlice(workload.Object, "spec", "podSets")
+	given := map[string]map[string]any{}
+	for _, ps := range podSets {
+		m, _ := ps.(map[string]any)
+		name, _ := m["name"].(string)
+		if spec, ok, _ := unstructured.NestedMap(m, "template", "spec"); ok {
+			given[name] = spec
+		}
+	}
+	out := obj.DeepCopy()
+	spec, _, _ := unstructured.NestedMap(out.Object, "spec")
+	for field, replicas := range spec {
+		if !strings.HasSuffix(field, "ReplicaSpecs") {
+			continue
+		}
+		byType, _ := replicas.(map[string]any)
+		for replicaType, rs := range byType {
+			podSpec, ok := given[strings.ToLower(replicaType)]
+			if !ok {
+				continue
+			}
+			rsMap, _ := rs.(map[string]any)
+			for _, key := range []string{"nodeSelector", "tolerations"} {
+				path := []string{"template", "spec", key}
+				if v, ok := podSpec[key]; ok {
+					_ = unstructured.SetNestedField(rsMap, runtime.DeepCopyJSONValue(v), path...)
+				} else {
+					unstructured.RemoveNestedField(rsMap, path...)
+				}
+			}
+		}
+	}
+	out.Object["spec"] = spec
+	return out
+}

@@ -1,0 +1,85 @@
+package jobs
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func decodeObject(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(s), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+// Kueue writes the assigned flavor's node labels and tolerations into an admitted job's pod
+// templates; its Workload keeps the templates as they were given. The read takes those.
+func TestWithoutAdmission(t *testing.T) {
+	job := decodeObject(t, `
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: team}}
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      template:
+        spec:
+          tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists}]
+    Worker:
+      template:
+        spec:
+          nodeSelector: {nvidia.com/gpu.present: "true"}
+          tolerations: [{key: gpu_node, operator: Exists}]
+`)
+	workload := decodeObject(t, `
+spec:
+  podSets:
+  - name: launcher
+    template: {spec: {tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists}]}}
+  - name: worker
+    template: {spec: {containers: [{name: w}]}}
+`)
+	out := WithoutAdmission(job, workload)
+	if _, found, _ := unstructured.NestedFieldNoCopy(out.Object, "spec", "mpiReplicaSpecs", "Worker", "template", "spec", "nodeSelector"); found {
+		t.Error("the worker's node selector is Kueue's and should read as unset")
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(out.Object, "spec", "mpiReplicaSpecs", "Worker", "template", "spec", "tolerations"); found {
+		t.Error("the worker's tolerations are Kueue's and should read as unset")
+	}
+	if l, _, _ := unstructured.NestedSlice(out.Object, "spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "tolerations"); len(l) != 1 {
+		t.Errorf("the launcher's own toleration was lost: %v", l)
+	}
+	if _, found, _ := unstructured.NestedFieldNoCopy(job.Object, "spec", "mpiReplicaSpecs", "Worker", "template", "spec", "nodeSelector"); !found {
+		t.Error("WithoutAdmission changed the object it was given")
+	}
+}
+
+func TestQueuedStatus(t *testing.T) {
+	job := decodeObject(t, `
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: team}}
+spec: {runPolicy: {suspend: true}}
+status: {conditions: [{type: Suspended, status: "True"}]}
+`)
+	pending := decodeObject(t, `status: {conditions: [{type: QuotaReserved, status: "False", message: "insufficient unused quota for nvidia.com/gpu"}]}`)
+	s, err := MPI.Status(Observed{Object: job, Workload: pending}, job.GetCreationTimestamp().Time)
+	if err != nil || s.Phase != Queued || s.QueueReason != "insufficient unused quota for nvidia.com/gpu" {
+		t.Errorf("queued job: %+v, %v", s, err)
+	}
+	if s, _ := MPI.Status(Observed{Object: job}, job.GetCreationTimestamp().Time); s.Phase != Queued {
+		t.Errorf("a queued job before its Workload exists reads %s", s.Phase)
+	}
+	admitted := decodeObject(t, `status: {conditions: [{type: Admitted, status: "True"}]}`)
+	if s, _ := MPI.Status(Observed{Object: job, Workload: admitted}, job.GetCreationTimestamp().Time); s.Phase != Pending {
+		t.Errorf("an admitted job the operator has not resumed yet reads %s, want PENDING", s.Phase)
+	}
+	unqueued := decodeObject(t, `
+metadata: {name: j}
+spec: {runPolicy: {suspend: true}}
+status: {conditions: [{type: Suspended, status: "True"}]}
+`)
+	if s, _ := MPI.Status(Observed{Object: unqueued}, unqueued.GetCreationTimestamp().Time); s.Phase != Suspended {
+		t.Errorf("a job without a queue, suspended, reads %s", s.Phase)
+	}
+}

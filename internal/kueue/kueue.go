@@ -1,0 +1,482 @@
+// Package kueue translates plain-Go specs of Kueue's quota objects (ResourceFlavor,
+// ClusterQueue, LocalQueue) into the objects of Kueue's v1beta2 API and back, and reads what a
+// job's Workload says about its admission. It makes no API call and knows nothing of Terraform.
+package kueue
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+const (
+	// Group and Version are the API Kueue v0.15+ stores its objects in.
+	Group   = "kueue.x-k8s.io"
+	Version = "v1beta2"
+	// JobUIDLabel is the label Kueue puts on a job's Workload, holding the job's UID.
+	JobUIDLabel = "kueue.x-k8s.io/job-uid"
+)
+
+// The APIs of Kueue's objects.
+var (
+	ResourceFlavorGVR = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "resourceflavors"}
+	ClusterQueueGVR   = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "clusterqueues"}
+	LocalQueueGVR     = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "localqueues"}
+	WorkloadGVR       = schema.GroupVersionResource{Group: Group, Version: Version, Resource: "workloads"}
+)
+
+// Values Kueue's API accepts, the first of each its default.
+var (
+	QueueingStrategies          = []string{"BestEffortFIFO", "StrictFIFO"}
+	StopPolicies                = []string{"None", "Hold", "HoldAndDrain"}
+	ReclaimPolicies             = []string{"Never", "LowerPriority", "Any"}
+	WithinClusterQueuePolicies  = []string{"Never", "LowerPriority", "LowerOrNewerEqualPriority"}
+	BorrowWithinCohortPolicies  = []string{"Never", "LowerPriority"}
+	defaultQueueingStrategy     = QueueingStrategies[0]
+	defaultStopPolicy           = StopPolicies[0]
+	defaultPreemptionPolicy     = "Never"
+	defaultBorrowWithinCohort   = BorrowWithinCohortPolicies[0]
+	errNoResourceGroupsCoverage = fmt.Errorf("every resource of a flavor must be one of its resource group's covered_resources")
+)
+
+func newObject(kind, name, namespace string) *unstructured.Unstructured {
+	obj := &unstructured.Unstructured{Object: map[string]any{}}
+	obj.SetAPIVersion(Group + "/" + Version)
+	obj.SetKind(kind)
+	obj.SetName(name)
+	if namespace != "" {
+		obj.SetNamespace(namespace)
+	}
+	return obj
+}
+
+// FlavorSpec is a ResourceFlavor: the nodes a quota stands for (their labels and taints) and
+// the tolerations Kueue adds to the pods it admits onto them.
+type FlavorSpec struct {
+	Name        string
+	NodeLabels  map[string]string
+	NodeTaints  []corev1.Taint
+	Tolerations []corev1.Toleration
+}
+
+// Build returns the ResourceFlavor.
+func (s FlavorSpec) Build() (*unstructured.Unstructured, error) {
+	obj := newObject("ResourceFlavor", s.Name, "")
+	spec := map[string]any{}
+	if len(s.NodeLabels) > 0 {
+		spec["nodeLabels"] = stringMap(s.NodeLabels)
+	}
+	if len(s.NodeTaints) > 0 {
+		spec["nodeTaints"] = toJSON(s.NodeTaints)
+	}
+	if len(s.Tolerations) > 0 {
+		spec["tolerations"] = toJSON(s.Tolerations)
+	}
+	obj.Object["spec"] = spec
+	return obj, nil
+}
+
+// ReadFlavor reads a ResourceFlavor back.
+func ReadFlavor(obj *unstructured.Unstructured) (FlavorSpec, error) {
+	s := FlavorSpec{Name: obj.GetName()}
+	labels, _, err := unstructured.NestedStringMap(obj.Object, "spec", "nodeLabels")
+	if err != nil {
+		return s, err
+	}
+	s.NodeLabels = labels
+	if err := fromJSON(obj.Object, &s.NodeTaints, "spec", "nodeTaints"); err != nil {
+		return s, err
+	}
+	if err := fromJSON(obj.Object, &s.Tolerations, "spec", "tolerations"); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// ClusterQueueSpec is a ClusterQueue: quotas per flavor, the cohort it borrows and lends in, and
+// how it preempts.
+type ClusterQueueSpec struct {
+	Name   string
+	Cohort string
+	// NamespaceSelector are the labels a namespace must have for its LocalQueues to submit
+	// here; empty means every namespace.
+	NamespaceSelector map[string]string
+	QueueingStrategy  string
+	StopPolicy        string
+	ResourceGroups    []ResourceGroup
+	Preemption        Preemption
+}
+
+// ResourceGroup is a set of resources whose quotas are given together, per flavor, in order of
+// preference.
+type ResourceGroup struct {
+	CoveredResources []string
+	Flavors          []FlavorQuotas
+}
+
+// FlavorQuotas are one flavor's quotas in a resource group.
+type FlavorQuotas struct {
+	Name      string
+	Resources []Quota
+}
+
+// Quota is one resource's quota; an empty limit is unset (no limit).
+type Quota struct {
+	Name           string
+	Nominal        string
+	BorrowingLimit string
+	LendingLimit   string
+}
+
+// Preemption is when the queue's workloads may preempt others.
+type Preemption struct {
+	ReclaimWithinCohort string
+	WithinClusterQueue  string
+	BorrowWithinCohort  string
+	// MaxPriorityThreshold bounds the priority of what BorrowWithinCohort may preempt; nil: no bound.
+	MaxPriorityThreshold *int32
+}
+
+// Check applies the rules Kueue's webhook would refuse the object for, so that a plan says so.
+func (s ClusterQueueSpec) Check() error {
+	for i, g := range s.ResourceGroups {
+		covered := map[string]bool{}
+		for _, r := range g.CoveredResources {
+			covered[r] = true
+		}
+		for _, f := range g.Flavors {
+			if len(f.Resources) != len(g.CoveredResources) {
+				return fmt.Errorf("resource_group %d, flavor %q: it must give a quota for each covered resource (%s), in that order",
+					i, f.Name, strings.Join(g.CoveredResources, ", "))
+			}
+			for j, q := range f.Resources {
+				if !covered[q.Name] {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: %w", i, f.Name, q.Name, errNoResourceGroupsCoverage)
+				}
+				if q.Name != g.CoveredResources[j] {
+					return fmt.Errorf("resource_group %d, flavor %q: resource %d is %q, but Kueue wants the quotas in the order of covered_resources (%q there)",
+						i, f.Name, j, q.Name, g.CoveredResources[j])
+				}
+				for what, v := range map[string]string{"nominal_quota": q.Nominal, "borrowing_limit": q.BorrowingLimit, "lending_limit": q.LendingLimit} {
+					if v == "" {
+						continue
+					}
+					quantity, err := resource.ParseQuantity(v)
+					if err != nil {
+						return fmt.Errorf("resource_group %d, flavor %q, resource %q: %s %q is not a quantity: %v", i, f.Name, q.Name, what, v, err)
+					}
+					if quantity.Sign() < 0 {
+						return fmt.Errorf("resource_group %d, flavor %q, resource %q: %s must not be negative", i, f.Name, q.Name, what)
+					}
+				}
+				if q.BorrowingLimit != "" && s.Cohort == "" {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: borrowing_limit needs a cohort to borrow from", i, f.Name, q.Name)
+				}
+				if q.LendingLimit != "" && s.Cohort == "" {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: lending_limit needs a cohort to lend to", i, f.Name, q.Name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Build returns the ClusterQueue. Every defaulted field is written out, so the object reads
+// back as it was written.
+func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	obj := newObject("ClusterQueue", s.Name, "")
+	selector := map[string]any{}
+	if len(s.NamespaceSelector) > 0 {
+		selector["matchLabels"] = stringMap(s.NamespaceSelector)
+	}
+	groups := make([]any, 0, len(s.ResourceGroups))
+	for _, g := range s.ResourceGroups {
+		flavors := make([]any, 0, len(g.Flavors))
+		for _, f := range g.Flavors {
+			quotas := make([]any, 0, len(f.Resources))
+			for _, q := range f.Resources {
+				m := map[string]any{"name": q.Name, "nominalQuota": q.Nominal}
+				if q.BorrowingLimit != "" {
+					m["borrowingLimit"] = q.BorrowingLimit
+				}
+				if q.LendingLimit != "" {
+					m["lendingLimit"] = q.LendingLimit
+				}
+				quotas = append(quotas, m)
+			}
+			flavors = append(flavors, map[string]any{"name": f.Name, "resources": quotas})
+		}
+		groups = append(groups, map[string]any{"coveredResources": stringSlice(g.CoveredResources), "flavors": flavors})
+	}
+	borrow := map[string]any{"policy": or(s.Preemption.BorrowWithinCohort, defaultBorrowWithinCohort)}
+	if s.Preemption.MaxPriorityThreshold != nil {
+		borrow["maxPriorityThreshold"] = int64(*s.Preemption.MaxPriorityThreshold)
+	}
+	spec := map[string]any{
+		"namespaceSelector": selector,
+		"queueingStrategy":  or(s.QueueingStrategy, defaultQueueingStrategy),
+		"stopPolicy":        or(s.StopPolicy, defaultStopPolicy),
+		"resourceGroups":    groups,
+		"preemption": map[string]any{
+			"reclaimWithinCohort": or(s.Preemption.ReclaimWithinCohort, defaultPreemptionPolicy),
+			"withinClusterQueue":  or(s.Preemption.WithinClusterQueue, defaultPreemptionPolicy),
+			"borrowWithinCohort":  borrow,
+		},
+	}
+	if s.Cohort != "" {
+		spec["cohortName"] = s.Cohort
+	}
+	obj.Object["spec"] = spec
+	return obj, nil
+}
+
+// ReadClusterQueue reads a ClusterQueue back. A namespace selector with expressions, which
+// this spec cannot say, is an error.
+func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) {
+	s := ClusterQueueSpec{Name: obj.GetName()}
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	s.Cohort, _, _ = unstructured.NestedString(spec, "cohortName")
+	s.QueueingStrategy = or(str(spec, "queueingStrategy"), defaultQueueingStrategy)
+	s.StopPolicy = or(str(spec, "stopPolicy"), defaultStopPolicy)
+	if sel, ok := spec["namespaceSelector"].(map[string]any); ok {
+		if exprs, _, _ := unstructured.NestedSlice(sel, "matchExpressions"); len(exprs) > 0 {
+			return s, fmt.Errorf("ClusterQueue %s selects namespaces with matchExpressions, which namespace_selector cannot say", s.Name)
+		}
+		s.NamespaceSelector, _, _ = unstructured.NestedStringMap(sel, "matchLabels")
+	} else {
+		// No selector at all matches no namespace; this spec cannot say that either.
+		return s, fmt.Errorf("ClusterQueue %s has no namespaceSelector (it admits from no namespace), which namespace_selector cannot say", s.Name)
+	}
+	groups, _, _ := unstructured.NestedSlice(spec, "resourceGroups")
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		group := ResourceGroup{}
+		group.CoveredResources, _, _ = unstructured.NestedStringSlice(gm, "coveredResources")
+		flavors, _, _ := unstructured.NestedSlice(gm, "flavors")
+		for _, f := range flavors {
+			fm, _ := f.(map[string]any)
+			fq := FlavorQuotas{Name: str(fm, "name")}
+			quotas, _, _ := unstructured.NestedSlice(fm, "resources")
+			for _, q := range quotas {
+				qm, _ := q.(map[string]any)
+				fq.Resources = append(fq.Resources, Quota{Name: str(qm, "name"), Nominal: quantityString(qm["nominalQuota"]),
+					BorrowingLimit: quantityString(qm["borrowingLimit"]), LendingLimit: quantityString(qm["lendingLimit"])})
+			}
+			group.Flavors = append(group.Flavors, fq)
+		}
+		s.ResourceGroups = append(s.ResourceGroups, group)
+	}
+	p, _, _ := unstructured.NestedMap(spec, "preemption")
+	s.Preemption.ReclaimWithinCohort = or(str(p, "reclaimWithinCohort"), defaultPreemptionPolicy)
+	s.Preemption.WithinClusterQueue = or(str(p, "withinClusterQueue"), defaultPreemptionPolicy)
+	b, _, _ := unstructured.NestedMap(p, "borrowWithinCohort")
+	s.Preemption.BorrowWithinCohort = or(str(b, "policy"), defaultBorrowWithinCohort)
+	if v, ok, _ := unstructured.NestedInt64(b, "maxPriorityThreshold"); ok {
+		t := int32(v)
+		s.Preemption.MaxPriorityThreshold = &t
+	}
+	return s, nil
+}
+
+// QueueStatus is what a ClusterQueue or LocalQueue reports of its workloads.
+type QueueStatus struct {
+	Pending, Reserving, Admitted int64
+	// Usage is the quota in use per flavor and resource, as "FLAVOR/RESOURCE" -> quantity.
+	Usage map[string]string
+	// Active says whether the queue admits workloads, and Reason why not.
+	Active bool
+	Reason string
+}
+
+// ReadQueueStatus reads a ClusterQueue's or LocalQueue's status.
+func ReadQueueStatus(obj *unstructured.Unstructured) QueueStatus {
+	st, _, _ := unstructured.NestedMap(obj.Object, "status")
+	s := QueueStatus{Usage: map[string]string{}}
+	s.Pending, s.Reserving, s.Admitted = count(st["pendingWorkloads"]), count(st["reservingWorkloads"]), count(st["admittedWorkloads"])
+	usage, _, _ := unstructured.NestedSlice(st, "flavorsUsage")
+	for _, f := range usage {
+		fm, _ := f.(map[string]any)
+		resources, _, _ := unstructured.NestedSlice(fm, "resources")
+		for _, r := range resources {
+			rm, _ := r.(map[string]any)
+			s.Usage[str(fm, "name")+"/"+str(rm, "name")] = or(quantityString(rm["total"]), "0")
+		}
+	}
+	if c := condition(obj, "Active"); c != nil {
+		s.Active = c["status"] == "True"
+		if !s.Active {
+			s.Reason = fmt.Sprintf("%v: %v", c["reason"], c["message"])
+		}
+	}
+	return s
+}
+
+// LocalQueueSpec is a LocalQueue: a namespace's door to a ClusterQueue.
+type LocalQueueSpec struct {
+	Name, Namespace string
+	ClusterQueue    string
+	StopPolicy      string
+}
+
+// Build returns the LocalQueue.
+func (s LocalQueueSpec) Build() (*unstructured.Unstructured, error) {
+	obj := newObject("LocalQueue", s.Name, s.Namespace)
+	obj.Object["spec"] = map[string]any{"clusterQueue": s.ClusterQueue, "stopPolicy": or(s.StopPolicy, defaultStopPolicy)}
+	return obj, nil
+}
+
+// ReadLocalQueue reads a LocalQueue back.
+func ReadLocalQueue(obj *unstructured.Unstructured) LocalQueueSpec {
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	return LocalQueueSpec{Name: obj.GetName(), Namespace: obj.GetNamespace(), ClusterQueue: str(spec, "clusterQueue"),
+		StopPolicy: or(str(spec, "stopPolicy"), defaultStopPolicy)}
+}
+
+// Admission is what a job's Workload says about it.
+type Admission struct {
+	// Admitted: the workload holds quota and its admission checks passed; the job may run.
+	Admitted bool
+	// Reason says why it is not admitted: the scheduler's message (for example insufficient
+	// quota, with how much more is needed), its eviction or preemption, or its deactivation.
+	Reason string
+}
+
+// ReadWorkload reads a job's Workload.
+func ReadWorkload(wl *unstructured.Unstructured) Admission {
+	if c := condition(wl, "Admitted"); c != nil && c["status"] == "True" {
+		return Admission{Admitted: true}
+	}
+	var reasons []string
+	if active, ok, _ := unstructured.NestedBool(wl.Object, "spec", "active"); ok && !active {
+		reasons = append(reasons, "deactivated (spec.active is false)")
+	}
+	if c := condition(wl, "Evicted"); c != nil && c["status"] == "True" {
+		reasons = append(reasons, fmt.Sprintf("evicted (%v): %v", c["reason"], c["message"]))
+	} else if c := condition(wl, "Preempted"); c != nil && c["status"] == "True" {
+		reasons = append(reasons, fmt.Sprintf("preempted (%v): %v", c["reason"], c["message"]))
+	}
+	if c := condition(wl, "QuotaReserved"); c != nil && c["status"] == "False" && c["message"] != "" {
+		reasons = append(reasons, fmt.Sprint(c["message"]))
+	} else if c != nil && c["status"] == "True" {
+		reasons = append(reasons, "quota reserved, waiting for its admission checks")
+	}
+	if len(reasons) == 0 {
+		reasons = append(reasons, "waiting for Kueue to consider it")
+	}
+	return Admission{Reason: strings.Join(reasons, "; ")}
+}
+
+func condition(obj *unstructured.Unstructured, kind string) map[string]any {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == kind {
+			return m
+		}
+	}
+	return nil
+}
+
+// UsageKeys lists Usage's keys in order.
+func UsageKeys(usage map[string]string) []string {
+	keys := make([]string, 0, len(usage))
+	for k := range usage {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// count reads a number the API server's JSON gives as an int64 (and YAML as a float64).
+func count(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func or(s, fallback string) string {
+	if s == "" {
+		return fallback
+	}
+	return s
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// quantityString reads a quantity the API server returns as a string or, for small integers
+// written as numbers, as an int64.
+func quantityString(v any) string {
+	switch q := v.(type) {
+	case string:
+		return q
+	case int64:
+		return fmt.Sprint(q)
+	case float64:
+		return fmt.Sprint(q)
+	}
+	return ""
+}
+
+func stringMap(in map[string]string) map[string]any {
+	out := make(map[string]any, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+func stringSlice(in []string) []any {
+	out := make([]any, len(in))
+	for i, s := range in {
+		out[i] = s
+	}
+	return out
+}
+
+// toJSON turns typed API values (taints, tolerations) into the unstructured form.
+func toJSON[T any](items []T) []any {
+	out := make([]any, 0, len(items))
+	for i := range items {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&items[i])
+		if err != nil {
+			panic(fmt.Sprintf("converting %T: %v", items[i], err)) // only API types come here
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// fromJSON reads a list of typed API values at path.
+func fromJSON[T any](obj map[string]any, into *[]T, path ...string) error {
+	items, _, err := unstructured.NestedSlice(obj, path...)
+	if err != nil {
+		return err
+	}
+	for _, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: not an object", strings.Join(path, "."))
+		}
+		var v T
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &v); err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(path, "."), err)
+		}
+		*into = append(*into, v)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package kueue
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+func decode(t *testing.T, s string) *unstructured.Unstructured {
+	t.Helper()
+	obj := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(s), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	return obj
+}
+
+func TestClusterQueueReadsBackAsWritten(t *testing.T) {
+	threshold := int32(100)
+	spec := ClusterQueueSpec{
+		Name: "vision", Cohort: "research", NamespaceSelector: map[string]string{"team": "vision"},
+		QueueingStrategy: "StrictFIFO", StopPolicy: "Hold",
+		ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu", "nvidia.com/gpu"}, Flavors: []FlavorQuotas{
+			{Name: "gpu", Resources: []Quota{{Name: "cpu", Nominal: "64"}, {Name: "nvidia.com/gpu", Nominal: "4", BorrowingLimit: "4", LendingLimit: "2"}}},
+		}}},
+		Preemption: Preemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority", BorrowWithinCohort: "LowerPriority", MaxPriorityThreshold: &threshold},
+	}
+	obj, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "cohortName"); got != "research" {
+		t.Errorf("v1beta2 names the cohort cohortName; got %q", got)
+	}
+	back, err := ReadClusterQueue(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, spec) {
+		t.Errorf("read back\n%+v\nwant\n%+v", back, spec)
+	}
+}
+
+func TestClusterQueueDefaultsAreWrittenOut(t *testing.T) {
+	obj, err := ClusterQueueSpec{Name: "q", ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu"},
+		Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "cpu", Nominal: "1"}}}}}}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An empty selector admits from every namespace; a missing one from none.
+	if sel, ok, _ := unstructured.NestedMap(obj.Object, "spec", "namespaceSelector"); !ok || len(sel) != 0 {
+		t.Errorf("namespaceSelector = %v (present %v), want {}", sel, ok)
+	}
+	if p, _, _ := unstructured.NestedString(obj.Object, "spec", "preemption", "withinClusterQueue"); p != "Never" {
+		t.Errorf("withinClusterQueue = %q", p)
+	}
+}
+
+func TestClusterQueueCheck(t *testing.T) {
+	for name, tc := range map[string]struct {
+		spec ClusterQueueSpec
+		want string
+	}{
+		"missing quota": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu", "memory"},
+			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "cpu", Nominal: "1"}}}}}}}, "a quota for each covered resource"},
+		"wrong order": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu", "memory"},
+			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "memory", Nominal: "1"}, {Name: "cpu", Nominal: "1"}}}}}}}, "in the order of covered_resources"},
+		"borrowing without cohort": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu"},
+			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "cpu", Nominal: "1", BorrowingLimit: "1"}}}}}}}, "needs a cohort"},
+		"negative": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu"},
+			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "cpu", Nominal: "-1"}}}}}}}, "must not be negative"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := tc.spec.Check()
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Check() = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFlavorReadsBackAsWritten(t *testing.T) {
+	spec := FlavorSpec{Name: "gpu", NodeLabels: map[string]string{"nvidia.com/gpu.present": "true"},
+		NodeTaints:  []corev1.Taint{{Key: "gpu_node", Value: "invalid", Effect: corev1.TaintEffectNoSchedule}},
+		Tolerations: []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}}
+	obj, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadFlavor(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, spec) {
+		t.Errorf("read back %+v, want %+v", back, spec)
+	}
+}
+
+// Workloads as Kueue v0.19 writes them.
+func TestReadWorkload(t *testing.T) {
+	for name, tc := range map[string]struct {
+		workload string
+		admitted bool
+		reason   string
+	}{
+		"admitted": {`
+status:
+  conditions:
+  - {type: QuotaReserved, status: "True", reason: QuotaReserved}
+  - {type: Admitted, status: "True", reason: Admitted}`, true, ""},
+		"no quota": {`
+status:
+  conditions:
+  - {type: QuotaReserved, status: "False", reason: Pending, message: "couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed"}`,
+			false, "insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed"},
+		"preempted": {`
+status:
+  conditions:
+  - {type: Admitted, status: "False", reason: NoReservation}
+  - {type: Evicted, status: "True", reason: Preempted, message: "Preempted to accommodate a workload (UID: x) due to reclamation within the cohort"}
+  - {type: QuotaReserved, status: "False", reason: Pending, message: "couldn't assign flavors"}`,
+			false, "evicted (Preempted): Preempted to accommodate a workload (UID: x) due to reclamation within the cohort; couldn't assign flavors"},
+		"new":         {`status: {}`, false, "waiting for Kueue to consider it"},
+		"deactivated": {"spec: {active: false}\nstatus: {}", false, "deactivated"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := ReadWorkload(decode(t, tc.workload))
+			if a.Admitted != tc.admitted || !strings.Contains(a.Reason, tc.reason) {
+				t.Errorf("ReadWorkload = %+v, want admitted %v and a reason with %q", a, tc.admitted, tc.reason)
+			}
+		})
+	}
+}
+
+func TestReadQueueStatus(t *testing.T) {
+	st := ReadQueueStatus(decode(t, `
+status:
+  pendingWorkloads: 1
+  reservingWorkloads: 2
+  admittedWorkloads: 2
+  flavorsUsage:
+  - name: gpu
+    resources:
+    - {name: nvidia.com/gpu, total: "2", borrowed: "0"}
+    - {name: memory, total: 4Gi}
+  conditions:
+  - {type: Active, status: "True", reason: Ready}`))
+	want := QueueStatus{Pending: 1, Reserving: 2, Admitted: 2, Active: true,
+		Usage: map[string]string{"gpu/nvidia.com/gpu": "2", "gpu/memory": "4Gi"}}
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("ReadQueueStatus = %+v, want %+v", st, want)
+	}
+}

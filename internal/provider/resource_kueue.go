@@ -1,0 +1,190 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+// kueueModel is what the Kueue resources' models share: the object's identity and timeouts.
+type kueueModel interface {
+	// target is the object the model stands for.
+	target() kube.Target
+	// build is the object the model describes.
+	build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics)
+	// read sets the model from the object: the spec, keeping the state's words where the cluster
+	// says the same in others, and the status.
+	read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics
+	// keepStatus copies the computed status of prior into the model (an update leaves it alone;
+	// the next refresh reads it).
+	keepStatus(prior kueueModel)
+	timeouts() timeouts.Value
+	setID()
+}
+
+// kueueResource is the create, read, update, delete and import every Kueue object shares:
+// create refuses an object of the name it did not make, update sends a JSON merge patch of what
+// the configuration changed, delete waits until Kueue's finalizer lets the object go (a queue
+// or flavor in use stays until its workloads are done), and read shows drift in every attribute.
+type kueueResource[M any, PM interface {
+	*M
+	kueueModel
+}] struct {
+	client   *kube.Client
+	typeName string
+	// importID reads an import ID into a model holding just the object's identity.
+	importID func(id string) (PM, error)
+}
+
+func (r *kueueResource[M, PM]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_" + r.typeName
+}
+
+func (r *kueueResource[M, PM]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+// kueueTimeout is how long create, update and delete wait by default: a queue or flavor in use
+// is deleted only once the workloads admitted through it are done.
+const kueueTimeout = 5 * time.Minute
+
+func (r *kueueResource[M, PM]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	m := PM(new(M))
+	resp.Diagnostics.Append(req.Plan.Get(ctx, m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	obj, diags := m.build(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := m.timeouts().Create(ctx, kueueTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := m.target()
+	created, err := r.client.Create(ctx, t, obj, youngerThan(timeout))
+	if err != nil {
+		resp.Diagnostics.AddError("Error creating "+t.String(), alreadyExistsDetail(t, importIDOf(t), err))
+		return
+	}
+	m.setID()
+	resp.Diagnostics.Append(m.read(ctx, created)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+func (r *kueueResource[M, PM]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	m := PM(new(M))
+	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	t := m.target()
+	if notRefreshed(r.client, t.String(), &resp.Diagnostics) {
+		return
+	}
+	obj, err := r.client.Get(ctx, t)
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
+		return
+	}
+	if obj == nil || obj.GetDeletionTimestamp() != nil {
+		resp.State.RemoveResource(ctx)
+		return
+	}
+	m.setID()
+	resp.Diagnostics.Append(m.read(ctx, obj)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+func (r *kueueResource[M, PM]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	plan, state := PM(new(M)), PM(new(M))
+	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	before, diags := state.build(ctx)
+	resp.Diagnostics.Append(diags...)
+	after, diags := plan.build(ctx)
+	resp.Diagnostics.Append(diags...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := plan.timeouts().Update(ctx, kueueTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	patch, err := mergePatch(before, after)
+	if err != nil {
+		resp.Diagnostics.AddError("Error computing the change to "+plan.target().String(), err.Error())
+		return
+	}
+	if patch != nil {
+		t := plan.target()
+		if _, err := r.client.Patch(ctx, t, k8stypes.MergePatchType, patch); err != nil {
+			resp.Diagnostics.AddError("Error updating "+t.String(), goneOr(t, err))
+			return
+		}
+	}
+	plan.setID()
+	plan.keepStatus(state)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+}
+
+func (r *kueueResource[M, PM]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	m := PM(new(M))
+	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	timeout, diags := m.timeouts().Delete(ctx, kueueTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := m.target()
+	if err := r.client.Delete(ctx, t, ""); err != nil {
+		resp.Diagnostics.AddError("Error deleting "+t.String(), err.Error())
+		return
+	}
+	if _, _, err := r.client.UntilGone(ctx, t); err != nil {
+		resp.Diagnostics.AddError("Error waiting for "+t.String()+" to be deleted",
+			fmt.Sprintf("%v. Kueue keeps a flavor or queue while workloads admitted through it still run (its finalizer "+
+				"kueue.x-k8s.io/resource-in-use); it goes once they are done. Raise timeouts.delete to wait longer.", err))
+	}
+}
+
+func (r *kueueResource[M, PM]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	m, err := r.importID(req.ID)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		return
+	}
+	t := m.target()
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), t.Name)...)
+	if t.Namespace != "" {
+		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), t.Namespace)...)
+	}
+}
+
+func (r *kueueResource[M, PM]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+	return map[int64]resource.StateUpgrader{}
+}
+
+// importIDOf is the import ID of a Kueue object: its name, or namespace/name.
+func importIDOf(t kube.Target) string {
+	if t.Namespace == "" {
+		return t.Name
+	}
+	return t.Namespace + "/" + t.Name
+}
