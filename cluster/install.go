@@ -286,14 +286,7 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 		return err
 	}
 	webhookURL := "https://127.0.0.1:" + strconv.Itoa(s.c.Ports["training-operator-webhook"])
-	if err := s.waitFor(ctx, "training-operator's webhook server", 60*time.Second, func(ctx context.Context) (bool, error) {
-		resp, err := insecure.Get(webhookURL + "/")
-		if err != nil {
-			return false, err
-		}
-		_ = resp.Body.Close()
-		return true, nil
-	}); err != nil {
+	if err := s.waitServing(ctx, "training-operator's webhook server", insecure, webhookURL, 60*time.Second); err != nil {
 		return err
 	}
 	if err := s.registerWebhooks(ctx, c, webhookURL); err != nil {
@@ -316,6 +309,23 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 	}
 	// Once more, now that the controller-manager has surely seen every node.
 	return s.waitNodesHealthy(ctx, c)
+}
+
+// waitServing waits until a server answers at baseURL, whatever it answers: a webhook server
+// that is listening.
+func (s *starter) waitServing(ctx context.Context, what string, client *http.Client, baseURL string, limit time.Duration) error {
+	return s.waitFor(ctx, what, limit, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, err
+		}
+		_ = resp.Body.Close()
+		return true, nil
+	})
 }
 
 // registerWebhooks points the API server at training-operator's validating webhooks, as its own

@@ -112,14 +112,7 @@ func (s *starter) registerKueueWebhooks(ctx context.Context, c *clients) error {
 	pool.AppendCertsFromPEM(ca)
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	base := "https://127.0.0.1:" + strconv.Itoa(s.c.Ports["kueue-webhook"])
-	if err := s.waitFor(ctx, "Kueue's webhook server", 90*time.Second, func(ctx context.Context) (bool, error) {
-		resp, err := client.Get(base + "/")
-		if err != nil {
-			return false, err
-		}
-		_ = resp.Body.Close()
-		return true, nil
-	}); err != nil {
+	if err := s.waitServing(ctx, "Kueue's webhook server", client, base, 90*time.Second); err != nil {
 		return err
 	}
 
