@@ -17,6 +17,8 @@ type Node struct {
 	CPUAllocatable    string
 	MemoryAllocatable string
 	Ready             bool
+	// Schedulable: not cordoned (spec.unschedulable is false).
+	Schedulable bool
 }
 
 // NodeFilter selects nodes by taint key (empty: any); label selection is done by the API.
@@ -52,6 +54,7 @@ func SummarizeNodes(nodes []corev1.Node, gpuResource string, f NodeFilter) []Nod
 			s.MemoryAllocatable = q.String()
 		}
 		s.Ready = NodeReady(n)
+		s.Schedulable = !n.Spec.Unschedulable
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

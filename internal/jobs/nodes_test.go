@@ -24,7 +24,7 @@ func TestSummarizeNodes(t *testing.T) {
 	nodes := []corev1.Node{gpuNode("n3", "ssd_node", corev1.ConditionTrue), gpuNode("n1", "gpu_node", corev1.ConditionFalse), {ObjectMeta: metav1.ObjectMeta{Name: "cp"}}}
 	got := SummarizeNodes(nodes, "", NodeFilter{TaintKey: "gpu_node"})
 	want := []Node{{Name: "n1", Labels: map[string]string{"gpu": "true"}, Taints: []string{"gpu_node=invalid:NoSchedule"},
-		GPUCapacity: 8, GPUAllocatable: 6, CPUAllocatable: "63", MemoryAllocatable: "500Gi", Ready: false}}
+		GPUCapacity: 8, GPUAllocatable: 6, CPUAllocatable: "63", MemoryAllocatable: "500Gi", Ready: false, Schedulable: true}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
@@ -48,6 +49,11 @@ type Client struct {
 	// into structs costs a fraction of decoding JSON maps and converting them by reflection.
 	core corev1client.CoreV1Interface
 	err  error
+
+	// The nodes as SharedNodes listed them, once for the whole provider process.
+	nodesOnce sync.Once
+	nodes     []corev1.Node
+	nodesErr  error
 }
 
 // NewClient returns a client that connects on first use.
@@ -401,6 +407,33 @@ func (c *Client) Nodes(ctx context.Context, labelSelector string) ([]corev1.Node
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	return list.Items, nil
+}
+
+// sharedNodesTimeout bounds SharedNodes' one attempt: a plan must not wait on a cluster that
+// does not answer for a check it can do without.
+const sharedNodesTimeout = 10 * time.Second
+
+// SharedNodes lists the cluster's nodes once per provider process (one plan or apply) and
+// hands every caller that list: a plan of many jobs makes one request. The one attempt is not
+// retried, and its error is every caller's.
+func (c *Client) SharedNodes(ctx context.Context) ([]corev1.Node, error) {
+	c.nodesOnce.Do(func() {
+		core, err := c.coreClient()
+		if err != nil {
+			c.nodesErr = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+		defer cancel()
+		tflog.Debug(ctx, "LIST nodes (shared)")
+		list, err := core.Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			c.nodesErr = fmt.Errorf("listing nodes: %w", err)
+			return
+		}
+		c.nodes = list.Items
+	})
+	return c.nodes, c.nodesErr
 }
 
 // PatchPods applies a merge patch to each of the target's pods, as they are listed now; a pod

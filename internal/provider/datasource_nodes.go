@@ -38,6 +38,7 @@ var nodeType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"cpu_allocatable":    types.StringType,
 	"memory_allocatable": types.StringType,
 	"ready":              types.BoolType,
+	"schedulable":        types.BoolType,
 }}
 
 func (d *nodesDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
@@ -70,6 +71,7 @@ func (d *nodesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, 
 					"cpu_allocatable":    schema.StringAttribute{Computed: true, MarkdownDescription: "Allocatable CPU as a Kubernetes quantity."},
 					"memory_allocatable": schema.StringAttribute{Computed: true, MarkdownDescription: "Allocatable memory as a Kubernetes quantity."},
 					"ready":              schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether the node's Ready condition is True."},
+					"schedulable":        schema.BoolAttribute{Computed: true, MarkdownDescription: "Whether new pods may be scheduled there (not cordoned: `spec.unschedulable` is false). Plans check jobs against the nodes that are Ready and schedulable (`placement_check`)."},
 				}},
 			},
 		},
@@ -101,7 +103,8 @@ func (d *nodesDataSource) Read(ctx context.Context, req datasource.ReadRequest, 
 			"name": types.StringValue(n.Name), "labels": labelValues, "taints": taints,
 			"gpu_capacity": types.Int64Value(n.GPUCapacity), "gpu_allocatable": types.Int64Value(n.GPUAllocatable),
 			"cpu_allocatable": types.StringValue(n.CPUAllocatable), "memory_allocatable": types.StringValue(n.MemoryAllocatable),
-			"ready": types.BoolValue(n.Ready),
+			"ready":       types.BoolValue(n.Ready),
+			"schedulable": types.BoolValue(n.Schedulable),
 		})
 		resp.Diagnostics.Append(diags...)
 		values = append(values, v)

@@ -69,5 +69,6 @@ func nodeCheck(name, taint string) knownvalue.Check {
 		"gpu_capacity":    knownvalue.Int64Exact(8),
 		"gpu_allocatable": knownvalue.Int64Exact(8),
 		"ready":           knownvalue.Bool(true),
+		"schedulable":     knownvalue.Bool(true),
 	})
 }

@@ -38,6 +38,8 @@ const defaultTimeout = 10 * time.Minute
 type jobResource struct {
 	kind   *jobs.Kind
 	client *kube.Client
+	// placementCheck: plans warn about jobs no node can host (see checkPlacement).
+	placementCheck bool
 }
 
 // jobModel is a job resource's model, whatever its kind.
@@ -134,7 +136,9 @@ func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, 
 }
 
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	if d := dataFrom(req.ProviderData, &resp.Diagnostics); d != nil {
+		r.client, r.placementCheck = d.client, d.placementCheck
+	}
 }
 
 // target is the resource's job object, with its pods.

@@ -52,6 +52,7 @@ type providerModel struct {
 	Insecure              types.Bool   `tfsdk:"insecure"`
 	TLSServerName         types.String `tfsdk:"tls_server_name"`
 	ProxyURL              types.String `tfsdk:"proxy_url"`
+	PlacementCheck        types.Bool   `tfsdk:"placement_check"`
 	Exec                  []execModel  `tfsdk:"exec"`
 }
 
@@ -93,6 +94,12 @@ func (p *trainingProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 				MarkdownDescription: "Skip TLS verification of the API server. Environment: `KUBE_INSECURE`. Off by default."},
 			"tls_server_name": str("Server name for TLS verification of the API server. Environment: `KUBE_TLS_SERVER_NAME`.", false),
 			"proxy_url":       str("URL of a proxy to reach the API server through (sensitive: it may carry credentials, `http://user:password@proxy:3128`). Environment: `KUBE_PROXY_URL`.", true),
+			"placement_check": schema.BoolAttribute{Optional: true,
+				MarkdownDescription: "Whether plans check that a job's pods fit the cluster's nodes: for each job that is created or changed, " +
+					"each role's pod is checked with the scheduler's rules (taints it does not tolerate, node selector and affinity, " +
+					"unschedulable and not Ready nodes, allocatable GPUs, CPU and memory per node, and the nodes' room for all its pods at once), " +
+					"and the plan warns, naming the cause and the fix. Never an error: the cluster may change before apply. The nodes are listed " +
+					"once per plan; when the cluster cannot be reached or nodes cannot be listed the check is skipped (debug log). Default true."},
 		},
 		Blocks: map[string]schema.Block{
 			"exec": schema.ListNestedBlock{
@@ -120,9 +127,9 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		// Never the KUBE_* environment in their place: it may name another cluster, where a
 		// refresh would find nothing and plan to create everything.
 		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"settings": unknown})
-		client := kube.NewUnknownClient(unknown)
-		resp.ResourceData = client
-		resp.DataSourceData = client
+		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck()}
+		resp.ResourceData = data
+		resp.DataSourceData = data
 		return
 	}
 	s := kube.Settings{
@@ -171,9 +178,14 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		"client_key_set": s.ClientKey != "", "exec_set": s.Exec != nil,
 	})
 	// No connection is made here: the client connects on its first call.
-	client := kube.NewClient(s)
-	resp.ResourceData = client
-	resp.DataSourceData = client
+	data := &providerData{client: kube.NewClient(s), placementCheck: m.placementCheck()}
+	resp.ResourceData = data
+	resp.DataSourceData = data
+}
+
+// placementCheck is placement_check: true unless set to false.
+func (m providerModel) placementCheck() bool {
+	return m.PlacementCheck.IsNull() || m.PlacementCheck.IsUnknown() || m.PlacementCheck.ValueBool()
 }
 
 // unknownSettings names the settings whose values are not known yet.

@@ -237,6 +237,11 @@ func (m *elasticJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	return diags
 }
 
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+func (r *elasticJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkPlacement(ctx, req, resp, &elasticJobModel{})
+}
+
 func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.create(ctx, req, resp, &elasticJobModel{})
 }

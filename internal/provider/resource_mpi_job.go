@@ -163,6 +163,11 @@ func (m *mpiJobModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 	return diags
 }
 
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+func (r *mpiJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkPlacement(ctx, req, resp, &mpiJobModel{})
+}
+
 func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.create(ctx, req, resp, &mpiJobModel{})
 }

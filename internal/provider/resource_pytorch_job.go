@@ -165,6 +165,11 @@ func (m *pytorchJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	return diags
 }
 
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+func (r *pytorchJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkPlacement(ctx, req, resp, &pytorchJobModel{})
+}
+
 func (r *pytorchJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.create(ctx, req, resp, &pytorchJobModel{})
 }

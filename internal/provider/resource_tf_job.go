@@ -142,6 +142,11 @@ func (m *tfJobModel) read(ctx context.Context, obj *unstructured.Unstructured) d
 	return diags
 }
 
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+func (r *tfJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkPlacement(ctx, req, resp, &tfJobModel{})
+}
+
 func (r *tfJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	r.create(ctx, req, resp, &tfJobModel{})
 }
