@@ -71,6 +71,17 @@ resource "training_mpi_job" "job" {
 `, n)
 }
 
+// trainingQuery lists the jobs of the training tool's namespace, resources included, as a
+// migration's `terraform query -generate-config-out` does.
+const trainingQuery = `list "training_mpi_job" "all" {
+  provider         = training
+  include_resource = true
+  config {
+    namespace = "bench-training"
+  }
+}
+`
+
 func kubernetesConfig(n int) string {
 	return fmt.Sprintf(header, `kubernetes = { source = "hashicorp/kubernetes" }`) + fmt.Sprintf(`
 resource "kubernetes_manifest" "job" {
@@ -118,7 +129,10 @@ func renderReport(results map[string]map[int]map[string]measurement, ns []int, r
 		"the manifest's fields.\n"+
 		"- **kubectl_manifest**, default `wait` (false): apply waits for the create's answer; a refresh reads the object and compares the "+
 		"fields of `yaml_body`; destroy does not wait for the object to be gone.\n"+
-		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the same data.\n\n")
+		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the same data.\n"+
+		"- **query** (this provider only, run by Terraform %s): `terraform query` of the `training_mpi_job` list resource with "+
+		"`include_resource`, which finds every job of the namespace with one LIST and reads each back in the provider's words, as a migration does; "+
+		"the peers have no list resource.\n\n", queryVersion())
 	fmt.Fprintf(&b, "Raw API cost: 50 sequential GETs over one client-go connection took %s.\n", rawGET.Round(time.Millisecond))
 	training := "training_mpi_job"
 	for _, n := range ns {

@@ -45,7 +45,15 @@ var tools = []tool{
 	{"floor: terraform_data", "", floorConfig},
 }
 
-var operations = []string{"apply from empty", "plan, refresh, no change", "rescale every job", "destroy"}
+var operations = []string{"apply from empty", "plan, refresh, no change", "rescale every job", "query: list every job", "destroy"}
+
+// queryOp is the operation only this provider has: `terraform query` of its list resource
+// (Terraform 1.14+), which finds the jobs with one list request. It runs with queryTerraform.
+const queryOp = "query: list every job"
+
+// queryTerraform is the Terraform (1.14+) that runs queryOp: the one make testacc builds into
+// ../.tools, or -query-terraform; without one queryOp is not run.
+var queryTerraform string
 
 type measurement struct {
 	seconds  float64
@@ -58,6 +66,7 @@ func main() {
 	runs := flag.Int("runs", 3, "runs per tool and size; the median is reported")
 	slowRuns := flag.Int("slow-runs", 1, "runs of kubernetes_manifest above 10 jobs (it takes minutes per run)")
 	only := flag.String("tools", "", "comma-separated providers to run (training,kubernetes,kubectl,floor); default all")
+	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
 	out := flag.String("out", "RESULTS.md", "report file")
 	flag.Parse()
 	if err := run(*sizes, *runs, *slowRuns, *only, *out); err != nil {
@@ -204,6 +213,11 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(t.config(n)), 0o644); err != nil {
 		return nil, err
 	}
+	if t.provider == "training" {
+		if err := os.WriteFile(filepath.Join(dir, "jobs.tfquery.hcl"), []byte(trainingQuery), 0o644); err != nil {
+			return nil, err
+		}
+	}
 	if err := ensureNamespace(ctx, c.Kubeconfig, "bench-"+providerKey(t)); err != nil {
 		return nil, err
 	}
@@ -219,20 +233,28 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 	)
 	samples := map[string][]measurement{}
 	for r := 0; r < runs; r++ {
-		steps := []struct {
-			op   string
-			args []string
-		}{
-			{operations[0], []string{"apply", "-auto-approve", "-var", "workers=2"}},
-			{operations[1], []string{"plan", "-detailed-exitcode", "-var", "workers=2"}},
-			{operations[2], []string{"apply", "-auto-approve", "-var", "workers=3"}},
-			{operations[3], []string{"destroy", "-auto-approve", "-var", "workers=3"}},
+		type step struct {
+			op, cli string
+			args    []string
 		}
+		steps := []step{
+			{operations[0], "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}},
+			{operations[1], "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=2"}},
+			{operations[2], "terraform", []string{"apply", "-auto-approve", "-var", "workers=3"}},
+		}
+		if t.provider == "training" && queryTerraform != "" {
+			steps = append(steps, step{queryOp, queryTerraform, []string{"query", "-var", "workers=3"}})
+		}
+		steps = append(steps, step{operations[4], "terraform", []string{"destroy", "-auto-approve", "-var", "workers=3"}})
 		for _, st := range steps {
 			_ = os.Remove(rssLog)
 			proxy.ResetCounts()
 			start := time.Now()
-			cmd := exec.CommandContext(ctx, "terraform", append(st.args, "-input=false", "-no-color")...)
+			args := st.args
+			if st.op != queryOp {
+				args = append(args, "-input=false")
+			}
+			cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
 			cmd.Dir, cmd.Env = dir, env
 			output, err := cmd.CombinedOutput()
 			elapsed := time.Since(start).Seconds()
@@ -322,4 +344,26 @@ func ensureNamespace(ctx context.Context, kubeconfig, name string) error {
 		return err
 	}
 	return nil
+}
+
+// defaultQueryTerraform is the newest Terraform make testacc built into ../.tools, or "".
+func defaultQueryTerraform() string {
+	found, _ := filepath.Glob(filepath.Join("..", ".tools", "terraform-v*", "terraform"))
+	if len(found) == 0 {
+		return ""
+	}
+	sort.Strings(found)
+	abs, err := filepath.Abs(found[len(found)-1])
+	if err != nil {
+		return ""
+	}
+	return abs
+}
+
+// queryVersion names the Terraform that runs the query operation.
+func queryVersion() string {
+	if queryTerraform == "" {
+		return "(none given: not run)"
+	}
+	return filepath.Base(filepath.Dir(queryTerraform))
 }

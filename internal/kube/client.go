@@ -169,22 +169,32 @@ func (c *Client) Observe(ctx context.Context, t Target) (jobs.Observed, error) {
 	return o, nil
 }
 
-// Names lists the names of the objects of a kind in a namespace.
-func (c *Client) Names(ctx context.Context, gvr schema.GroupVersionResource, namespace string) ([]string, error) {
+// List lists the objects of a kind in a namespace that match a label selector: one request.
+func (c *Client) List(ctx context.Context, gvr schema.GroupVersionResource, namespace, labelSelector string) ([]unstructured.Unstructured, error) {
 	dyn, err := c.dynamic()
 	if err != nil {
 		return nil, err
 	}
+	tflog.Debug(ctx, "LIST "+gvr.Resource, map[string]any{"namespace": namespace, "selector": labelSelector})
 	var list *unstructured.UnstructuredList
 	err = retry(ctx, "LIST "+gvr.Resource, func() (err error) {
-		list, err = dyn.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{})
+		list, err = dyn.Resource(gvr).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing %s in %s: %w", gvr.Resource, namespace, err)
 	}
-	names := make([]string, 0, len(list.Items))
-	for _, item := range list.Items {
+	return list.Items, nil
+}
+
+// Names lists the names of the objects of a kind in a namespace.
+func (c *Client) Names(ctx context.Context, gvr schema.GroupVersionResource, namespace string) ([]string, error) {
+	items, err := c.List(ctx, gvr, namespace, "")
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(items))
+	for _, item := range items {
 		names = append(names, item.GetName())
 	}
 	sort.Strings(names)

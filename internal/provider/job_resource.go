@@ -247,6 +247,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	// Saved before anything else can fail: from here on the job is in state (tainted if need be),
 	// and destroy removes its dependents with it, by name, as this provider's.
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 
 	if len(services) > 0 {
 		owner, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{ownerReference(created)}}})
@@ -267,6 +268,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	r.createTensorBoard(ctx, &f.tensorBoardFields, created, spec.Pods(), &resp.Diagnostics)
 	r.settle(ctx, m, spec, actionCreate, f.WaitFor.ValueString(), created, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 }
 
 // queueExists checks, before anything is created, that the job's LocalQueue exists: Kueue would
@@ -480,6 +482,7 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	resp.Diagnostics.Append(f.set(status)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 }
 
 // notRefreshed says, with a warning, that the client cannot reach the cluster yet because
@@ -628,6 +631,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 			}
 		}
 		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
 		return
 	}
 	written, ok := r.rescale(ctx, t, from, to, &resp.Diagnostics)
@@ -678,6 +682,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		p.statusModel = planned
 	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
 }
 
 // sameCompanions says whether the plan keeps the job's TensorBoard and dependents as the state
@@ -925,15 +930,32 @@ func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, 
 // ImportState takes NAMESPACE/NAME; the next refresh reads every attribute from the job.
 func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	namespace, name, err := splitID(req.ID)
+	if req.ID == "" {
+		var id map[string]string
+		if id, err = importIdentity(ctx, req, "namespace", "name"); err == nil {
+			namespace, name = id["namespace"], id["name"]
+		}
+	}
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid import ID", err.Error())
 		return
 	}
+	setIdentity(ctx, resp.Identity, map[string]string{"namespace": namespace, "name": name}, &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), namespace+"/"+name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for"), waitRunning)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("recreate_if_missing"), false)...)
+}
+
+// IdentitySchema: a job is named by its namespace and name.
+func (r *jobResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = namespacedIdentity(r.kind.Object)
+}
+
+// setIdentity sets the job's identity from its fields.
+func (r *jobResource) setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, f *jobFields, diags *diag.Diagnostics) {
+	setIdentity(ctx, identity, map[string]string{"namespace": f.Namespace.ValueString(), "name": f.Name.ValueString()}, diags)
 }
 
 // alreadyExistsDetail says what to do when an object cannot be created. The client has already

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -128,8 +129,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		// refresh would find nothing and plan to create everything.
 		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"settings": unknown})
 		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck()}
-		resp.ResourceData = data
-		resp.DataSourceData = data
+		resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
 		return
 	}
 	s := kube.Settings{
@@ -179,8 +179,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 	})
 	// No connection is made here: the client connects on its first call.
 	data := &providerData{client: kube.NewClient(s), placementCheck: m.placementCheck()}
-	resp.ResourceData = data
-	resp.DataSourceData = data
+	resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
 }
 
 // placementCheck is placement_check: true unless set to false.
@@ -248,6 +247,11 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 		newClusterQueueResource,
 		newLocalQueueResource,
 	}
+}
+
+// ListResources are the list resources of `terraform query` (Terraform 1.14+).
+func (p *trainingProvider) ListResources(context.Context) []func() list.ListResource {
+	return listResources()
 }
 
 func (p *trainingProvider) DataSources(context.Context) []func() datasource.DataSource {

@@ -167,3 +167,25 @@ func withoutVerb(roles []rbacv1.ClusterRole, verb, resource string) []rbacv1.Clu
 func without(list []string, s string) []string {
 	return slices.DeleteFunc(slices.Clone(list), func(x string) bool { return x == s })
 }
+
+// grantNamespace binds the shipped namespaced role to the suite's ServiceAccount in another
+// namespace too, as a platform team binds it in each namespace Terraform manages.
+func (a *api) grantNamespace(namespace string) {
+	a.t.Helper()
+	const account = "terraform"
+	roles, err := cluster.ReadObjects[rbacv1.ClusterRole](rbacFile)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	for _, role := range roles {
+		if slices.Contains(clusterWideRoles, role.Name) {
+			continue
+		}
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name + "-" + account, Namespace: namespace},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name + "-" + account},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: account, Namespace: serviceAccountNamespace}}}
+		if _, err := a.kube.RbacV1().RoleBindings(namespace).Create(context.Background(), binding, metav1.CreateOptions{}); err != nil {
+			a.t.Fatal(err)
+		}
+	}
+}

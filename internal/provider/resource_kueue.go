@@ -13,6 +13,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // kueueModel is what the Kueue resources' models share: the object's identity and timeouts.
@@ -81,6 +82,7 @@ func (r *kueueResource[M, PM]) Create(ctx context.Context, req resource.CreateRe
 	m.setID()
 	resp.Diagnostics.Append(m.read(ctx, created)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setIdentity(ctx, resp.Identity, identityOf(m.target()), &resp.Diagnostics)
 }
 
 func (r *kueueResource[M, PM]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -105,6 +107,7 @@ func (r *kueueResource[M, PM]) Read(ctx context.Context, req resource.ReadReques
 	m.setID()
 	resp.Diagnostics.Append(m.read(ctx, obj)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	setIdentity(ctx, resp.Identity, identityOf(t), &resp.Diagnostics)
 }
 
 func (r *kueueResource[M, PM]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
@@ -140,6 +143,7 @@ func (r *kueueResource[M, PM]) Update(ctx context.Context, req resource.UpdateRe
 	plan.setID()
 	plan.keepStatus(state)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	setIdentity(ctx, resp.Identity, identityOf(plan.target()), &resp.Diagnostics)
 }
 
 func (r *kueueResource[M, PM]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
@@ -165,12 +169,26 @@ func (r *kueueResource[M, PM]) Delete(ctx context.Context, req resource.DeleteRe
 }
 
 func (r *kueueResource[M, PM]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
-	m, err := r.importID(req.ID)
+	id := req.ID
+	if id == "" {
+		names := []string{"name"}
+		if r.namespaced() {
+			names = append(names, "namespace")
+		}
+		values, err := importIdentity(ctx, req, names...)
+		if err != nil {
+			resp.Diagnostics.AddError("Invalid import identity", err.Error())
+			return
+		}
+		id = importIDOf(kube.Target{Namespace: values["namespace"], Name: values["name"]})
+	}
+	m, err := r.importID(id)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid import ID", err.Error())
 		return
 	}
 	t := m.target()
+	setIdentity(ctx, resp.Identity, identityOf(t), &resp.Diagnostics)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), t.Name)...)
 	if t.Namespace != "" {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), t.Namespace)...)
@@ -179,6 +197,29 @@ func (r *kueueResource[M, PM]) ImportState(ctx context.Context, req resource.Imp
 
 func (r *kueueResource[M, PM]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	return map[int64]resource.StateUpgrader{}
+}
+
+// IdentitySchema: a cluster-scoped Kueue object is named by its name, a LocalQueue by its
+// namespace and name.
+func (r *kueueResource[M, PM]) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	if r.namespaced() {
+		resp.IdentitySchema = namespacedIdentity("LocalQueue")
+		return
+	}
+	resp.IdentitySchema = identityAttributes(map[string]string{"name": "Name of the object (cluster-scoped)."})
+}
+
+// namespaced says whether the resource's objects live in a namespace.
+func (r *kueueResource[M, PM]) namespaced() bool {
+	return PM(new(M)).target().GVR == kueue.LocalQueueGVR
+}
+
+// identityOf is a Kueue object's identity.
+func identityOf(t kube.Target) map[string]string {
+	if t.Namespace == "" {
+		return map[string]string{"name": t.Name}
+	}
+	return map[string]string{"namespace": t.Namespace, "name": t.Name}
 }
 
 // importIDOf is the import ID of a Kueue object: its name, or namespace/name.

@@ -141,6 +141,7 @@ func (r *nodeTaintResource) Create(ctx context.Context, req resource.CreateReque
 	plan.ID = types.StringValue(plan.Node.ValueString() + "/" + plan.Key.ValueString() + ":" + plan.Effect.ValueString())
 	plan.Added = types.BoolValue(true)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &plan)...)
+	setIdentity(ctx, resp.Identity, plan.identity(), &resp.Diagnostics)
 }
 
 func (r *nodeTaintResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
@@ -174,6 +175,7 @@ func (r *nodeTaintResource) Read(ctx context.Context, req resource.ReadRequest, 
 	state.Value = optionalString(taint.Value)
 	state.ID = types.StringValue(state.Node.ValueString() + "/" + state.Key.ValueString() + ":" + state.Effect.ValueString())
 	resp.Diagnostics.Append(resp.State.Set(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, state.identity(), &resp.Diagnostics)
 }
 
 // Update is never called: every attribute forces replacement.
@@ -206,15 +208,33 @@ func (r *nodeTaintResource) Delete(ctx context.Context, req resource.DeleteReque
 func (r *nodeTaintResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	node, taint, ok := strings.Cut(req.ID, "/")
 	key, effect, ok2 := strings.Cut(taint, ":")
+	if req.ID == "" {
+		id, err := importIdentity(ctx, req, "node", "key", "effect")
+		if err != nil {
+			resp.Diagnostics.AddError("Invalid import identity", err.Error())
+			return
+		}
+		node, key, effect, ok, ok2 = id["node"], id["key"], id["effect"], true, true
+	}
 	if !ok || !ok2 || node == "" || key == "" || effect == "" {
 		resp.Diagnostics.AddError("Invalid import ID", fmt.Sprintf("import ID %q is not of the form NODE/KEY:EFFECT", req.ID))
 		return
 	}
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), req.ID)...)
+	setIdentity(ctx, resp.Identity, map[string]string{"node": node, "key": key, "effect": effect}, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), node+"/"+key+":"+effect)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("node"), node)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("key"), key)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("effect"), effect)...)
 	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("added"), false)...)
+}
+
+// IdentitySchema: a taint is named by its node, key and effect.
+func (r *nodeTaintResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = identityAttributes(map[string]string{"node": "The node's name.", "key": "The taint's key.", "effect": "The taint's effect."})
+}
+
+func (m nodeTaintModel) identity() map[string]string {
+	return map[string]string{"node": m.Node.ValueString(), "key": m.Key.ValueString(), "effect": m.Effect.ValueString()}
 }
 
 // nodeTaintSchemaVersion is the version of training_node_taint's schema; UpgradeState holds an

@@ -1,0 +1,280 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+// List resources (Terraform 1.14+): `terraform query` finds the jobs and taints that exist,
+// made by Arena, kubectl or scripts as much as by Terraform, and `-generate-config-out` writes
+// the HCL and `import` blocks that bring them under Terraform, in the provider's own words (the
+// same read as import: toleration strings, `gpus`, `worker_count`). One list request per kind
+// and namespace (or nodes) whatever the number of objects.
+
+// jobListResource lists the jobs of one kind; newModel makes the kind's empty model.
+type jobListResource struct {
+	jobResource
+	newModel func() jobModel
+}
+
+func listResources() []func() list.ListResource {
+	var out []func() list.ListResource
+	for _, kind := range jobs.Kinds() {
+		out = append(out, func() list.ListResource {
+			return &jobListResource{jobResource: jobResource{kind: kind}, newModel: func() jobModel { return newJobModel(kind) }}
+		})
+	}
+	return append(out, func() list.ListResource { return &taintListResource{} })
+}
+
+// newJobModel is the empty model of a kind's resource.
+func newJobModel(kind *jobs.Kind) jobModel {
+	switch kind {
+	case jobs.MPI:
+		return &mpiJobModel{}
+	case jobs.TF:
+		return &tfJobModel{}
+	case jobs.PyTorch:
+		return &pytorchJobModel{}
+	case jobs.Elastic:
+		return &elasticJobModel{}
+	}
+	panic("no model for kind " + kind.Name)
+}
+
+type jobListConfig struct {
+	Namespace     types.String `tfsdk:"namespace"`
+	LabelSelector types.String `tfsdk:"label_selector"`
+	Status        types.String `tfsdk:"status"`
+}
+
+func (r *jobListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
+	resp.Schema = listschema.Schema{
+		MarkdownDescription: "The " + r.kind.Object + "s of a namespace, whoever made them (Arena, kubectl, Terraform), for `terraform query`: " +
+			"with `-generate-config-out` it writes a `" + "training_" + r.kind.Name + "_job` block and an `import` block for each, " +
+			"which an apply imports without changing the jobs.",
+		Attributes: map[string]listschema.Attribute{
+			"namespace": listschema.StringAttribute{Optional: true, Validators: []validator.String{namespaceRule},
+				MarkdownDescription: "Namespace to list. Default `default`."},
+			"label_selector": listschema.StringAttribute{Optional: true,
+				MarkdownDescription: "Only jobs whose labels match this selector, e.g. `release=vision` (Arena labels its jobs `release=NAME`)."},
+			"status": listschema.StringAttribute{Optional: true,
+				Validators:          []validator.String{stringvalidator.OneOf(jobs.Pending, jobs.Running, jobs.Succeeded, jobs.Failed, jobs.Suspended)},
+				MarkdownDescription: "Only jobs in this state, as the job object's conditions say it (`RUNNING`, `SUCCEEDED`, ...)."},
+		},
+	}
+}
+
+func (r *jobListResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	var cfg jobListConfig
+	if diags := req.Config.Get(ctx, &cfg); diags.HasError() {
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	namespace := cfg.Namespace.ValueString()
+	if namespace == "" {
+		namespace = "default"
+	}
+	objs, err := r.client.List(ctx, r.kind.GVR, namespace, cfg.LabelSelector.ValueString())
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Error listing "+r.kind.Object+"s", err.Error())
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	now := time.Now()
+	stream.Results = func(push func(list.ListResult) bool) {
+		var pushed int64
+		for i := range objs {
+			obj := &objs[i]
+			status, err := r.kind.Status(jobs.Observed{Object: obj}, now)
+			if err != nil || cfg.Status.ValueString() != "" && status.Phase != cfg.Status.ValueString() {
+				continue
+			}
+			if req.Limit > 0 && pushed >= req.Limit {
+				return
+			}
+			result := req.NewListResult(ctx)
+			result.DisplayName = obj.GetNamespace() + "/" + obj.GetName() + " (" + status.Phase + ")"
+			setIdentity(ctx, result.Identity, map[string]string{"namespace": obj.GetNamespace(), "name": obj.GetName()}, &result.Diagnostics)
+			if req.IncludeResource {
+				r.listed(ctx, req, result.Resource, obj.GetNamespace(), obj.GetName(), func(m jobModel) diag.Diagnostics {
+					f := m.job()
+					f.UID = types.StringValue(string(obj.GetUID()))
+					diags := m.read(ctx, jobs.WithoutAdmission(obj, nil))
+					diags.Append(f.set(status)...)
+					if !diags.HasError() {
+						r.markUnexpressed(ctx, m, obj, &diags)
+					}
+					return diags
+				}, &result.Diagnostics)
+			}
+			if result.Diagnostics.HasError() {
+				// A job this resource cannot say (an elastic job made by another tool holds no
+				// record of its inputs): listed as a warning, never as an import that would
+				// rewrite it.
+				var warning diag.Diagnostics
+				warning.AddWarning(fmt.Sprintf("%s %s/%s is not listed: %s cannot express it", r.kind.Object, obj.GetNamespace(), obj.GetName(), "training_"+r.kind.Name+"_job"),
+					diagSummary(result.Diagnostics))
+				if !push(list.ListResult{Diagnostics: warning}) {
+					return
+				}
+				continue
+			}
+			pushed++
+			if !push(result) {
+				return
+			}
+		}
+	}
+}
+
+// listed fills a listed job's resource as import and the first refresh would: the attributes
+// import sets, then the job read back in the provider's words. (A TensorBoard and an elastic
+// job's dependents, which take requests of their own, are read by the refresh after import.)
+func (r *jobListResource) listed(ctx context.Context, req list.ListRequest, into *tfsdk.Resource, namespace, name string,
+	read func(jobModel) diag.Diagnostics, diags *diag.Diagnostics) {
+	state := tfsdk.State{Schema: req.ResourceSchema, Raw: tftypes.NewValue(req.ResourceSchema.Type().TerraformType(ctx), nil)}
+	for attr, v := range map[string]any{"id": namespace + "/" + name, "namespace": namespace, "name": name,
+		"wait_for": waitRunning, "recreate_if_missing": false} {
+		diags.Append(state.SetAttribute(ctx, path.Root(attr), v)...)
+	}
+	m := r.newModel()
+	diags.Append(state.Get(ctx, m)...)
+	if diags.HasError() {
+		return
+	}
+	diags.Append(read(m)...)
+	diags.Append(into.Set(ctx, m)...)
+}
+
+// markUnexpressed warns about what the job's pods hold that its resource cannot say (an init
+// container, a volume, a security context): import keeps it on the running job, but a
+// replacement would make the job without it.
+func (r *jobListResource) markUnexpressed(ctx context.Context, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
+	spec, d := m.spec(ctx)
+	if d.HasError() {
+		return
+	}
+	rebuilt, _, err := spec.Build()
+	if err != nil {
+		return
+	}
+	if gaps := jobs.Unexpressed(live, rebuilt); len(gaps) > 0 {
+		diags.AddWarning(fmt.Sprintf("%s %s/%s: the generated configuration cannot say everything it holds", r.kind.Object, live.GetNamespace(), live.GetName()),
+			"training_"+r.kind.Name+"_job has no attribute for: "+strings.Join(gaps, "; ")+". An import keeps them on the running job, "+
+				"but a change that replaces the job would make it without them.")
+	}
+}
+
+// taintListResource lists node taints.
+type taintListResource struct {
+	client *kube.Client
+}
+
+type taintListConfig struct {
+	LabelSelector types.String `tfsdk:"label_selector"`
+	Key           types.String `tfsdk:"key"`
+}
+
+func (r *taintListResource) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+	resp.TypeName = req.ProviderTypeName + "_node_taint"
+}
+
+func (r *taintListResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+}
+
+func (r *taintListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
+	resp.Schema = listschema.Schema{
+		MarkdownDescription: "The taints of the cluster's nodes (as `kubectl taint` or Arena's walkthrough set them), for `terraform query`.",
+		Attributes: map[string]listschema.Attribute{
+			"label_selector": listschema.StringAttribute{Optional: true, MarkdownDescription: "Only nodes whose labels match this selector."},
+			"key":            listschema.StringAttribute{Optional: true, MarkdownDescription: "Only taints of this key, e.g. `gpu_node`."},
+		},
+	}
+}
+
+func (r *taintListResource) List(ctx context.Context, req list.ListRequest, stream *list.ListResultsStream) {
+	var cfg taintListConfig
+	if diags := req.Config.Get(ctx, &cfg); diags.HasError() {
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	nodes, err := r.client.Nodes(ctx, cfg.LabelSelector.ValueString())
+	if err != nil {
+		var diags diag.Diagnostics
+		diags.AddError("Error listing nodes", err.Error())
+		stream.Results = list.ListResultsStreamDiagnostics(diags)
+		return
+	}
+	stream.Results = func(push func(list.ListResult) bool) {
+		var pushed int64
+		for _, n := range nodes {
+			for _, t := range n.Spec.Taints {
+				if cfg.Key.ValueString() != "" && t.Key != cfg.Key.ValueString() || kubernetesTaint(t) {
+					continue
+				}
+				if req.Limit > 0 && pushed >= req.Limit {
+					return
+				}
+				m := nodeTaintModel{ID: types.StringValue(n.Name + "/" + t.Key + ":" + string(t.Effect)), Node: types.StringValue(n.Name),
+					Key: types.StringValue(t.Key), Value: optionalString(t.Value), Effect: types.StringValue(string(t.Effect)), Added: types.BoolValue(false)}
+				result := req.NewListResult(ctx)
+				result.DisplayName = fmt.Sprintf("%s %s", n.Name, jobs.FormatTaint(t))
+				setIdentity(ctx, result.Identity, m.identity(), &result.Diagnostics)
+				if req.IncludeResource {
+					result.Diagnostics.Append(result.Resource.Set(ctx, m)...)
+				}
+				pushed++
+				if !push(result) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// kubernetesTaint says whether Kubernetes itself manages the taint (node.kubernetes.io/...,
+// node-role.kubernetes.io/control-plane): its keys are in Kubernetes' own domains, and it is not
+// one a platform team would bring under Terraform.
+func kubernetesTaint(t corev1.Taint) bool {
+	domain, _, ok := strings.Cut(t.Key, "/")
+	for _, d := range []string{"kubernetes.io", "k8s.io"} {
+		if ok && (domain == d || strings.HasSuffix(domain, "."+d)) {
+			return true
+		}
+	}
+	return false
+}
+
+// diagSummary joins the errors' summaries and details into one text.
+func diagSummary(diags diag.Diagnostics) string {
+	var parts []string
+	for _, d := range diags.Errors() {
+		parts = append(parts, d.Summary()+": "+d.Detail())
+	}
+	return strings.Join(parts, "; ")
+}
