@@ -149,15 +149,12 @@ func lockFile(path string) (func(), error) {
 // moduleDir returns the folder where the Go module cache holds module path at the version the
 // component requires, for files the module ships beside its code (CRD manifests).
 func moduleDir(ctx context.Context, sourceDir, component, path string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", path)
-	cmd.Dir = filepath.Join(sourceDir, "components", component)
-	out, err := cmd.Output()
+	dir, err := listModule(ctx, sourceDir, component, path, "{{.Dir}}")
 	if err != nil {
 		return "", fmt.Errorf("locating module %s for %s: %w", path, component, err)
 	}
-	dir := strings.TrimSpace(string(out))
 	if dir == "" {
-		cmd = exec.CommandContext(ctx, "go", "mod", "download", path)
+		cmd := exec.CommandContext(ctx, "go", "mod", "download", path)
 		cmd.Dir = filepath.Join(sourceDir, "components", component)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("downloading module %s: %w\n%s", path, err, out)
@@ -178,11 +175,17 @@ var operatorModules = []struct{ component, module string }{
 
 // moduleVersion returns the version of module path the component requires.
 func moduleVersion(ctx context.Context, sourceDir, component, path string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", path)
-	cmd.Dir = filepath.Join(sourceDir, "components", component)
-	out, err := cmd.Output()
+	v, err := listModule(ctx, sourceDir, component, path, "{{.Version}}")
 	if err != nil {
 		return "", fmt.Errorf("reading the version of %s for %s: %w", path, component, err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return v, nil
+}
+
+// listModule is `go list -m -f format path` in the component's module.
+func listModule(ctx context.Context, sourceDir, component, path, format string) (string, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", format, path)
+	cmd.Dir = filepath.Join(sourceDir, "components", component)
+	out, err := cmd.Output()
+	return strings.TrimSpace(string(out)), err
 }

@@ -455,6 +455,9 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	f := m.job()
 	t := r.target(f)
+	// Set first, so that every way out of the read (state kept as it was) returns it, even for a
+	// state written before identity existed.
+	r.setIdentity(ctx, resp.Identity, f, &resp.Diagnostics)
 	if notRefreshed(r.client, t.String(), &resp.Diagnostics) {
 		return
 	}

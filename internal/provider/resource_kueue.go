@@ -92,6 +92,7 @@ func (r *kueueResource[M, PM]) Read(ctx context.Context, req resource.ReadReques
 		return
 	}
 	t := m.target()
+	setIdentity(ctx, resp.Identity, identityOf(t), &resp.Diagnostics)
 	if notRefreshed(r.client, t.String(), &resp.Diagnostics) {
 		return
 	}

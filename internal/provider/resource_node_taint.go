@@ -147,6 +147,7 @@ func (r *nodeTaintResource) Create(ctx context.Context, req resource.CreateReque
 func (r *nodeTaintResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	var state nodeTaintModel
 	resp.Diagnostics.Append(req.State.Get(ctx, &state)...)
+	setIdentity(ctx, resp.Identity, state.identity(), &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
