@@ -365,5 +365,5 @@ func queryVersion() string {
 	if queryTerraform == "" {
 		return "(none given: not run)"
 	}
-	return filepath.Base(filepath.Dir(queryTerraform))
+	return strings.TrimPrefix(filepath.Base(filepath.Dir(queryTerraform)), "terraform-")
 }
