@@ -292,7 +292,7 @@ func (r *jobResource) queueExists(ctx context.Context, namespace, queue string, 
 	case len(names) == 0:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, but namespace %s has no LocalQueue at all: Kueue would hold the job forever. "+
-				"Make one (training_local_queue) or submit to a queue of another namespace's job. Nothing was created.", queue, namespace))
+				"Make one there (training_local_queue). Nothing was created.", queue, namespace))
 	default:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, which namespace %s does not have, so Kueue would hold the job forever. "+
@@ -485,7 +485,6 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	}
 	resp.Diagnostics.Append(f.set(status)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
-	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 }
 
 // notRefreshed says, with a warning, that the client cannot reach the cluster yet because
