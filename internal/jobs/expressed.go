@@ -37,23 +37,8 @@ func Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
 			out = append(out, r.Role+": the whole role")
 			continue
 		}
-		before, err1 := json.Marshal(want.Template.Spec)
-		after, err2 := json.Marshal(r.Template.Spec)
-		if err1 != nil || err2 != nil {
-			continue
-		}
-		patch, err := jsonpatch.CreateMergePatch(before, after)
-		if err != nil {
-			continue
-		}
-		var added map[string]any
-		if json.Unmarshal(patch, &added) != nil {
-			continue
-		}
-		for field, v := range added {
-			if v == nil {
-				continue // something the rebuild sets and the live object lacks: a default
-			}
+		// What the rebuild sets and the live object lacks is a default, not a gap.
+		for _, field := range addedFields(want.Template.Spec, r.Template.Spec) {
 			if field == "containers" && len(want.Template.Spec.Containers) == len(r.Template.Spec.Containers) {
 				for i, c := range r.Template.Spec.Containers {
 					for _, f := range addedFields(want.Template.Spec.Containers[i], c) {

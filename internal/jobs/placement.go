@@ -2,6 +2,8 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -9,9 +11,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	resourcehelper "k8s.io/component-helpers/resource"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 )
 
 // RolePods is one role of a job: the pods of its template, Count of them running at once.
@@ -120,7 +124,7 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 		}
 		for name := range requests {
 			if q, ok := n.Status.Allocatable[name]; ok && (largest[name] == nil || q.Cmp(*largest[name]) > 0) {
-				largest[name] = ptrTo(q.DeepCopy())
+				largest[name] = ptr.To(q.DeepCopy())
 			}
 		}
 		if !o.Queued {
@@ -156,7 +160,7 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 		if len(unmatched) > 0 {
 			causes = append(causes, fmt.Sprintf("%s %s the node selector's labels %s", nodesOf(unmatched), verb(unmatched, "lacks", "lack"), selectorString(pod.Spec)))
 		}
-		for _, taint := range sortedKeys(untolerated) {
+		for _, taint := range slices.Sorted(maps.Keys(untolerated)) {
 			causes = append(causes, fmt.Sprintf("%s %s the taint %s, which it does not tolerate (tolerations = [%q] would)",
 				nodesOf(untolerated[taint]), verb(untolerated[taint], "has", "have"), taint, tolerationFor(taint)))
 		}
@@ -168,7 +172,7 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 		}
 		warning := fmt.Sprintf("No node can host %s: %s.", what, strings.Join(causes, "; "))
 		// Larger than every node: no toleration, label or flavor helps.
-		for _, name := range sortedResourceNames(requests) {
+		for _, name := range slices.Sorted(maps.Keys(requests)) {
 			q := requests[name]
 			if biggest := largest[name]; biggest == nil || q.Cmp(*biggest) > 0 {
 				most := "no node has any"
@@ -206,35 +210,26 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 		what, strings.Join(names, ", "), slots, r.Count, total)}
 }
 
-// podRequests are what the scheduler counts for a pod: each container's requests, or its limits
-// where it sets no request (as the API server defaults them), summed; init containers by their
-// largest.
+// podRequests are what the scheduler counts for a pod (component-helpers' PodRequests: the
+// containers' sum, or the largest init container, sidecars and overhead included), with each
+// container's limits standing for the requests it does not set, as the API server defaults a
+// pod's (a job's templates are not defaulted). Zero requests are left out.
 func podRequests(spec corev1.PodSpec) corev1.ResourceList {
-	sum := corev1.ResourceList{}
-	containerRequests := func(c corev1.Container) corev1.ResourceList {
-		out := corev1.ResourceList{}
-		for name, q := range c.Resources.Limits {
-			out[name] = q.DeepCopy()
-		}
-		for name, q := range c.Resources.Requests {
-			out[name] = q.DeepCopy()
-		}
-		return out
-	}
-	for _, c := range spec.Containers {
-		for name, q := range containerRequests(c) {
-			v := sum[name]
-			v.Add(q)
-			sum[name] = v
-		}
-	}
-	for _, c := range spec.InitContainers {
-		for name, q := range containerRequests(c) {
-			if v, ok := sum[name]; !ok || q.Cmp(v) > 0 {
-				sum[name] = q.DeepCopy()
+	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
+	for _, containers := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range containers {
+			r := &containers[i].Resources
+			for name, q := range r.Limits {
+				if _, set := r.Requests[name]; !set {
+					if r.Requests == nil {
+						r.Requests = corev1.ResourceList{}
+					}
+					r.Requests[name] = q.DeepCopy()
+				}
 			}
 		}
 	}
+	sum := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	for name, q := range sum {
 		if q.IsZero() {
 			delete(sum, name)
@@ -272,7 +267,7 @@ type namedQuantity struct {
 
 // gpuRequest is the GPU-like extended resource a pod asks for, if any.
 func gpuRequest(requests corev1.ResourceList) (namedQuantity, bool) {
-	for _, name := range sortedResourceNames(requests) {
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
 		if strings.Contains(string(name), "/") && !strings.HasPrefix(string(name), "hugepages-") {
 			return namedQuantity{name, requests[name]}, true
 		}
@@ -290,7 +285,7 @@ func tolerationFor(taint string) string {
 
 func selectorString(spec corev1.PodSpec) string {
 	var parts []string
-	for _, k := range sortedKeys(spec.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
 		parts = append(parts, k+"="+spec.NodeSelector[k])
 	}
 	if spec.Affinity != nil && spec.Affinity.NodeAffinity != nil && spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
@@ -301,7 +296,7 @@ func selectorString(spec corev1.PodSpec) string {
 
 func requestString(requests corev1.ResourceList) string {
 	var parts []string
-	for _, name := range sortedResourceNames(requests) {
+	for _, name := range slices.Sorted(maps.Keys(requests)) {
 		q := requests[name]
 		parts = append(parts, q.String()+" "+string(name))
 	}
@@ -322,23 +317,3 @@ func verb(names []string, one, many string) string {
 	}
 	return many
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
-	names := make([]corev1.ResourceName, 0, len(l))
-	for n := range l {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
-	return names
-}
-
-func ptrTo[T any](v T) *T { return &v }

@@ -137,11 +137,7 @@ func WhyNotRunning(o Observed) string {
 		}
 	}
 	if q := QueueName(o.Object); q != "" && !Admitted(o) {
-		reason := "waiting for Kueue to make its Workload"
-		if o.Workload != nil {
-			reason = withQueue(Status{Phase: Pending}, o).QueueReason
-		}
-		add("queued in LocalQueue " + q + ", not admitted by Kueue: " + reason)
+		add("queued in LocalQueue " + q + ", not admitted by Kueue: " + withQueue(Status{Phase: Pending}, o).QueueReason)
 	} else if len(o.Pods) == 0 {
 		add("no pod has been created yet")
 	}

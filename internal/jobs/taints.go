@@ -62,8 +62,8 @@ func WithoutTaint(taints []corev1.Taint, key string, effect corev1.TaintEffect) 
 	return out
 }
 
-// ParseTaint reads a taint as `kubectl taint` writes it: KEY=VALUE:EFFECT or KEY:EFFECT, with
-// the API server's rules for keys, values and effects.
+// ParseTaint reads a taint as `kubectl taint` writes it (and corev1.Taint's ToString):
+// KEY=VALUE:EFFECT or KEY:EFFECT, with the API server's rules for keys, values and effects.
 func ParseTaint(s string) (corev1.Taint, error) {
 	rest, effect, ok := strings.Cut(s, ":")
 	if !ok {
@@ -85,12 +85,4 @@ func ParseTaint(s string) (corev1.Taint, error) {
 		return t, fmt.Errorf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", s, effect)
 	}
 	return t, nil
-}
-
-// FormatTaint writes a taint as ParseTaint reads it.
-func FormatTaint(t corev1.Taint) string {
-	if t.Value == "" {
-		return t.Key + ":" + string(t.Effect)
-	}
-	return t.Key + "=" + t.Value + ":" + string(t.Effect)
 }

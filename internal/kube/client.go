@@ -203,21 +203,16 @@ func (c *Client) Names(ctx context.Context, gvr schema.GroupVersionResource, nam
 
 // Workload returns Kueue's Workload of a job object (found by the job's UID), or nil.
 func (c *Client) Workload(ctx context.Context, job *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	dyn, err := c.dynamic()
-	if err != nil {
-		return nil, err
-	}
-	selector := kueue.JobUIDLabel + "=" + string(job.GetUID())
-	tflog.Debug(ctx, "LIST workloads", map[string]any{"selector": selector})
-	var list *unstructured.UnstructuredList
-	err = retry(ctx, "LIST workloads of "+job.GetName(), func() (err error) {
-		list, err = dyn.Resource(kueue.WorkloadGVR).Namespace(job.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		return err
-	})
+	items, err := c.List(ctx, kueue.WorkloadGVR, job.GetNamespace(), workloadSelector(job))
 	if err != nil {
 		return nil, fmt.Errorf("reading the Kueue Workload of %s: %w", job.GetName(), err)
 	}
-	return newestWorkload(list.Items), nil
+	return newestWorkload(items), nil
+}
+
+// workloadSelector selects the Workloads Kueue made for the job object, by its UID.
+func workloadSelector(job *unstructured.Unstructured) string {
+	return kueue.JobUIDLabel + "=" + string(job.GetUID())
 }
 
 // newestWorkload is the newest of a job's Workloads (Kueue makes a new one when the job's pods

@@ -121,8 +121,8 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		}
 		synced = append(synced, pods.HasSynced)
 	}
-	// The Workloads of the namespace are watched from the first sight of a job submitted to a
-	// Kueue queue; the job's own is found by its UID in each snapshot.
+	// A job submitted to a Kueue queue has its Workloads watched from the first sight of it,
+	// selected by its UID.
 	var workloads cache.SharedIndexInformer
 	var events cache.SharedIndexInformer
 	if withEvents {
@@ -167,25 +167,22 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 			return last, err
 		}
 		if workloads == nil && jobs.QueueName(last.Object) != "" {
-			if workloads, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, kueue.WorkloadGVR, t.Namespace, 0, cache.Indexers{}, nil).Informer()); err != nil {
+			selector := workloadSelector(last.Object)
+			if workloads, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, kueue.WorkloadGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
+				o.LabelSelector = selector
+			}).Informer()); err != nil {
 				return last, err
 			}
 			if !cache.WaitForCacheSync(ctx.Done(), workloads.HasSynced) {
 				return last, timedOut()
 			}
 		}
-		if workloads != nil && last.Object != nil {
+		if workloads != nil {
 			items, err := unstructuredItems(workloads.GetStore().List())
 			if err != nil {
 				return last, err
 			}
-			var own []unstructured.Unstructured
-			for _, w := range items {
-				if w.GetLabels()[kueue.JobUIDLabel] == string(last.Object.GetUID()) {
-					own = append(own, w)
-				}
-			}
-			last.Workload = newestWorkload(own)
+			last.Workload = newestWorkload(items)
 		}
 		done, err := check(last)
 		if err != nil || done {

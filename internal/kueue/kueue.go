@@ -4,8 +4,8 @@
 package kueue
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -217,18 +217,18 @@ func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
 		}
 		groups = append(groups, map[string]any{"coveredResources": stringSlice(g.CoveredResources), "flavors": flavors})
 	}
-	borrow := map[string]any{"policy": or(s.Preemption.BorrowWithinCohort, defaultBorrowWithinCohort)}
+	borrow := map[string]any{"policy": cmp.Or(s.Preemption.BorrowWithinCohort, defaultBorrowWithinCohort)}
 	if s.Preemption.MaxPriorityThreshold != nil {
 		borrow["maxPriorityThreshold"] = int64(*s.Preemption.MaxPriorityThreshold)
 	}
 	spec := map[string]any{
 		"namespaceSelector": selector,
-		"queueingStrategy":  or(s.QueueingStrategy, defaultQueueingStrategy),
-		"stopPolicy":        or(s.StopPolicy, defaultStopPolicy),
+		"queueingStrategy":  cmp.Or(s.QueueingStrategy, defaultQueueingStrategy),
+		"stopPolicy":        cmp.Or(s.StopPolicy, defaultStopPolicy),
 		"resourceGroups":    groups,
 		"preemption": map[string]any{
-			"reclaimWithinCohort": or(s.Preemption.ReclaimWithinCohort, defaultPreemptionPolicy),
-			"withinClusterQueue":  or(s.Preemption.WithinClusterQueue, defaultPreemptionPolicy),
+			"reclaimWithinCohort": cmp.Or(s.Preemption.ReclaimWithinCohort, defaultPreemptionPolicy),
+			"withinClusterQueue":  cmp.Or(s.Preemption.WithinClusterQueue, defaultPreemptionPolicy),
 			"borrowWithinCohort":  borrow,
 		},
 	}
@@ -245,8 +245,8 @@ func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) 
 	s := ClusterQueueSpec{Name: obj.GetName()}
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	s.Cohort, _, _ = unstructured.NestedString(spec, "cohortName")
-	s.QueueingStrategy = or(str(spec, "queueingStrategy"), defaultQueueingStrategy)
-	s.StopPolicy = or(str(spec, "stopPolicy"), defaultStopPolicy)
+	s.QueueingStrategy = cmp.Or(str(spec, "queueingStrategy"), defaultQueueingStrategy)
+	s.StopPolicy = cmp.Or(str(spec, "stopPolicy"), defaultStopPolicy)
 	if sel, ok := spec["namespaceSelector"].(map[string]any); ok {
 		if exprs, _, _ := unstructured.NestedSlice(sel, "matchExpressions"); len(exprs) > 0 {
 			return s, fmt.Errorf("ClusterQueue %s selects namespaces with matchExpressions, which namespace_selector cannot say", s.Name)
@@ -276,10 +276,10 @@ func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) 
 		s.ResourceGroups = append(s.ResourceGroups, group)
 	}
 	p, _, _ := unstructured.NestedMap(spec, "preemption")
-	s.Preemption.ReclaimWithinCohort = or(str(p, "reclaimWithinCohort"), defaultPreemptionPolicy)
-	s.Preemption.WithinClusterQueue = or(str(p, "withinClusterQueue"), defaultPreemptionPolicy)
+	s.Preemption.ReclaimWithinCohort = cmp.Or(str(p, "reclaimWithinCohort"), defaultPreemptionPolicy)
+	s.Preemption.WithinClusterQueue = cmp.Or(str(p, "withinClusterQueue"), defaultPreemptionPolicy)
 	b, _, _ := unstructured.NestedMap(p, "borrowWithinCohort")
-	s.Preemption.BorrowWithinCohort = or(str(b, "policy"), defaultBorrowWithinCohort)
+	s.Preemption.BorrowWithinCohort = cmp.Or(str(b, "policy"), defaultBorrowWithinCohort)
 	if v, ok, _ := unstructured.NestedInt64(b, "maxPriorityThreshold"); ok {
 		t := int32(v)
 		s.Preemption.MaxPriorityThreshold = &t
@@ -308,7 +308,7 @@ func ReadQueueStatus(obj *unstructured.Unstructured) QueueStatus {
 		resources, _, _ := unstructured.NestedSlice(fm, "resources")
 		for _, r := range resources {
 			rm, _ := r.(map[string]any)
-			s.Usage[str(fm, "name")+"/"+str(rm, "name")] = or(quantityString(rm["total"]), "0")
+			s.Usage[str(fm, "name")+"/"+str(rm, "name")] = cmp.Or(quantityString(rm["total"]), "0")
 		}
 	}
 	if c := condition(obj, "Active"); c != nil {
@@ -330,7 +330,7 @@ type LocalQueueSpec struct {
 // Build returns the LocalQueue.
 func (s LocalQueueSpec) Build() (*unstructured.Unstructured, error) {
 	obj := newObject("LocalQueue", s.Name, s.Namespace)
-	obj.Object["spec"] = map[string]any{"clusterQueue": s.ClusterQueue, "stopPolicy": or(s.StopPolicy, defaultStopPolicy)}
+	obj.Object["spec"] = map[string]any{"clusterQueue": s.ClusterQueue, "stopPolicy": cmp.Or(s.StopPolicy, defaultStopPolicy)}
 	return obj, nil
 }
 
@@ -338,7 +338,7 @@ func (s LocalQueueSpec) Build() (*unstructured.Unstructured, error) {
 func ReadLocalQueue(obj *unstructured.Unstructured) LocalQueueSpec {
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	return LocalQueueSpec{Name: obj.GetName(), Namespace: obj.GetNamespace(), ClusterQueue: str(spec, "clusterQueue"),
-		StopPolicy: or(str(spec, "stopPolicy"), defaultStopPolicy)}
+		StopPolicy: cmp.Or(str(spec, "stopPolicy"), defaultStopPolicy)}
 }
 
 // Admission is what a job's Workload says about it.
@@ -385,16 +385,6 @@ func condition(obj *unstructured.Unstructured, kind string) map[string]any {
 	return nil
 }
 
-// UsageKeys lists Usage's keys in order.
-func UsageKeys(usage map[string]string) []string {
-	keys := make([]string, 0, len(usage))
-	for k := range usage {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // count reads a number the API server's JSON gives as an int64 (and YAML as a float64).
 func count(v any) int64 {
 	switch n := v.(type) {
@@ -404,13 +394,6 @@ func count(v any) int64 {
 		return int64(n)
 	}
 	return 0
-}
-
-func or(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }
 
 func str(m map[string]any, key string) string {

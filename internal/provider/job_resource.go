@@ -943,11 +943,17 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 		return
 	}
 	setIdentity(ctx, resp.Identity, map[string]string{"namespace": namespace, "name": name}, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("id"), namespace+"/"+name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), namespace)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("name"), name)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("wait_for"), waitRunning)...)
-	resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("recreate_if_missing"), false)...)
+	setImported(ctx, &resp.State, namespace, name, &resp.Diagnostics)
+}
+
+// setImported sets what an import knows of a job before its first read: its identity, and the
+// defaults of what Terraform alone holds (wait_for, recreate_if_missing). A list resource's
+// results start the same way.
+func setImported(ctx context.Context, state *tfsdk.State, namespace, name string, diags *diag.Diagnostics) {
+	for attr, v := range map[string]any{"id": namespace + "/" + name, "namespace": namespace, "name": name,
+		"wait_for": waitRunning, "recreate_if_missing": false} {
+		diags.Append(state.SetAttribute(ctx, path.Root(attr), v)...)
+	}
 }
 
 // IdentitySchema: a job is named by its namespace and name.

@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -157,10 +156,7 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 func (r *jobListResource) listed(ctx context.Context, req list.ListRequest, into *tfsdk.Resource, namespace, name string,
 	read func(jobModel) diag.Diagnostics, diags *diag.Diagnostics) {
 	state := tfsdk.State{Schema: req.ResourceSchema, Raw: tftypes.NewValue(req.ResourceSchema.Type().TerraformType(ctx), nil)}
-	for attr, v := range map[string]any{"id": namespace + "/" + name, "namespace": namespace, "name": name,
-		"wait_for": waitRunning, "recreate_if_missing": false} {
-		diags.Append(state.SetAttribute(ctx, path.Root(attr), v)...)
-	}
+	setImported(ctx, &state, namespace, name, diags)
 	m := r.newModel()
 	diags.Append(state.Get(ctx, m)...)
 	if diags.HasError() {
@@ -243,7 +239,7 @@ func (r *taintListResource) List(ctx context.Context, req list.ListRequest, stre
 				m := nodeTaintModel{ID: types.StringValue(n.Name + "/" + t.Key + ":" + string(t.Effect)), Node: types.StringValue(n.Name),
 					Key: types.StringValue(t.Key), Value: optionalString(t.Value), Effect: types.StringValue(string(t.Effect)), Added: types.BoolValue(false)}
 				result := req.NewListResult(ctx)
-				result.DisplayName = fmt.Sprintf("%s %s", n.Name, jobs.FormatTaint(t))
+				result.DisplayName = fmt.Sprintf("%s %s", n.Name, t.ToString())
 				setIdentity(ctx, result.Identity, m.identity(), &result.Diagnostics)
 				if req.IncludeResource {
 					result.Diagnostics.Append(result.Resource.Set(ctx, m)...)

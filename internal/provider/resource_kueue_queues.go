@@ -166,7 +166,7 @@ func (m *flavorModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 	if !equality.Semantic.DeepEqual(priorTaints, s.NodeTaints) {
 		var taints []string
 		for _, t := range s.NodeTaints {
-			taints = append(taints, jobs.FormatTaint(t))
+			taints = append(taints, t.ToString())
 		}
 		m.NodeTaints = optionalList(ctx, taints, &diags)
 	}
