@@ -38,6 +38,8 @@ var binaries = []binary{
 	{name: "training-operator", component: "training-operator", pkg: "."},
 	{name: "frameworkcontroller", component: "frameworkcontroller", pkg: "github.com/microsoft/frameworkcontroller/cmd/frameworkcontroller"},
 	{name: "kueue", component: "kueue", pkg: "."},
+	{name: "jobset", component: "jobset", pkg: "sigs.k8s.io/jobset"},
+	{name: "trainer", component: "trainer", pkg: "."},
 }
 
 func versionLDFlags() string {
@@ -171,6 +173,8 @@ var operatorModules = []struct{ component, module string }{
 	{"training-operator", "github.com/kubeflow/training-operator"},
 	{"frameworkcontroller", "github.com/microsoft/frameworkcontroller"},
 	{"kueue", kueueModule},
+	{"trainer", trainerModule},
+	{"jobset", jobsetModule},
 }
 
 // moduleVersion returns the version of module path the component requires.

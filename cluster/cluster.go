@@ -58,7 +58,7 @@ const stateFile = "cluster.json"
 
 // the order in which Stop ends processes: dependants first, etcd last.
 var stopOrder = []string{
-	"kueue", "frameworkcontroller", "training-operator", "mpi-operator", "kwok",
+	"trainer", "jobset", "kueue", "frameworkcontroller", "training-operator", "mpi-operator", "kwok",
 	"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
 }
 
@@ -153,7 +153,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 	if err := s.pki.generate(); err != nil {
 		return fmt.Errorf("generating certificates: %w", err)
 	}
-	for _, name := range []string{"etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "training-operator-webhook", "kueue-webhook"} {
+	for _, name := range []string{"etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "training-operator-webhook", "kueue-webhook", "jobset-webhook", "trainer-webhook"} {
 		port, err := freePort()
 		if err != nil {
 			return err
@@ -484,8 +484,21 @@ func (s *starter) startControllers() error {
 		name string
 		args []string
 	}{"kueue", []string{kubeconfig, "--config=" + kueueConfig}})
+	jobsetConfig, err := s.writeJobSetConfig()
+	if err != nil {
+		return err
+	}
+	steps = append(steps, struct {
+		name string
+		args []string
+	}{"jobset", []string{kubeconfig, "--config=" + jobsetConfig, "--metrics-bind-address=0", "--health-probe-bind-address=0"}},
+		struct {
+			name string
+			args []string
+		}{"trainer", []string{kubeconfig, "--webhook-port=" + strconv.Itoa(s.c.Ports["trainer-webhook"]), "--cert-dir=" + p.webhookCertDir()}})
+	operators := map[string]bool{"mpi-operator": true, "training-operator": true, "kueue": true, "jobset": true, "trainer": true}
 	for _, st := range steps {
-		if s.opts.SkipOperators && (st.name == "mpi-operator" || st.name == "training-operator" || st.name == "kueue") {
+		if s.opts.SkipOperators && operators[st.name] {
 			continue
 		}
 		if err := s.run(st.name, s.c.RunDir, st.args...); err != nil {

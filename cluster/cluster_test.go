@@ -37,6 +37,8 @@ var (
 	clusterQs   = schema.GroupVersionResource{Group: kueueGroup, Version: "v1beta2", Resource: "clusterqueues"}
 	localQs     = schema.GroupVersionResource{Group: kueueGroup, Version: "v1beta2", Resource: "localqueues"}
 	workloads   = schema.GroupVersionResource{Group: kueueGroup, Version: "v1beta2", Resource: "workloads"}
+	trainJobs   = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "trainjobs"}
+	runtimes    = schema.GroupVersionResource{Group: "trainer.kubeflow.org", Version: "v1alpha1", Resource: "clustertrainingruntimes"}
 )
 
 const ssdNode = "cn-beijing.192.168.3.230"
@@ -120,6 +122,7 @@ func TestLocalCluster(t *testing.T) {
 		}
 	})
 	t.Run("kueue admits a queued mpijob within quota and holds the next", func(t *testing.T) { e.t = t; e.checkKueue(ctx) })
+	t.Run("trainjob on the default torch runtime runs on the GPU nodes", func(t *testing.T) { e.t = t; e.checkTrainJob(ctx) })
 	t.Run("framework runs", func(t *testing.T) {
 		e.t = t
 		e.create(ctx, frameworks, frameworkYAML)
@@ -335,6 +338,40 @@ func (e *env) checkKueue(ctx context.Context) {
 	}
 	e.waitWorkload(ctx, "queued-b", "Admitted", "True")
 	e.waitPods(ctx, "training.kubeflow.org/job-name=queued-b,training.kubeflow.org/job-role=worker", 2)
+}
+
+// checkTrainJob runs a TrainJob of 2 nodes x 1 GPU on Trainer's default torch runtime,
+// tolerating the GPU nodes' taint through a runtime patch: Trainer makes a JobSet, JobSet a Job,
+// and its 2 pods run on the two GPU nodes with the torchrun environment Trainer generates.
+func (e *env) checkTrainJob(ctx context.Context) {
+	for _, name := range cluster.DefaultRuntimes {
+		if _, err := e.dyn.Resource(runtimes).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			e.t.Errorf("default runtime %s: %v", name, err)
+		}
+	}
+	e.create(ctx, trainJobs, trainJobYAML)
+	pods := e.waitPods(ctx, cluster.JobSetNameLabel+"=tj", 2)
+	nodes := map[string]bool{}
+	for _, p := range pods {
+		nodes[p.Spec.NodeName] = true
+		env := map[string]string{}
+		for _, v := range p.Spec.Containers[0].Env {
+			env[v.Name] = v.Value
+			if v.ValueFrom != nil && v.ValueFrom.FieldRef != nil {
+				env[v.Name] = v.ValueFrom.FieldRef.FieldPath
+			}
+		}
+		want := map[string]string{"PET_NNODES": "2", "PET_MASTER_ADDR": "tj-node-0-0.tj", "PET_MASTER_PORT": "29500",
+			"PET_NODE_RANK": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
+		for k, v := range want {
+			if env[k] != v {
+				e.t.Errorf("pod %s: %s=%q, want %q", p.Name, k, env[k], v)
+			}
+		}
+	}
+	if !nodes["cn-beijing.192.168.3.228"] || !nodes["cn-beijing.192.168.3.229"] {
+		e.t.Errorf("the TrainJob's pods run on %v, want the two GPU nodes", nodes)
+	}
 }
 
 func (e *env) get(ctx context.Context, gvr schema.GroupVersionResource, name string) *unstructured.Unstructured {
@@ -567,4 +604,29 @@ spec:
       template:
         spec:
           containers: [{name: worker, image: mpioperator/mpi-pi, resources: {limits: {nvidia.com/gpu: 1}}}]
+`
+
+const trainJobYAML = `
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj, namespace: default}
+spec:
+  runtimeRef: {name: torch-distributed}
+  trainer:
+    image: pytorch/pytorch:2
+    command: [torchrun, train.py]
+    numNodes: 2
+    resourcesPerNode: {limits: {nvidia.com/gpu: 1}}
+  runtimePatches:
+  - manager: training.kubetrain.io/cluster-test
+    trainingRuntimeSpec:
+      template:
+        spec:
+          replicatedJobs:
+          - name: node
+            template:
+              spec:
+                template:
+                  spec:
+                    tolerations: [{key: gpu_node, operator: Exists}]
 `

@@ -37,12 +37,17 @@ const SimulateExitAnnotation = "training.kubetrain.io/simulate-exit"
 
 var crdGVR = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 
-// The CRDs installed from the operators' modules; frameworkcontroller creates its own, and
-// Kueue's come from its module too (kueueCRDs).
-var crdManifests = []struct{ component, module, path string }{
+// The CRDs installed from the operators' modules, by a glob in each; frameworkcontroller creates
+// its own. scheduler-plugins' PodGroup CRD (for Trainer's coscheduling pod-group policy) is left
+// out: with it installed, training-operator v1.9.0 watches PodGroups without having their type in
+// its scheme, and its TFJob and PyTorchJob controllers never start.
+var crdManifests = []struct{ component, module, glob string }{
 	{"mpi-operator", "github.com/kubeflow/mpi-operator", "manifests/base/kubeflow.org_mpijobs.yaml"},
 	{"training-operator", "github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_pytorchjobs.yaml"},
 	{"training-operator", "github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_tfjobs.yaml"},
+	{"kueue", kueueModule, "config/components/crd/bases/*.yaml"},
+	{"trainer", trainerModule, "manifests/base/crds/trainer.kubeflow.org_*.yaml"},
+	{"jobset", jobsetModule, "config/components/crd/bases/*.yaml"},
 }
 
 // CRDs lists the CustomResourceDefinitions a ready cluster has established.
@@ -56,6 +61,10 @@ var CRDs = []string{
 	"resourceflavors.kueue.x-k8s.io",
 	"workloads.kueue.x-k8s.io",
 	"workloadpriorityclasses.kueue.x-k8s.io",
+	"trainjobs.trainer.kubeflow.org",
+	"trainingruntimes.trainer.kubeflow.org",
+	"clustertrainingruntimes.trainer.kubeflow.org",
+	"jobsets.jobset.x-k8s.io",
 }
 
 type clients struct {
@@ -99,17 +108,22 @@ func (s *starter) installCRDs(ctx context.Context, c *clients) error {
 		if err != nil {
 			return err
 		}
-		installed, err := applyManifests(ctx, c, filepath.Join(dir, m.path))
-		if err != nil {
-			return err
+		files, err := filepath.Glob(filepath.Join(dir, m.glob))
+		if err != nil || len(files) == 0 {
+			return fmt.Errorf("no CRDs at %s in %s: %v", m.glob, dir, err)
 		}
-		names = append(names, installed...)
+		for _, f := range files {
+			installed, err := applyManifests(ctx, c, f)
+			if err != nil {
+				return err
+			}
+			names = append(names, installed...)
+		}
 	}
-	installed, err := s.kueueCRDs(ctx, c)
-	if err != nil {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: KueueNamespace}}
+	if _, err := c.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	names = append(names, installed...)
 	return s.waitEstablished(ctx, c, names...)
 }
 
@@ -293,6 +307,12 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 		return err
 	}
 	if err := s.registerKueueWebhooks(ctx, c); err != nil {
+		return err
+	}
+	if err := s.registerTrainerWebhooks(ctx, c); err != nil {
+		return err
+	}
+	if err := s.installDefaultRuntimes(ctx, c); err != nil {
 		return err
 	}
 	// mpi-operator and frameworkcontroller open no port: give them a moment to fail on start-up
