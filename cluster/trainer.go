@@ -91,7 +91,7 @@ func (s *starter) installDefaultRuntimes(ctx context.Context, c *clients) error 
 		for i := range objs {
 			obj := &objs[i]
 			if obj.GetKind() != "ClusterTrainingRuntime" || obj.GetName() != name {
-				return fmt.Errorf("Trainer's runtime file for %s holds %s %s", name, obj.GetKind(), obj.GetName())
+				return fmt.Errorf("the runtime file of Trainer for %s holds %s %s", name, obj.GetKind(), obj.GetName())
 			}
 			if _, err := c.dynamic.Resource(clusterTrainingRuntimeGVR).Apply(ctx, name, obj, metav1.ApplyOptions{FieldManager: "localcluster", Force: true}); err != nil {
 				return fmt.Errorf("installing the runtime %s: %w", name, err)
