@@ -88,7 +88,7 @@ type Spec interface {
 }
 
 // Kinds lists every kind of job the provider manages.
-func Kinds() []*Kind { return []*Kind{MPI, TF, PyTorch, Elastic} }
+func Kinds() []*Kind { return []*Kind{MPI, TF, PyTorch, Elastic, Train} }
 
 // KindByName returns the registered kind of that name, or nil.
 func KindByName(name string) *Kind {

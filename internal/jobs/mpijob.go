@@ -168,7 +168,7 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if !spec.MountDataOnLauncher {
 		launcherPod.DataVolumes = nil
 	}
-	launcher, err := launcherPod.podTemplate(container{name: "launcher", command: launcherCommand, resources: launcherResources, operatorHidesGPUs: true}, "")
+	launcher, err := launcherPod.podTemplate(container{name: "launcher", command: launcherCommand, resources: launcherResources, gpusDecidedElsewhere: true}, "")
 	if err != nil {
 		return nil, err
 	}

@@ -98,9 +98,10 @@ type container struct {
 	command   []string
 	resources corev1.ResourceRequirements
 	ports     []corev1.ContainerPort
-	// operatorHidesGPUs: the operator sets NvidiaVisibleDevices itself (mpi-operator's launcher),
-	// so a second definition would only shadow or be shadowed by it.
-	operatorHidesGPUs bool
+	// gpusDecidedElsewhere: the container's GPUs are not its resources alone, so it must not hide
+	// them: the operator sets NvidiaVisibleDevices itself (mpi-operator's launcher), or Trainer
+	// merges a TrainJob's resources per node into its runtime's template (either may give GPUs).
+	gpusDecidedElsewhere bool
 }
 
 // requestsGPU says whether a container asks for an extended resource (a GPU): its only limits
@@ -170,7 +171,7 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 	}
 	_, set := o.Env[NvidiaVisibleDevices]
 	_, fromSecret := o.SecretEnv[NvidiaVisibleDevices]
-	if !set && !fromSecret && !c.operatorHidesGPUs && !requestsGPU(c.resources) {
+	if !set && !fromSecret && !c.gpusDecidedElsewhere && !requestsGPU(c.resources) {
 		main.Env = append(main.Env, corev1.EnvVar{Name: NvidiaVisibleDevices, Value: NoGPUs})
 	}
 	spec := corev1.PodSpec{

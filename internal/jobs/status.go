@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -75,7 +76,7 @@ func trainingDuration(start, end *time.Time, now time.Time) time.Duration {
 func instances(pods []corev1.Pod, roleLabel string) []Instance {
 	out := make([]Instance, 0, len(pods))
 	for _, p := range pods {
-		index, _ := strconv.ParseInt(p.Labels[replicaIndexLabel], 10, 32)
+		index, _ := strconv.ParseInt(cmp.Or(p.Labels[replicaIndexLabel], p.Labels[jobCompletionIndexLabel]), 10, 32)
 		out = append(out, Instance{Name: p.Name, Role: p.Labels[roleLabel], Index: int32(index), Phase: string(p.Status.Phase),
 			Node: p.Spec.NodeName, Created: p.CreationTimestamp.Time})
 	}

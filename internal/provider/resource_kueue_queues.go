@@ -30,24 +30,24 @@ import (
 )
 
 var (
-	_ resource.ResourceWithImportState  = (*kueueResource[flavorModel, *flavorModel])(nil)
-	_ resource.ResourceWithUpgradeState = (*kueueResource[flavorModel, *flavorModel])(nil)
+	_ resource.ResourceWithImportState  = (*objectResource[flavorModel, *flavorModel])(nil)
+	_ resource.ResourceWithUpgradeState = (*objectResource[flavorModel, *flavorModel])(nil)
 )
 
 func newResourceFlavorResource() resource.Resource {
-	return &kueueResource[flavorModel, *flavorModel]{typeName: "resource_flavor", importID: func(id string) (*flavorModel, error) {
+	return &objectResource[flavorModel, *flavorModel]{typeName: "resource_flavor", importID: func(id string) (*flavorModel, error) {
 		return &flavorModel{Name: types.StringValue(id)}, clusterScopedID(id)
 	}}
 }
 
 func newClusterQueueResource() resource.Resource {
-	return &kueueResource[clusterQueueModel, *clusterQueueModel]{typeName: "cluster_queue", importID: func(id string) (*clusterQueueModel, error) {
+	return &objectResource[clusterQueueModel, *clusterQueueModel]{typeName: "cluster_queue", importID: func(id string) (*clusterQueueModel, error) {
 		return &clusterQueueModel{Name: types.StringValue(id)}, clusterScopedID(id)
 	}}
 }
 
 func newLocalQueueResource() resource.Resource {
-	return &kueueResource[localQueueModel, *localQueueModel]{typeName: "local_queue", importID: func(id string) (*localQueueModel, error) {
+	return &objectResource[localQueueModel, *localQueueModel]{typeName: "local_queue", importID: func(id string) (*localQueueModel, error) {
 		namespace, name, err := splitID(id)
 		return &localQueueModel{Namespace: types.StringValue(namespace), Name: types.StringValue(name)}, err
 	}}
@@ -88,7 +88,7 @@ type flavorModel struct {
 	Timeouts    timeouts.Value `tfsdk:"timeouts"`
 }
 
-func (r *kueueResource[M, PM]) flavorSchema(ctx context.Context) schema.Schema {
+func (r *objectResource[M, PM]) flavorSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "A Kueue [ResourceFlavor](https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/): a kind of node a quota " +
 			"stands for. Kueue gives the pods it admits under this flavor its `node_labels` as a node selector and its `tolerations`, " +
@@ -114,7 +114,7 @@ func (m *flavorModel) target() kube.Target {
 }
 func (m *flavorModel) timeouts() timeouts.Value { return m.Timeouts }
 func (m *flavorModel) setID()                   { m.ID = m.Name }
-func (m *flavorModel) keepStatus(kueueModel)    {}
+func (m *flavorModel) keepStatus(objectModel)    {}
 
 func (m *flavorModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
@@ -255,7 +255,7 @@ func (s *queueStatusModel) set(st kueue.QueueStatus) {
 	s.AdmittedWorkloads = types.Int64Value(st.Admitted)
 }
 
-func (r *kueueResource[M, PM]) clusterQueueSchema(ctx context.Context) schema.Schema {
+func (r *objectResource[M, PM]) clusterQueueSchema(ctx context.Context) schema.Schema {
 	quantity := []validator.String{quotaRule}
 	return schema.Schema{
 		MarkdownDescription: "A Kueue [ClusterQueue](https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/): quotas of GPUs, CPU and memory " +
@@ -339,7 +339,7 @@ func (m *clusterQueueModel) target() kube.Target {
 }
 func (m *clusterQueueModel) timeouts() timeouts.Value { return m.Timeouts }
 func (m *clusterQueueModel) setID()                   { m.ID = m.Name }
-func (m *clusterQueueModel) keepStatus(prior kueueModel) {
+func (m *clusterQueueModel) keepStatus(prior objectModel) {
 	if p, ok := prior.(*clusterQueueModel); ok {
 		m.queueStatusModel, m.Usage = p.queueStatusModel, p.Usage
 	}
@@ -448,7 +448,7 @@ type localQueueModel struct {
 	Timeouts timeouts.Value `tfsdk:"timeouts"`
 }
 
-func (r *kueueResource[M, PM]) localQueueSchema(ctx context.Context) schema.Schema {
+func (r *objectResource[M, PM]) localQueueSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "A Kueue [LocalQueue](https://kueue.sigs.k8s.io/docs/concepts/local_queue/): a namespace's door to a " +
 			"ClusterQueue. A job submits to it with `queue_name`. Imported as `NAMESPACE/NAME`.",
@@ -474,7 +474,7 @@ func (m *localQueueModel) timeouts() timeouts.Value { return m.Timeouts }
 func (m *localQueueModel) setID() {
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
 }
-func (m *localQueueModel) keepStatus(prior kueueModel) {
+func (m *localQueueModel) keepStatus(prior objectModel) {
 	if p, ok := prior.(*localQueueModel); ok {
 		m.queueStatusModel = p.queueStatusModel
 	}
@@ -490,7 +490,7 @@ func (m *localQueueModel) build(context.Context) (*unstructured.Unstructured, di
 	return obj, diags
 }
 
-//nolint:unparam // the kueueModel method: a LocalQueue has nothing that can fail to read
+//nolint:unparam // the objectModel method: a LocalQueue has nothing that can fail to read
 func (m *localQueueModel) read(_ context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
 	s := kueue.ReadLocalQueue(obj)
 	m.ClusterQueue = types.StringValue(s.ClusterQueue)
@@ -500,7 +500,7 @@ func (m *localQueueModel) read(_ context.Context, obj *unstructured.Unstructured
 }
 
 // Schema serves the schema of whichever Kueue object the resource manages.
-func (r *kueueResource[M, PM]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+func (r *objectResource[M, PM]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	switch any(new(M)).(type) {
 	case *flavorModel:
 		resp.Schema = r.flavorSchema(ctx)

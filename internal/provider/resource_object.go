@@ -16,8 +16,8 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
-// kueueModel is what the Kueue resources' models share: the object's identity and timeouts.
-type kueueModel interface {
+// objectModel is what the Kueue resources' models share: the object's identity and timeouts.
+type objectModel interface {
 	// target is the object the model stands for.
 	target() kube.Target
 	// build is the object the model describes.
@@ -27,18 +27,18 @@ type kueueModel interface {
 	read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics
 	// keepStatus copies the computed status of prior into the model (an update leaves it alone;
 	// the next refresh reads it).
-	keepStatus(prior kueueModel)
+	keepStatus(prior objectModel)
 	timeouts() timeouts.Value
 	setID()
 }
 
-// kueueResource is the create, read, update, delete and import every Kueue object shares:
+// objectResource is the create, read, update, delete and import every Kueue object shares:
 // create refuses an object of the name it did not make, update sends a JSON merge patch of what
 // the configuration changed, delete waits until Kueue's finalizer lets the object go (a queue
 // or flavor in use stays until its workloads are done), and read shows drift in every attribute.
-type kueueResource[M any, PM interface {
+type objectResource[M any, PM interface {
 	*M
-	kueueModel
+	objectModel
 }] struct {
 	client   *kube.Client
 	typeName string
@@ -46,11 +46,11 @@ type kueueResource[M any, PM interface {
 	importID func(id string) (PM, error)
 }
 
-func (r *kueueResource[M, PM]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
+func (r *objectResource[M, PM]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_" + r.typeName
 }
 
-func (r *kueueResource[M, PM]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+func (r *objectResource[M, PM]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
@@ -58,7 +58,7 @@ func (r *kueueResource[M, PM]) Configure(_ context.Context, req resource.Configu
 // is deleted only once the workloads admitted through it are done.
 const kueueTimeout = 5 * time.Minute
 
-func (r *kueueResource[M, PM]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+func (r *objectResource[M, PM]) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
 	m := PM(new(M))
 	resp.Diagnostics.Append(req.Plan.Get(ctx, m)...)
 	if resp.Diagnostics.HasError() {
@@ -85,7 +85,7 @@ func (r *kueueResource[M, PM]) Create(ctx context.Context, req resource.CreateRe
 	setIdentity(ctx, resp.Identity, identityOf(m.target()), &resp.Diagnostics)
 }
 
-func (r *kueueResource[M, PM]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+func (r *objectResource[M, PM]) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
 	m := PM(new(M))
 	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
 	if resp.Diagnostics.HasError() {
@@ -111,7 +111,7 @@ func (r *kueueResource[M, PM]) Read(ctx context.Context, req resource.ReadReques
 	setIdentity(ctx, resp.Identity, identityOf(t), &resp.Diagnostics)
 }
 
-func (r *kueueResource[M, PM]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+func (r *objectResource[M, PM]) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
 	plan, state := PM(new(M)), PM(new(M))
 	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
 	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
@@ -147,7 +147,7 @@ func (r *kueueResource[M, PM]) Update(ctx context.Context, req resource.UpdateRe
 	setIdentity(ctx, resp.Identity, identityOf(plan.target()), &resp.Diagnostics)
 }
 
-func (r *kueueResource[M, PM]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+func (r *objectResource[M, PM]) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
 	m := PM(new(M))
 	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
 	if resp.Diagnostics.HasError() {
@@ -169,7 +169,7 @@ func (r *kueueResource[M, PM]) Delete(ctx context.Context, req resource.DeleteRe
 	}
 }
 
-func (r *kueueResource[M, PM]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+func (r *objectResource[M, PM]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
 	id := req.ID
 	if id == "" {
 		names := []string{"name"}
@@ -196,13 +196,13 @@ func (r *kueueResource[M, PM]) ImportState(ctx context.Context, req resource.Imp
 	}
 }
 
-func (r *kueueResource[M, PM]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
+func (r *objectResource[M, PM]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
 	return map[int64]resource.StateUpgrader{}
 }
 
 // IdentitySchema: a cluster-scoped Kueue object is named by its name, a LocalQueue by its
 // namespace and name.
-func (r *kueueResource[M, PM]) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+func (r *objectResource[M, PM]) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
 	if r.namespaced() {
 		resp.IdentitySchema = namespacedIdentity("LocalQueue")
 		return
@@ -211,7 +211,7 @@ func (r *kueueResource[M, PM]) IdentitySchema(_ context.Context, _ resource.Iden
 }
 
 // namespaced says whether the resource's objects live in a namespace.
-func (r *kueueResource[M, PM]) namespaced() bool {
+func (r *objectResource[M, PM]) namespaced() bool {
 	return PM(new(M)).target().GVR == kueue.LocalQueueGVR
 }
 

@@ -1,0 +1,274 @@
+package jobs
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+// The APIs of Kubeflow Trainer's training runtimes: a TrainingRuntime serves its namespace's
+// TrainJobs, a ClusterTrainingRuntime every namespace's.
+var (
+	TrainingRuntimeGVR        = schema.GroupVersionResource{Group: TrainerGroup, Version: "v1alpha1", Resource: "trainingruntimes"}
+	ClusterTrainingRuntimeGVR = schema.GroupVersionResource{Group: TrainerGroup, Version: "v1alpha1", Resource: "clustertrainingruntimes"}
+)
+
+// Runtime frameworks: the ML policy a runtime gives its jobs. torch: torchrun's PET_*
+// environment on every node; mpi: an MPI launcher with a hostfile and SSH keys over nodes that
+// run sshd; plain: the nodes alone, with nothing generated.
+const (
+	FrameworkTorch = "torch"
+	FrameworkMPI   = "mpi"
+	FrameworkPlain = "plain"
+)
+
+// Frameworks lists them.
+var Frameworks = []string{FrameworkTorch, FrameworkMPI, FrameworkPlain}
+
+// MPIImplementations are the MPI implementations Trainer's MPI policy offers.
+var MPIImplementations = []string{"OpenMPI", "Intel", "MPICH"}
+
+const (
+	// FrameworkLabel names a runtime's framework for Trainer's SDK, which lists runtimes by it.
+	FrameworkLabel = "trainer.kubeflow.org/framework"
+	// ancestorLabel marks the replicated job the TrainJob's trainer settings override.
+	ancestorLabel = "trainer.kubeflow.org/trainjob-ancestor-step"
+	// trainerLauncher is an MPI runtime's launcher: the replicated job that runs mpirun.
+	trainerLauncher = "launcher"
+)
+
+// DefaultMPINodeCommand is what an MPI runtime's nodes run unless told otherwise: an SSH server
+// in the foreground, which the launcher's mpirun reaches them through.
+var DefaultMPINodeCommand = []string{"/usr/sbin/sshd", "-De"}
+
+// RuntimeSpec is everything a training_runtime says.
+type RuntimeSpec struct {
+	// Name, and the namespace of a TrainingRuntime; none for a ClusterTrainingRuntime.
+	Name, Namespace string
+	Labels          map[string]string
+	Framework       string
+	// Nodes is the node count of jobs that do not say theirs (mlPolicy.numNodes).
+	Nodes int32
+	// Pod is the node template: image, resources, env, placement of every node.
+	Pod PodOptions
+	// Command is the trainer's default command: each torch or plain node's, or the MPI launcher's.
+	Command []string
+	MPI     *MPIPolicy
+	// GangTimeoutSeconds, when set, makes Trainer schedule the job's pods as a gang through
+	// scheduler-plugins' coscheduling (podGroupPolicy.coscheduling), giving up after that long.
+	GangTimeoutSeconds *int32
+}
+
+// MPIPolicy is an MPI runtime's ML policy.
+type MPIPolicy struct {
+	ProcsPerNode      int32
+	Implementation    string
+	SSHAuthMountPath  string
+	RunLauncherAsNode bool
+	// NodeCommand is what the nodes run (default DefaultMPINodeCommand).
+	NodeCommand []string
+}
+
+// Kind is the runtime's kind: namespaced or cluster-wide.
+func (s RuntimeSpec) Kind() string {
+	if s.Namespace == "" {
+		return ClusterTrainingRuntimeKind
+	}
+	return TrainingRuntimeKind
+}
+
+// GVR is the runtime's API.
+func (s RuntimeSpec) GVR() schema.GroupVersionResource {
+	if s.Namespace == "" {
+		return ClusterTrainingRuntimeGVR
+	}
+	return TrainingRuntimeGVR
+}
+
+type trainingRuntime struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              runtimeSpec `json:"spec"`
+}
+
+type runtimeSpec struct {
+	MLPolicy       *mlPolicy       `json:"mlPolicy,omitempty"`
+	PodGroupPolicy *podGroupPolicy `json:"podGroupPolicy,omitempty"`
+	Template       struct {
+		Spec jobSetSpec `json:"spec"`
+	} `json:"template"`
+}
+
+type mlPolicy struct {
+	NumNodes *int32         `json:"numNodes,omitempty"`
+	Torch    *struct{}      `json:"torch,omitempty"`
+	MPI      *mpiPolicySpec `json:"mpi,omitempty"`
+}
+
+type mpiPolicySpec struct {
+	NumProcPerNode    *int32  `json:"numProcPerNode,omitempty"`
+	MPIImplementation *string `json:"mpiImplementation,omitempty"`
+	SSHAuthMountPath  *string `json:"sshAuthMountPath,omitempty"`
+	RunLauncherAsNode *bool   `json:"runLauncherAsNode,omitempty"`
+}
+
+type podGroupPolicy struct {
+	Coscheduling *struct {
+		ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
+	} `json:"coscheduling,omitempty"`
+}
+
+type jobSetSpec struct {
+	Network *struct {
+		PublishNotReadyAddresses *bool `json:"publishNotReadyAddresses,omitempty"`
+	} `json:"network,omitempty"`
+	SuccessPolicy *struct {
+		Operator             string   `json:"operator"`
+		TargetReplicatedJobs []string `json:"targetReplicatedJobs,omitempty"`
+	} `json:"successPolicy,omitempty"`
+	ReplicatedJobs []replicatedJob `json:"replicatedJobs"`
+}
+
+type replicatedJob struct {
+	Name      string `json:"name"`
+	DependsOn []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"dependsOn,omitempty"`
+	Template struct {
+		Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
+		Spec     struct {
+			Template corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	} `json:"template"`
+}
+
+// NewRuntime builds the TrainingRuntime or ClusterTrainingRuntime for spec: a JobSet template of
+// one replicated job "node" (torch, plain), or of "node" and a "launcher" that starts once the
+// nodes are ready and decides the job's success (MPI), as Trainer's own MPI runtimes are made.
+func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
+	if s.Framework != FrameworkMPI && s.MPI != nil {
+		return nil, fmt.Errorf("an MPI policy needs framework %q, not %q", FrameworkMPI, s.Framework)
+	}
+	resources, err := Resources(s.Pod.CPU, s.Pod.Memory, s.Pod.GPUs, s.Pod.GPUResource)
+	if err != nil {
+		return nil, err
+	}
+	r := trainingRuntime{
+		TypeMeta:   metav1.TypeMeta{APIVersion: TrainingRuntimeGVR.GroupVersion().String(), Kind: s.Kind()},
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: merge(map[string]string{FrameworkLabel: s.Framework}, s.Labels, map[string]string{ManagedByLabel: ManagedByValue})},
+	}
+	r.Spec.MLPolicy = &mlPolicy{NumNodes: positive(s.Nodes)}
+	if s.GangTimeoutSeconds != nil {
+		r.Spec.PodGroupPolicy = &podGroupPolicy{Coscheduling: &struct {
+			ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
+		}{ScheduleTimeoutSeconds: s.GangTimeoutSeconds}}
+	}
+	role := func(name string, command []string, trainer bool) (replicatedJob, error) {
+		t, err := s.Pod.podTemplate(container{name: TrainerNode, command: command, resources: resources, gpusDecidedElsewhere: true}, "")
+		if err != nil {
+			return replicatedJob{}, err
+		}
+		rj := replicatedJob{Name: name}
+		rj.Template.Spec.Template = t
+		if trainer {
+			rj.Template.Metadata = &metav1.ObjectMeta{Labels: map[string]string{ancestorLabel: "trainer"}}
+		}
+		return rj, nil
+	}
+	switch s.Framework {
+	case FrameworkTorch, FrameworkPlain:
+		if s.Framework == FrameworkTorch {
+			r.Spec.MLPolicy.Torch = &struct{}{}
+		}
+		node, err := role(TrainerNode, s.Command, true)
+		if err != nil {
+			return nil, err
+		}
+		r.Spec.Template.Spec.ReplicatedJobs = []replicatedJob{node}
+	case FrameworkMPI:
+		m := ptr.Deref(s.MPI, MPIPolicy{})
+		r.Spec.MLPolicy.MPI = &mpiPolicySpec{NumProcPerNode: positive(m.ProcsPerNode), MPIImplementation: optional(m.Implementation),
+			SSHAuthMountPath: optional(m.SSHAuthMountPath), RunLauncherAsNode: ptr.To(m.RunLauncherAsNode)}
+		nodeCommand := m.NodeCommand
+		if len(nodeCommand) == 0 {
+			nodeCommand = DefaultMPINodeCommand
+		}
+		node, err := role(TrainerNode, nodeCommand, false)
+		if err != nil {
+			return nil, err
+		}
+		launcher, err := role(trainerLauncher, s.Command, true)
+		if err != nil {
+			return nil, err
+		}
+		launcher.DependsOn = append(launcher.DependsOn, struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		}{Name: TrainerNode, Status: "Ready"})
+		spec := &r.Spec.Template.Spec
+		spec.Network = &struct {
+			PublishNotReadyAddresses *bool `json:"publishNotReadyAddresses,omitempty"`
+		}{PublishNotReadyAddresses: ptr.To(true)}
+		spec.SuccessPolicy = &struct {
+			Operator             string   `json:"operator"`
+			TargetReplicatedJobs []string `json:"targetReplicatedJobs,omitempty"`
+		}{Operator: "All", TargetReplicatedJobs: []string{trainerLauncher}}
+		spec.ReplicatedJobs = []replicatedJob{node, launcher}
+	default:
+		return nil, fmt.Errorf("framework %q is not one of %v", s.Framework, Frameworks)
+	}
+	return toUnstructured(&r)
+}
+
+// ReadRuntime recovers the spec of a training runtime (for import and refresh).
+func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
+	var r trainingRuntime
+	if err := fromUnstructured(obj, &r); err != nil {
+		return RuntimeSpec{}, err
+	}
+	s := RuntimeSpec{Name: r.Name, Namespace: r.Namespace, Framework: FrameworkPlain}
+	if p := r.Spec.PodGroupPolicy; p != nil && p.Coscheduling != nil {
+		s.GangTimeoutSeconds = p.Coscheduling.ScheduleTimeoutSeconds
+	}
+	if p := r.Spec.MLPolicy; p != nil {
+		s.Nodes = ptr.Deref(p.NumNodes, 0)
+		switch {
+		case p.Torch != nil:
+			s.Framework = FrameworkTorch
+		case p.MPI != nil:
+			s.Framework = FrameworkMPI
+			s.MPI = &MPIPolicy{ProcsPerNode: ptr.Deref(p.MPI.NumProcPerNode, 0), Implementation: ptr.Deref(p.MPI.MPIImplementation, ""),
+				SSHAuthMountPath: ptr.Deref(p.MPI.SSHAuthMountPath, ""), RunLauncherAsNode: ptr.Deref(p.MPI.RunLauncherAsNode, false)}
+		}
+	}
+	labels := map[string]string{}
+	for k, v := range r.Labels {
+		if k != ManagedByLabel && !(k == FrameworkLabel && v == s.Framework) {
+			labels[k] = v
+		}
+	}
+	if len(labels) > 0 {
+		s.Labels = labels
+	}
+	for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
+		t := rj.Template.Spec.Template
+		var command []string
+		if len(t.Spec.Containers) > 0 {
+			command = t.Spec.Containers[0].Command
+		}
+		trainerJob := rj.Template.Metadata != nil && rj.Template.Metadata.Labels[ancestorLabel] == "trainer"
+		if rj.Name == TrainerNode && s.MPI != nil {
+			s.MPI.NodeCommand = command
+		}
+		if trainerJob {
+			s.Pod, s.Command = readPodOptions(t), command
+			s.Pod.Labels = t.Labels
+		}
+	}
+	return s, nil
+}

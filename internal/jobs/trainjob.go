@@ -1,0 +1,464 @@
+package jobs
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
+)
+
+// Train is Kubeflow Trainer's TrainJob (trainer.kubeflow.org/v1alpha1): a small job that names a
+// training runtime (its blueprint: a JobSet template and an ML policy) and says the image,
+// command, node count and resources per node. Trainer makes a JobSet of it, named after the job,
+// and JobSet a Job per replicated job of the runtime.
+var Train = &Kind{
+	Name: "train", Object: "TrainJob", GVR: TrainJobGVR, RoleLabel: ReplicatedJobLabel,
+	Operator: "Kubeflow Trainer", RunningPhase: string(corev1.PodRunning),
+	podSelector: func(job string) string { return JobSetNameLabel + "=" + job },
+	status:      trainJobStatus,
+	failure:     trainJobFailure,
+	workers: func(obj *unstructured.Unstructured) (int32, error) {
+		n, found, err := unstructured.NestedInt64(obj.Object, "spec", "trainer", "numNodes")
+		if err != nil {
+			return 0, fmt.Errorf("TrainJob %s/%s: %w", obj.GetNamespace(), obj.GetName(), err)
+		}
+		if !found {
+			return 0, fmt.Errorf("TrainJob %s/%s does not say its trainer's numNodes", obj.GetNamespace(), obj.GetName())
+		}
+		return int32(n), nil
+	},
+	// The API makes the trainer immutable: a TrainJob is never rescaled, only replaced.
+	rescale:       func(int32, int32) []byte { return nil },
+	priorityClass: func(*unstructured.Unstructured) string { return "" },
+}
+
+// TrainJobGVR is trainer.kubeflow.org/v1alpha1 TrainJob.
+var TrainJobGVR = schema.GroupVersionResource{Group: TrainerGroup, Version: "v1alpha1", Resource: "trainjobs"}
+
+const (
+	// TrainerGroup is Kubeflow Trainer's API group.
+	TrainerGroup = "trainer.kubeflow.org"
+	// JobSetNameLabel is on every pod of a JobSet, naming it; Trainer names a TrainJob's JobSet
+	// after the TrainJob.
+	JobSetNameLabel = "jobset.sigs.k8s.io/jobset-name"
+	// ReplicatedJobLabel is each JobSet pod's replicated job: its role.
+	ReplicatedJobLabel = "jobset.sigs.k8s.io/replicatedjob-name"
+	// jobCompletionIndexLabel is an Indexed Job's pod index, the node rank Trainer gives torchrun.
+	jobCompletionIndexLabel = "batch.kubernetes.io/job-completion-index"
+	// TrainerNode is the replicated job and the container a runtime's trainer runs in.
+	TrainerNode = "node"
+	// RuntimePatchManager names this provider's entry of a TrainJob's runtimePatches: each
+	// manager (this provider, Kueue) owns one entry.
+	RuntimePatchManager = "training.kubetrain.io/terraform-provider-training"
+	// ClusterTrainingRuntimeKind and TrainingRuntimeKind are the kinds a TrainJob may reference.
+	ClusterTrainingRuntimeKind = "ClusterTrainingRuntime"
+	TrainingRuntimeKind        = "TrainingRuntime"
+)
+
+// TrainJobSpec is everything a training_train_job says.
+type TrainJobSpec struct {
+	Name, Namespace string
+	// Runtime is the training runtime the job runs on.
+	Runtime RuntimeRef
+	// Pod are the options of every node: image, env, resources per node (cpu, memory, gpus) go
+	// to the TrainJob's trainer; placement, volumes, service account, pull secrets and pod
+	// labels to this provider's runtime patch. Trainer's API has no place for a priority class,
+	// an image pull policy or env from whole Secrets.
+	Pod           PodOptions
+	Command, Args []string
+	Nodes         int32
+	// ProcsPerNode is numProcPerNode; 0 leaves it to the runtime (torch: "auto").
+	ProcsPerNode          int32
+	Suspend               bool
+	QueueName             string
+	ActiveDeadlineSeconds *int64
+	// RuntimeJobs are the runtime's replicated jobs (RuntimeJobs reads them from the runtime):
+	// the runtime patch places the pods of every one. Without them it patches TrainerNode alone.
+	RuntimeJobs []RuntimeJob
+}
+
+// RuntimeRef names a training runtime: a ClusterTrainingRuntime, or a TrainingRuntime in the
+// job's namespace.
+type RuntimeRef struct {
+	Name, Kind string
+}
+
+// RuntimeJob is one replicated job of a runtime's JobSet template and its containers' names.
+type RuntimeJob struct {
+	Name       string
+	Containers []string
+}
+
+type trainJob struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              trainJobSpec  `json:"spec"`
+	Status            trainJobState `json:"status,omitempty"`
+}
+
+type trainJobSpec struct {
+	RuntimeRef            runtimeRef     `json:"runtimeRef"`
+	Trainer               *trainer       `json:"trainer,omitempty"`
+	RuntimePatches        []runtimePatch `json:"runtimePatches,omitempty"`
+	Suspend               *bool          `json:"suspend,omitempty"`
+	ActiveDeadlineSeconds *int64         `json:"activeDeadlineSeconds,omitempty"`
+}
+
+type runtimeRef struct {
+	Name     string  `json:"name"`
+	APIGroup *string `json:"apiGroup,omitempty"`
+	Kind     *string `json:"kind,omitempty"`
+}
+
+type trainer struct {
+	Image            *string                      `json:"image,omitempty"`
+	Command          []string                     `json:"command,omitempty"`
+	Args             []string                     `json:"args,omitempty"`
+	Env              []corev1.EnvVar              `json:"env,omitempty"`
+	NumNodes         *int32                       `json:"numNodes,omitempty"`
+	ResourcesPerNode *corev1.ResourceRequirements `json:"resourcesPerNode,omitempty"`
+	NumProcPerNode   *int32                       `json:"numProcPerNode,omitempty"`
+}
+
+// runtimePatch is one manager's entry of runtimePatches, down to the pod templates of the
+// runtime's replicated jobs.
+type runtimePatch struct {
+	Manager             string                    `json:"manager"`
+	TrainingRuntimeSpec *trainingRuntimeSpecPatch `json:"trainingRuntimeSpec,omitempty"`
+}
+
+type trainingRuntimeSpecPatch struct {
+	Template *jobSetTemplatePatch `json:"template,omitempty"`
+}
+
+type jobSetTemplatePatch struct {
+	Spec *jobSetSpecPatch `json:"spec,omitempty"`
+}
+
+type jobSetSpecPatch struct {
+	ReplicatedJobs []replicatedJobPatch `json:"replicatedJobs,omitempty"`
+}
+
+type replicatedJobPatch struct {
+	Name     string            `json:"name"`
+	Template *jobTemplatePatch `json:"template,omitempty"`
+}
+
+type jobTemplatePatch struct {
+	Spec *jobSpecPatch `json:"spec,omitempty"`
+}
+
+type jobSpecPatch struct {
+	Template *podTemplatePatch `json:"template,omitempty"`
+}
+
+type podTemplatePatch struct {
+	Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec     *podSpecPatch      `json:"spec,omitempty"`
+}
+
+type podSpecPatch struct {
+	ServiceAccountName *string                       `json:"serviceAccountName,omitempty"`
+	Volumes            []corev1.Volume               `json:"volumes,omitempty"`
+	Containers         []containerPatch              `json:"containers,omitempty"`
+	ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	NodeSelector       map[string]string             `json:"nodeSelector,omitempty"`
+	Tolerations        []corev1.Toleration           `json:"tolerations,omitempty"`
+	Affinity           *corev1.Affinity              `json:"affinity,omitempty"`
+	SchedulingGates    []corev1.PodSchedulingGate    `json:"schedulingGates,omitempty"`
+	InitContainers     []containerPatch              `json:"initContainers,omitempty"`
+	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+}
+
+type containerPatch struct {
+	Name         string               `json:"name"`
+	Env          []corev1.EnvVar      `json:"env,omitempty"`
+	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+}
+
+type trainJobState struct {
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	JobsStatus []struct {
+		Name      string `json:"name"`
+		Ready     *int32 `json:"ready,omitempty"`
+		Succeeded *int32 `json:"succeeded,omitempty"`
+		Failed    *int32 `json:"failed,omitempty"`
+		Active    *int32 `json:"active,omitempty"`
+		Suspended *int32 `json:"suspended,omitempty"`
+	} `json:"jobsStatus,omitempty"`
+}
+
+// Kind is Train.
+func (s TrainJobSpec) Kind() *Kind { return Train }
+
+// Pods are the nodes' pod options.
+func (s TrainJobSpec) Pods() PodOptions { return s.Pod }
+
+// Build returns the TrainJob; it has no dependents (Trainer makes the JobSet, owned by the job).
+func (s TrainJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	job, err := NewTrainJob(s)
+	return job, nil, err
+}
+
+// Expect is the trainer's nodes, when the runtime runs them alone (a torch runtime's one
+// replicated job): a runtime with more jobs (an MPI launcher, initializers) is running when
+// JobSet reports every job ready (see trainJobStatus).
+func (s TrainJobSpec) Expect() map[string]int {
+	if len(s.RuntimeJobs) == 1 && s.RuntimeJobs[0].Name == TrainerNode {
+		return map[string]int{TrainerNode: int(s.Nodes)}
+	}
+	return nil
+}
+
+// NewTrainJob builds the TrainJob for spec.
+func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
+	switch {
+	case s.Nodes < 1:
+		return nil, fmt.Errorf("a TrainJob needs at least 1 node, not %d", s.Nodes)
+	case len(s.Pod.EnvFromSecrets) > 0:
+		return nil, fmt.Errorf("a TrainJob cannot take env from whole Secrets: Trainer's API has no envFrom (name each variable's Secret key instead)")
+	case s.Pod.PriorityClassName != "":
+		return nil, fmt.Errorf("a TrainJob cannot set a priority class: Trainer's API has no place for it (set it in the runtime)")
+	case s.Pod.ImagePullPolicy != "":
+		return nil, fmt.Errorf("a TrainJob cannot set an image pull policy: Trainer's API has no place for it (set it in the runtime)")
+	}
+	resources, err := Resources(s.Pod.CPU, s.Pod.Memory, s.Pod.GPUs, s.Pod.GPUResource)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.Pod.podTemplate(container{name: TrainerNode, resources: resources, gpusDecidedElsewhere: true}, "")
+	if err != nil {
+		return nil, err
+	}
+	c := t.Spec.Containers[0]
+	job := trainJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
+		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, s.Pod, s.QueueName),
+		Spec: trainJobSpec{
+			RuntimeRef: runtimeRef{Name: s.Runtime.Name, APIGroup: ptr.To(TrainerGroup), Kind: ptr.To(cmp.Or(s.Runtime.Kind, ClusterTrainingRuntimeKind))},
+			Trainer: &trainer{Image: optional(c.Image), Command: s.Command, Args: s.Args, Env: c.Env, NumNodes: ptr.To(s.Nodes),
+				NumProcPerNode: positive(s.ProcsPerNode)},
+			Suspend:               ptr.To(s.Suspend),
+			ActiveDeadlineSeconds: s.ActiveDeadlineSeconds,
+		},
+	}
+	if len(c.Resources.Limits) > 0 || len(c.Resources.Requests) > 0 {
+		job.Spec.Trainer.ResourcesPerNode = &c.Resources
+	}
+	if p := placementPatch(t, s.RuntimeJobs); p != nil {
+		job.Spec.RuntimePatches = []runtimePatch{*p}
+	}
+	return toUnstructured(&job)
+}
+
+func positive(n int32) *int32 {
+	if n <= 0 {
+		return nil
+	}
+	return &n
+}
+
+// placementPatch is this provider's runtime patch: the pod template's labels, annotations,
+// placement, service account, pull secrets and volumes on every replicated job of the runtime,
+// and the volumes' mounts on each one's trainer container. It is nil when there is nothing to
+// patch.
+func placementPatch(t corev1.PodTemplateSpec, runtimeJobs []RuntimeJob) *runtimePatch {
+	podSpec := podSpecPatch{
+		ServiceAccountName: optional(t.Spec.ServiceAccountName),
+		Volumes:            t.Spec.Volumes,
+		ImagePullSecrets:   t.Spec.ImagePullSecrets,
+		NodeSelector:       t.Spec.NodeSelector,
+		Tolerations:        t.Spec.Tolerations,
+	}
+	var meta *metav1.ObjectMeta
+	if len(t.Labels) > 0 || len(t.Annotations) > 0 {
+		meta = &metav1.ObjectMeta{Labels: t.Labels, Annotations: t.Annotations}
+	}
+	mounts := t.Spec.Containers[0].VolumeMounts
+	if meta == nil && podSpec.ServiceAccountName == nil && len(podSpec.Volumes) == 0 && len(podSpec.ImagePullSecrets) == 0 &&
+		len(podSpec.NodeSelector) == 0 && len(podSpec.Tolerations) == 0 {
+		return nil
+	}
+	if len(runtimeJobs) == 0 {
+		runtimeJobs = []RuntimeJob{{Name: TrainerNode, Containers: []string{TrainerNode}}}
+	}
+	spec := &jobSetSpecPatch{}
+	for _, rj := range runtimeJobs {
+		s := podSpec
+		if len(mounts) > 0 && slices.Contains(rj.Containers, TrainerNode) {
+			s.Containers = []containerPatch{{Name: TrainerNode, VolumeMounts: mounts}}
+		}
+		spec.ReplicatedJobs = append(spec.ReplicatedJobs, replicatedJobPatch{Name: rj.Name,
+			Template: &jobTemplatePatch{Spec: &jobSpecPatch{Template: &podTemplatePatch{Metadata: meta, Spec: &s}}}})
+	}
+	p := &runtimePatch{Manager: RuntimePatchManager, TrainingRuntimeSpec: &trainingRuntimeSpecPatch{Template: &jobSetTemplatePatch{Spec: spec}}}
+	return p
+}
+
+// ReadTrainJob recovers the spec of a TrainJob (for import and refresh): its trainer, and the
+// placement of this provider's runtime patch (on the trainer's replicated job, or the first).
+// Other managers' patches (Kueue's) are theirs, not the job's configuration.
+func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
+	var job trainJob
+	if err := fromUnstructured(obj, &job); err != nil {
+		return TrainJobSpec{}, err
+	}
+	tr := job.Spec.Trainer
+	if tr == nil {
+		return TrainJobSpec{}, fmt.Errorf("TrainJob %s/%s has no trainer", job.Namespace, job.Name)
+	}
+	c := corev1.Container{Name: TrainerNode, Image: ptr.Deref(tr.Image, ""), Env: tr.Env}
+	if tr.ResourcesPerNode != nil {
+		c.Resources = *tr.ResourcesPerNode
+	}
+	t := corev1.PodTemplateSpec{}
+	if p := ownPodPatch(job.Spec.RuntimePatches); p != nil {
+		if p.Metadata != nil {
+			t.Labels, t.Annotations = p.Metadata.Labels, p.Metadata.Annotations
+		}
+		if s := p.Spec; s != nil {
+			t.Spec = corev1.PodSpec{ServiceAccountName: ptr.Deref(s.ServiceAccountName, ""), Volumes: s.Volumes, ImagePullSecrets: s.ImagePullSecrets,
+				NodeSelector: s.NodeSelector, Tolerations: s.Tolerations}
+			for _, cp := range s.Containers {
+				if cp.Name == TrainerNode {
+					c.VolumeMounts = cp.VolumeMounts
+				}
+			}
+		}
+	}
+	t.Spec.Containers = []corev1.Container{c}
+	pod := readPodOptions(t)
+	var queue string
+	pod.Labels, queue = userLabels(job.Labels)
+	pod.Annotations = userAnnotations(job.Annotations)
+	return TrainJobSpec{
+		Name: job.Name, Namespace: job.Namespace,
+		Runtime: RuntimeRef{Name: job.Spec.RuntimeRef.Name, Kind: ptr.Deref(job.Spec.RuntimeRef.Kind, ClusterTrainingRuntimeKind)},
+		Pod:     pod, Command: tr.Command, Args: tr.Args, Nodes: ptr.Deref(tr.NumNodes, 1), ProcsPerNode: ptr.Deref(tr.NumProcPerNode, 0),
+		// Kueue suspends a queued job until it admits it: that is not the configuration's.
+		Suspend:               queue == "" && ptr.Deref(job.Spec.Suspend, false),
+		QueueName:             queue,
+		ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds,
+	}, nil
+}
+
+// ownPodPatch is the pod template of this provider's runtime patch: on the trainer's replicated
+// job, else on the first one it patches.
+func ownPodPatch(patches []runtimePatch) *podTemplatePatch {
+	for _, p := range patches {
+		if p.Manager != RuntimePatchManager || p.TrainingRuntimeSpec == nil || p.TrainingRuntimeSpec.Template == nil ||
+			p.TrainingRuntimeSpec.Template.Spec == nil {
+			continue
+		}
+		var first *podTemplatePatch
+		for _, rj := range p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs {
+			if rj.Template == nil || rj.Template.Spec == nil || rj.Template.Spec.Template == nil {
+				continue
+			}
+			if rj.Name == TrainerNode {
+				return rj.Template.Spec.Template
+			}
+			if first == nil {
+				first = rj.Template.Spec.Template
+			}
+		}
+		return first
+	}
+	return nil
+}
+
+// trainJobStatus reads a TrainJob's status like `arena get`: SUCCEEDED, FAILED or SUSPENDED from
+// its conditions; RUNNING once JobSet reports every replicated job's active Jobs ready (all
+// their pods ready) or done; PENDING before. It starts when its first pod did, and completes
+// when its terminal condition came.
+func trainJobStatus(o Observed, now time.Time) (Status, error) {
+	var job trainJob
+	if err := fromUnstructured(o.Object, &job); err != nil {
+		return Status{}, err
+	}
+	s := Status{Phase: Pending, Instances: instances(o.Pods, ReplicatedJobLabel)}
+	cond := func(t string) *metav1.Condition {
+		for i := range job.Status.Conditions {
+			if c := &job.Status.Conditions[i]; c.Type == t && c.Status == metav1.ConditionTrue {
+				return c
+			}
+		}
+		return nil
+	}
+	for _, p := range o.Pods {
+		if st := p.Status.StartTime; st != nil && (s.StartTime == nil || st.Before(&metav1.Time{Time: *s.StartTime})) {
+			s.StartTime = ptr.To(st.Time)
+		}
+	}
+	switch {
+	case cond("Complete") != nil:
+		s.Phase, s.CompletionTime = Succeeded, ptr.To(cond("Complete").LastTransitionTime.Time)
+	case cond("Failed") != nil:
+		s.Phase, s.CompletionTime = Failed, ptr.To(cond("Failed").LastTransitionTime.Time)
+	case cond("Suspended") != nil || ptr.Deref(job.Spec.Suspend, false):
+		s.Phase = Suspended
+	case allJobsReady(job.Status):
+		s.Phase = Running
+	}
+	s.Duration = trainingDuration(s.StartTime, s.CompletionTime, now)
+	return s, nil
+}
+
+// allJobsReady: JobSet reports every replicated job, and each has Jobs ready or succeeded and
+// no active Job that is not ready.
+func allJobsReady(st trainJobState) bool {
+	if len(st.JobsStatus) == 0 {
+		return false
+	}
+	for _, j := range st.JobsStatus {
+		ready, done, active := ptr.Deref(j.Ready, 0), ptr.Deref(j.Succeeded, 0), ptr.Deref(j.Active, 0)
+		if ready+done == 0 || active > ready || ptr.Deref(j.Suspended, 0) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// trainJobFailure says why the TrainJob failed, or "".
+func trainJobFailure(o Observed) string {
+	if o.Object == nil {
+		return ""
+	}
+	var job trainJob
+	if err := fromUnstructured(o.Object, &job); err != nil {
+		return ""
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Type == "Failed" && c.Status == metav1.ConditionTrue {
+			return fmt.Sprintf("the job failed: %s: %s", c.Reason, c.Message)
+		}
+	}
+	return ""
+}
+
+// RuntimeJobs reads the replicated jobs of a TrainingRuntime or ClusterTrainingRuntime, and the
+// names of their containers.
+func RuntimeJobs(runtime *unstructured.Unstructured) []RuntimeJob {
+	rjs, _, _ := unstructured.NestedSlice(runtime.Object, "spec", "template", "spec", "replicatedJobs")
+	var out []RuntimeJob
+	for _, r := range rjs {
+		m, _ := r.(map[string]any)
+		name, _ := m["name"].(string)
+		rj := RuntimeJob{Name: name}
+		containers, _, _ := unstructured.NestedSlice(m, "template", "spec", "template", "spec", "containers")
+		for _, c := range containers {
+			cm, _ := c.(map[string]any)
+			if n, ok := cm["name"].(string); ok {
+				rj.Containers = append(rj.Containers, n)
+			}
+		}
+		out = append(out, rj)
+	}
+	return out
+}

@@ -1,0 +1,205 @@
+package jobs
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+)
+
+func trainSpec() TrainJobSpec {
+	return TrainJobSpec{
+		Name: "tj", Namespace: "team",
+		Runtime: RuntimeRef{Name: "torch", Kind: ClusterTrainingRuntimeKind},
+		Pod: PodOptions{Image: "pytorch:2", GPUs: 1, GPUResource: DefaultGPUResource, CPU: "4", Env: map[string]string{"EPOCHS": "3"},
+			SecretEnv:    map[string]SecretKey{"TOKEN": {Secret: "hf", Key: "token"}},
+			Tolerations:  []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}},
+			NodeSelector: map[string]string{"accelerator": "a100"}, Labels: map[string]string{"team": "vision"},
+			DataVolumes: []DataVolume{{Claim: "data", MountPath: "/data"}}, ServiceAccountName: "trainer"},
+		Command: []string{"torchrun", "train.py"}, Args: []string{"--lr", "0.1"}, Nodes: 2, ProcsPerNode: 4,
+		RuntimeJobs: []RuntimeJob{{Name: "node", Containers: []string{"node"}}},
+	}
+}
+
+// The TrainJob carries the trainer's settings in spec.trainer and the placement in this
+// provider's own runtime patch, on every replicated job of the runtime; reading it gives the
+// spec back.
+func TestTrainJobRoundTrip(t *testing.T) {
+	spec := trainSpec()
+	obj, err := NewTrainJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := unstructured.NestedInt64(obj.Object, "spec", "trainer", "numNodes"); n != 2 {
+		t.Errorf("numNodes %d", n)
+	}
+	gpu, _, _ := unstructured.NestedString(obj.Object, "spec", "trainer", "resourcesPerNode", "limits", "nvidia.com/gpu")
+	if gpu != "1" {
+		t.Errorf("resourcesPerNode gpu %q", gpu)
+	}
+	patches, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
+	if len(patches) != 1 || patches[0].(map[string]any)["manager"] != RuntimePatchManager {
+		t.Fatalf("runtimePatches %v", patches)
+	}
+	back, err := ReadTrainJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.RuntimeJobs = nil
+	if !reflect.DeepEqual(back, spec) {
+		t.Errorf("read back\n%+v\nwant\n%+v", back, spec)
+	}
+
+	// Placement on every replicated job; the volume's mount only where the trainer's container is.
+	spec.RuntimeJobs = []RuntimeJob{{Name: "node", Containers: []string{"node"}}, {Name: "launcher", Containers: []string{"node"}}, {Name: "dataset-initializer", Containers: []string{"dataset-initializer"}}}
+	obj, err = NewTrainJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
+	rjs, _, _ := unstructured.NestedSlice(jobs[0].(map[string]any), "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+	if len(rjs) != 3 {
+		t.Fatalf("replicated job patches %v", rjs)
+	}
+	for _, rj := range rjs {
+		m := rj.(map[string]any)
+		tol, _, _ := unstructured.NestedSlice(m, "template", "spec", "template", "spec", "tolerations")
+		containers, _, _ := unstructured.NestedSlice(m, "template", "spec", "template", "spec", "containers")
+		if len(tol) != 1 {
+			t.Errorf("%s: tolerations %v", m["name"], tol)
+		}
+		if (m["name"] == "dataset-initializer") != (len(containers) == 0) {
+			t.Errorf("%s: container patches %v", m["name"], containers)
+		}
+	}
+}
+
+// A queued job's suspension is Kueue's, and Kueue's own runtime patch is not the configuration.
+func TestReadTrainJobQueued(t *testing.T) {
+	spec := trainSpec()
+	spec.QueueName = "team-a"
+	obj, err := NewTrainJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(obj.Object, true, "spec", "suspend")
+	patches, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
+	patches = append([]any{map[string]any{"manager": "kueue.x-k8s.io/manager", "trainingRuntimeSpec": map[string]any{"template": map[string]any{"spec": map[string]any{
+		"replicatedJobs": []any{map[string]any{"name": "node", "template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"nodeSelector": map[string]any{"flavor": "gpu"}}}}}}}}}}}}, patches...)
+	_ = unstructured.SetNestedSlice(obj.Object, patches, "spec", "runtimePatches")
+	back, err := ReadTrainJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Suspend || back.QueueName != "team-a" || !reflect.DeepEqual(back.Pod.NodeSelector, spec.Pod.NodeSelector) {
+		t.Errorf("read %+v", back)
+	}
+}
+
+func TestTrainJobRefusesWhatTheAPICannotSay(t *testing.T) {
+	for name, mutate := range map[string]func(*TrainJobSpec){
+		"no nodes":       func(s *TrainJobSpec) { s.Nodes = 0 },
+		"envFrom":        func(s *TrainJobSpec) { s.Pod.EnvFromSecrets = []string{"s"} },
+		"priority class": func(s *TrainJobSpec) { s.Pod.PriorityClassName = "high" },
+		"pull policy":    func(s *TrainJobSpec) { s.Pod.ImagePullPolicy = corev1.PullAlways },
+	} {
+		s := trainSpec()
+		mutate(&s)
+		if _, err := NewTrainJob(s); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestTrainJobStatus(t *testing.T) {
+	obj, err := NewTrainJob(trainSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := metav1.NewTime(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC))
+	pod := func(name, phase string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{ReplicatedJobLabel: "node", jobCompletionIndexLabel: name[len(name)-1:]}},
+			Spec: corev1.PodSpec{NodeName: "n-" + name}, Status: corev1.PodStatus{Phase: corev1.PodPhase(phase), StartTime: &start}}
+	}
+	for _, c := range []struct {
+		name   string
+		status map[string]any
+		pods   []corev1.Pod
+		want   string
+	}{
+		{"no status yet", nil, nil, Pending},
+		{"pods not ready", map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": int64(1), "ready": int64(0)}}}, []corev1.Pod{pod("p0", "Pending")}, Pending},
+		{"ready", map[string]any{"jobsStatus": []any{map[string]any{"name": "node", "active": int64(1), "ready": int64(1)}}}, []corev1.Pod{pod("p1", "Running"), pod("p0", "Running")}, Running},
+		{"launcher waits for the nodes", map[string]any{"jobsStatus": []any{
+			map[string]any{"name": "node", "active": int64(1), "ready": int64(1)}, map[string]any{"name": "launcher", "active": int64(0), "ready": int64(0)}}}, nil, Pending},
+		{"complete", map[string]any{"conditions": []any{map[string]any{"type": "Complete", "status": "True", "lastTransitionTime": "2026-01-01T11:00:00Z", "reason": "x", "message": "done"}}}, nil, Succeeded},
+		{"failed", map[string]any{"conditions": []any{map[string]any{"type": "Failed", "status": "True", "lastTransitionTime": "2026-01-01T11:00:00Z", "reason": "DeadlineExceeded", "message": "too long"}}}, nil, Failed},
+		{"suspended", map[string]any{"conditions": []any{map[string]any{"type": "Suspended", "status": "True", "lastTransitionTime": "2026-01-01T11:00:00Z", "reason": "Suspended", "message": "x"}}}, nil, Suspended},
+	} {
+		o := obj.DeepCopy()
+		if c.status != nil {
+			o.Object["status"] = c.status
+		}
+		s, err := Train.Status(Observed{Object: o, Pods: c.pods}, start.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Phase != c.want {
+			t.Errorf("%s: %s, want %s", c.name, s.Phase, c.want)
+		}
+		if len(c.pods) == 2 && (s.Instances[0].Name != "p0" || s.Instances[0].Node != "n-p0" || s.Instances[1].Index != 1 || s.Duration != time.Hour) {
+			t.Errorf("%s: instances %+v, duration %s", c.name, s.Instances, s.Duration)
+		}
+		if c.want == Failed && !strings.Contains(Train.Failure(Observed{Object: o}), "DeadlineExceeded: too long") {
+			t.Errorf("failure %q", Train.Failure(Observed{Object: o}))
+		}
+	}
+	if got := (TrainJobSpec{Nodes: 3, RuntimeJobs: []RuntimeJob{{Name: "node"}}}).Expect(); !reflect.DeepEqual(got, map[string]int{"node": 3}) {
+		t.Errorf("expect %v", got)
+	}
+	if got := (TrainJobSpec{Nodes: 3, RuntimeJobs: []RuntimeJob{{Name: "node"}, {Name: "launcher"}}}).Expect(); got != nil {
+		t.Errorf("expect with a launcher %v", got)
+	}
+}
+
+func TestRuntimeRoundTrip(t *testing.T) {
+	for _, spec := range []RuntimeSpec{
+		{Name: "torch", Framework: FrameworkTorch, Nodes: 2, Command: []string{"torchrun", "train.py"}, GangTimeoutSeconds: ptr.To[int32](60),
+			Pod: PodOptions{Image: "pytorch:2", GPUs: 1, GPUResource: DefaultGPUResource, Tolerations: []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}}},
+		{Name: "mpi", Namespace: "team", Framework: FrameworkMPI, Labels: map[string]string{"tier": "gold"}, Command: []string{"mpirun", "python", "t.py"},
+			MPI: &MPIPolicy{ProcsPerNode: 2, Implementation: "OpenMPI", SSHAuthMountPath: "/home/mpiuser/.ssh", NodeCommand: DefaultMPINodeCommand},
+			Pod: PodOptions{Image: "horovod:1", NodeSelector: map[string]string{"ssd": "true"}}},
+	} {
+		obj, err := NewRuntime(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.GetKind() != spec.Kind() || obj.GetLabels()[FrameworkLabel] != spec.Framework {
+			t.Errorf("%s: kind %s labels %v", spec.Name, obj.GetKind(), obj.GetLabels())
+		}
+		back, err := ReadRuntime(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, spec) {
+			t.Errorf("read back\n%+v\nwant\n%+v", back, spec)
+		}
+		jobs := RuntimeJobs(obj)
+		want := []RuntimeJob{{Name: "node", Containers: []string{"node"}}}
+		if spec.Framework == FrameworkMPI {
+			want = append(want, RuntimeJob{Name: "launcher", Containers: []string{"node"}})
+		}
+		if !reflect.DeepEqual(jobs, want) {
+			t.Errorf("%s: runtime jobs %v", spec.Name, jobs)
+		}
+	}
+	if _, err := NewRuntime(RuntimeSpec{Name: "x", Framework: FrameworkTorch, MPI: &MPIPolicy{}}); err == nil {
+		t.Error("an MPI policy on a torch runtime")
+	}
+}
