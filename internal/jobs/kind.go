@@ -33,6 +33,11 @@ type Kind struct {
 	// LiveRunPolicy are the run-policy fields its operator honours when they change on a
 	// running job; none for a kind without a Kubeflow run policy.
 	LiveRunPolicy RunPolicyFields
+	// BackgroundDeletion: the job object must go first and its dependents after it. Trainer
+	// v2.3.0 reconciles a TrainJob that is being deleted: under foreground deletion it makes again
+	// each JobSet the garbage collector deletes, and the TrainJob never goes. Destroy still waits
+	// until every pod is gone.
+	BackgroundDeletion bool
 
 	podSelector   func(job string) string
 	status        func(o Observed, now time.Time) (Status, error)

@@ -19,7 +19,7 @@ import (
 // and JobSet a Job per replicated job of the runtime.
 var Train = &Kind{
 	Name: "train", Object: "TrainJob", GVR: TrainJobGVR, RoleLabel: ReplicatedJobLabel,
-	Operator: "Kubeflow Trainer", RunningPhase: string(corev1.PodRunning),
+	Operator: "Kubeflow Trainer", RunningPhase: string(corev1.PodRunning), BackgroundDeletion: true,
 	podSelector: func(job string) string { return JobSetNameLabel + "=" + job },
 	status:      trainJobStatus,
 	failure:     trainJobFailure,
@@ -302,8 +302,8 @@ func placementPatch(t corev1.PodTemplateSpec, runtimeJobs []RuntimeJob) *runtime
 }
 
 // ReadTrainJob recovers the spec of a TrainJob (for import and refresh): its trainer, and the
-// placement of this provider's runtime patch (on the trainer's replicated job, or the first).
-// Other managers' patches (Kueue's) are theirs, not the job's configuration.
+// placement of this provider's runtime patch (see ownPodPatch). Kueue's patch is Kueue's, not
+// the job's configuration.
 func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	var job trainJob
 	if err := fromUnstructured(obj, &job); err != nil {
@@ -348,29 +348,47 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	}, nil
 }
 
-// ownPodPatch is the pod template of this provider's runtime patch: on the trainer's replicated
-// job, else on the first one it patches.
+// kueueRuntimePatchManager is the manager of Kueue's runtime patch: the flavor's placement of
+// an admitted job, Kueue's and not the job's configuration.
+const kueueRuntimePatchManager = "kueue.x-k8s.io/manager"
+
+// ownPodPatch is the pod template of this provider's runtime patch, or, on a job made by
+// another tool, of its one patch that is not Kueue's: on the trainer's replicated job, else on
+// the first one it patches.
 func ownPodPatch(patches []runtimePatch) *podTemplatePatch {
+	var others []runtimePatch
 	for _, p := range patches {
-		if p.Manager != RuntimePatchManager || p.TrainingRuntimeSpec == nil || p.TrainingRuntimeSpec.Template == nil ||
-			p.TrainingRuntimeSpec.Template.Spec == nil {
-			continue
+		switch p.Manager {
+		case RuntimePatchManager:
+			return podPatchOf(p)
+		case kueueRuntimePatchManager:
+		default:
+			others = append(others, p)
 		}
-		var first *podTemplatePatch
-		for _, rj := range p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs {
-			if rj.Template == nil || rj.Template.Spec == nil || rj.Template.Spec.Template == nil {
-				continue
-			}
-			if rj.Name == TrainerNode {
-				return rj.Template.Spec.Template
-			}
-			if first == nil {
-				first = rj.Template.Spec.Template
-			}
-		}
-		return first
+	}
+	if len(others) == 1 {
+		return podPatchOf(others[0])
 	}
 	return nil
+}
+
+func podPatchOf(p runtimePatch) *podTemplatePatch {
+	if p.TrainingRuntimeSpec == nil || p.TrainingRuntimeSpec.Template == nil || p.TrainingRuntimeSpec.Template.Spec == nil {
+		return nil
+	}
+	var first *podTemplatePatch
+	for _, rj := range p.TrainingRuntimeSpec.Template.Spec.ReplicatedJobs {
+		if rj.Template == nil || rj.Template.Spec == nil || rj.Template.Spec.Template == nil {
+			continue
+		}
+		if rj.Name == TrainerNode {
+			return rj.Template.Spec.Template
+		}
+		if first == nil {
+			first = rj.Template.Spec.Template
+		}
+	}
+	return first
 }
 
 // trainJobStatus reads a TrainJob's status like `arena get`: SUCCEEDED, FAILED or SUSPENDED from
@@ -425,7 +443,7 @@ func allJobsReady(st trainJobState) bool {
 	return true
 }
 
-// trainJobFailure says why the TrainJob failed, or "".
+// trainJobFailure says why the TrainJob failed or Trainer cannot run it, or "".
 func trainJobFailure(o Observed) string {
 	if o.Object == nil {
 		return ""
@@ -437,6 +455,14 @@ func trainJobFailure(o Observed) string {
 	for _, c := range job.Status.Conditions {
 		if c.Type == "Failed" && c.Status == metav1.ConditionTrue {
 			return fmt.Sprintf("the job failed: %s: %s", c.Reason, c.Message)
+		}
+	}
+	// Trainer reports a job it cannot make the objects of (a runtime's pod-group policy without
+	// the PodGroup CRD, a patch its runtime does not take) only as this event, and retries for
+	// ever: the job will not run until someone changes it or the cluster.
+	for _, e := range o.Events {
+		if e.Type == corev1.EventTypeWarning && e.Reason == "TrainJobResourcesCreationFailed" && aboutThisObject(e, o.Object) {
+			return "Trainer cannot make the job's objects: " + e.Message
 		}
 	}
 	return ""

@@ -124,6 +124,9 @@ type Target struct {
 	Kind            string
 	Namespace, Name string
 	PodSelector     string
+	// BackgroundDeletion deletes the object at once and leaves its dependents to the garbage
+	// collector (see jobs.Kind.BackgroundDeletion); otherwise deletion is foreground.
+	BackgroundDeletion bool
 }
 
 func (t Target) String() string { return fmt.Sprintf("%s %s/%s", t.Kind, t.Namespace, t.Name) }
@@ -339,6 +342,9 @@ func (c *Client) Delete(ctx context.Context, t Target, uid types.UID) error {
 	}
 	tflog.Debug(ctx, "DELETE "+t.String())
 	opts := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}
+	if t.BackgroundDeletion {
+		opts.PropagationPolicy = ptr.To(metav1.DeletePropagationBackground)
+	}
 	if uid != "" {
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -44,15 +45,19 @@ func setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, values m
 }
 
 // importIdentity reads an import's identity into values (by name): for `import` blocks with
-// `identity = { ... }` instead of `id`.
+// `identity = { ... }` instead of `id`. A name ending in "?" may be missing.
 func importIdentity(ctx context.Context, req resource.ImportStateRequest, names ...string) (map[string]string, error) {
 	if req.Identity == nil {
 		return nil, fmt.Errorf("neither an import ID nor an identity was given")
 	}
 	values := map[string]string{}
 	for _, name := range names {
+		name, optional := strings.CutSuffix(name, "?")
 		var v types.String
 		if diags := req.Identity.GetAttribute(ctx, path.Root(name), &v); diags.HasError() || v.ValueString() == "" {
+			if optional && !diags.HasError() {
+				continue
+			}
 			return nil, fmt.Errorf("the identity has no %s", name)
 		}
 		values[name] = v.ValueString()

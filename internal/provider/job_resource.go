@@ -46,6 +46,8 @@ type jobResource struct {
 type jobModel interface {
 	job() *jobFields
 	pod() *podModel
+	// workers is the job's worker (node) count: what a rescale changes.
+	workers() *types.Int64
 	// spec is the job the model describes.
 	spec(ctx context.Context) (jobs.Spec, diag.Diagnostics)
 	// read sets every configurable attribute from the job object (import).
@@ -54,13 +56,12 @@ type jobModel interface {
 
 // jobFields are the attributes every job resource has, under the same names.
 type jobFields struct {
-	ID          types.String   `tfsdk:"id"`
-	UID         types.String   `tfsdk:"uid"`
-	Name        types.String   `tfsdk:"name"`
-	Namespace   types.String   `tfsdk:"namespace"`
-	WorkerCount types.Int64    `tfsdk:"worker_count"`
-	WaitFor     types.String   `tfsdk:"wait_for"`
-	Timeouts    timeouts.Value `tfsdk:"timeouts"`
+	ID        types.String   `tfsdk:"id"`
+	UID       types.String   `tfsdk:"uid"`
+	Name      types.String   `tfsdk:"name"`
+	Namespace types.String   `tfsdk:"namespace"`
+	WaitFor   types.String   `tfsdk:"wait_for"`
+	Timeouts  timeouts.Value `tfsdk:"timeouts"`
 	// RecreateIfMissing: a job that had started and is gone is dropped from state (so the next
 	// plan creates it again) rather than kept with a warning.
 	RecreateIfMissing types.Bool `tfsdk:"recreate_if_missing"`
@@ -69,6 +70,14 @@ type jobFields struct {
 }
 
 func (f *jobFields) job() *jobFields { return f }
+
+// workersField is the worker count of the kinds that say `worker_count` (a TrainJob says
+// `num_nodes`, as Trainer does).
+type workersField struct {
+	WorkerCount types.Int64 `tfsdk:"worker_count"`
+}
+
+func (w *workersField) workers() *types.Int64 { return &w.WorkerCount }
 
 // withDependents is a model of a kind whose job has dependents (an elastic job's Services):
 // their names, as they exist in the cluster (refresh) or as the plan wants them (all).
@@ -120,6 +129,13 @@ type withGracePeriod interface {
 	gracePeriod() time.Duration
 }
 
+// resolver is a model whose job is built from facts in the cluster as well as from its
+// attributes (a TrainJob's runtime): resolve reads them before anything is created and says,
+// on the attribute, why they are missing.
+type resolver interface {
+	resolve(ctx context.Context, c *kube.Client, diags *diag.Diagnostics) bool
+}
+
 // suspendable is a model with a run policy, which can hold its job suspended.
 type suspendable interface {
 	suspended() bool
@@ -148,7 +164,8 @@ func (r *jobResource) target(f *jobFields) kube.Target {
 
 // jobTarget is the job object of that kind, namespace and name, with its pods.
 func jobTarget(kind *jobs.Kind, namespace, name string) kube.Target {
-	return kube.Target{GVR: kind.GVR, Kind: kind.Object, Namespace: namespace, Name: name, PodSelector: kind.PodSelector(name)}
+	return kube.Target{GVR: kind.GVR, Kind: kind.Object, Namespace: namespace, Name: name, PodSelector: kind.PodSelector(name),
+		BackgroundDeletion: kind.BackgroundDeletion}
 }
 
 // dependentTargets are every object a job of this name may own besides its operator's (an
@@ -204,6 +221,9 @@ func (r *jobResource) build(ctx context.Context, m jobModel, diags *diag.Diagnos
 func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, m jobModel) {
 	resp.Diagnostics.Append(req.Plan.Get(ctx, m)...)
 	if resp.Diagnostics.HasError() {
+		return
+	}
+	if rs, ok := m.(resolver); ok && !rs.resolve(ctx, r.client, &resp.Diagnostics) {
 		return
 	}
 	spec, obj, dependents, ok := r.build(ctx, m, &resp.Diagnostics)
@@ -604,10 +624,10 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	p, s := plan.job(), state.job()
 	p.ID, p.UID = s.ID, s.UID
-	from, to := int32(s.WorkerCount.ValueInt64()), int32(p.WorkerCount.ValueInt64())
+	from, to := int32(state.workers().ValueInt64()), int32(plan.workers().ValueInt64())
 	spec, after, dependents, ok := r.build(ctx, plan, &resp.Diagnostics)
 	// The state's job at the new count: what differs from the plan's is what changes in place.
-	s.WorkerCount = p.WorkerCount
+	*state.workers() = *plan.workers()
 	prior, before, _, priorOK := r.build(ctx, state, &resp.Diagnostics)
 	if !ok || !priorOK {
 		return

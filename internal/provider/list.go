@@ -55,6 +55,8 @@ func newJobModel(kind *jobs.Kind) jobModel {
 		return &pytorchJobModel{}
 	case jobs.Elastic:
 		return &elasticJobModel{}
+	case jobs.Train:
+		return &trainJobModel{}
 	}
 	panic("no model for kind " + kind.Name)
 }

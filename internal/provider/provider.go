@@ -239,6 +239,8 @@ func stringOrEnv(v types.String, env string) string {
 func (p *trainingProvider) Resources(context.Context) []func() resource.Resource {
 	return []func() resource.Resource{
 		newMPIJobResource,
+		newTrainJobResource,
+		newRuntimeResource,
 		newElasticJobResource,
 		newTFJobResource,
 		newPyTorchJobResource,

@@ -25,8 +25,8 @@ import (
 const rbacFile = "../../examples/rbac/provider-rbac.yaml"
 
 // clusterWideRoles are the roles of rbacFile that are bound cluster-wide (nodes, Kueue's
-// cluster-scoped quotas); the other is bound in the test namespace only.
-var clusterWideRoles = []string{"terraform-provider-training-nodes", "terraform-provider-training-quotas"}
+// cluster-scoped quotas, ClusterTrainingRuntimes); the other is bound in the test namespace only.
+var clusterWideRoles = []string{"terraform-provider-training-nodes", "terraform-provider-training-quotas", "terraform-provider-training-runtimes"}
 
 // serviceAccountNamespace holds the test ServiceAccounts; jobs are in "default".
 const serviceAccountNamespace = "kube-system"

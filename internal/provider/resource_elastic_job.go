@@ -44,6 +44,7 @@ type elasticJobResource struct {
 
 type elasticJobModel struct {
 	jobFields
+	workersField
 	podModel
 	Launcher                   types.String `tfsdk:"launcher"`
 	Script                     types.String `tfsdk:"script"`

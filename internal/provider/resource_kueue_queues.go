@@ -68,6 +68,10 @@ var (
 	kueueObjectNames = []validator.String{objectNameRule}
 )
 
+// kueueDeleteHint says what holds a Kueue object after its deletion.
+const kueueDeleteHint = "Kueue keeps a flavor or queue while workloads admitted through it still run (its finalizer " +
+	"kueue.x-k8s.io/resource-in-use); it goes once they are done."
+
 // kueueTimeouts is the timeouts block of the Kueue resources, as the job resources have it.
 func kueueTimeouts(ctx context.Context) schema.Block {
 	return timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})
@@ -114,7 +118,8 @@ func (m *flavorModel) target() kube.Target {
 }
 func (m *flavorModel) timeouts() timeouts.Value { return m.Timeouts }
 func (m *flavorModel) setID()                   { m.ID = m.Name }
-func (m *flavorModel) keepStatus(objectModel)    {}
+func (m *flavorModel) keepStatus(objectModel)   {}
+func (m *flavorModel) deleteHint() string       { return kueueDeleteHint }
 
 func (m *flavorModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
@@ -338,6 +343,7 @@ func (m *clusterQueueModel) target() kube.Target {
 	return kube.Target{GVR: kueue.ClusterQueueGVR, Kind: "ClusterQueue", Name: m.Name.ValueString()}
 }
 func (m *clusterQueueModel) timeouts() timeouts.Value { return m.Timeouts }
+func (m *clusterQueueModel) deleteHint() string       { return kueueDeleteHint }
 func (m *clusterQueueModel) setID()                   { m.ID = m.Name }
 func (m *clusterQueueModel) keepStatus(prior objectModel) {
 	if p, ok := prior.(*clusterQueueModel); ok {
@@ -471,6 +477,7 @@ func (m *localQueueModel) target() kube.Target {
 	return kube.Target{GVR: kueue.LocalQueueGVR, Kind: "LocalQueue", Namespace: m.Namespace.ValueString(), Name: m.Name.ValueString()}
 }
 func (m *localQueueModel) timeouts() timeouts.Value { return m.Timeouts }
+func (m *localQueueModel) deleteHint() string       { return kueueDeleteHint }
 func (m *localQueueModel) setID() {
 	m.ID = types.StringValue(m.Namespace.ValueString() + "/" + m.Name.ValueString())
 }
@@ -508,5 +515,7 @@ func (r *objectResource[M, PM]) Schema(ctx context.Context, _ resource.SchemaReq
 		resp.Schema = r.clusterQueueSchema(ctx)
 	case *localQueueModel:
 		resp.Schema = r.localQueueSchema(ctx)
+	case *runtimeModel:
+		resp.Schema = r.runtimeSchema(ctx)
 	}
 }

@@ -38,6 +38,7 @@ type mpiJobResource struct {
 
 type mpiJobModel struct {
 	jobFields
+	workersField
 	podModel
 	runPolicyModel
 	Command         types.List    `tfsdk:"command"`

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
@@ -30,6 +31,8 @@ type objectModel interface {
 	keepStatus(prior objectModel)
 	timeouts() timeouts.Value
 	setID()
+	// deleteHint says what may hold the object after its deletion.
+	deleteHint() string
 }
 
 // objectResource is the create, read, update, delete and import every Kueue object shares:
@@ -164,8 +167,7 @@ func (r *objectResource[M, PM]) Delete(ctx context.Context, req resource.DeleteR
 	}
 	if _, _, err := r.client.UntilGone(ctx, t); err != nil {
 		resp.Diagnostics.AddError("Error waiting for "+t.String()+" to be deleted",
-			fmt.Sprintf("%v. Kueue keeps a flavor or queue while workloads admitted through it still run (its finalizer "+
-				"kueue.x-k8s.io/resource-in-use); it goes once they are done. Raise timeouts.delete to wait longer.", err))
+			fmt.Sprintf("%v. %s Raise timeouts.delete to wait longer.", err, m.deleteHint()))
 	}
 }
 
@@ -173,8 +175,11 @@ func (r *objectResource[M, PM]) ImportState(ctx context.Context, req resource.Im
 	id := req.ID
 	if id == "" {
 		names := []string{"name"}
-		if r.namespaced() {
+		switch {
+		case r.namespaced():
 			names = append(names, "namespace")
+		case r.eitherScope():
+			names = append(names, "namespace?")
 		}
 		values, err := importIdentity(ctx, req, names...)
 		if err != nil {
@@ -207,6 +212,13 @@ func (r *objectResource[M, PM]) IdentitySchema(_ context.Context, _ resource.Ide
 		resp.IdentitySchema = namespacedIdentity("LocalQueue")
 		return
 	}
+	if r.eitherScope() {
+		resp.IdentitySchema = identityschema.Schema{Attributes: map[string]identityschema.Attribute{
+			"name":      identityschema.StringAttribute{RequiredForImport: true, Description: "Name of the runtime."},
+			"namespace": identityschema.StringAttribute{OptionalForImport: true, Description: "Namespace of a TrainingRuntime; none for a ClusterTrainingRuntime."},
+		}}
+		return
+	}
 	resp.IdentitySchema = identityAttributes(map[string]string{"name": "Name of the object (cluster-scoped)."})
 }
 
@@ -215,7 +227,14 @@ func (r *objectResource[M, PM]) namespaced() bool {
 	return PM(new(M)).target().GVR == kueue.LocalQueueGVR
 }
 
-// identityOf is a Kueue object's identity.
+// eitherScope says whether the resource's objects are namespaced or cluster-wide as their
+// configuration says (a training runtime).
+func (r *objectResource[M, PM]) eitherScope() bool {
+	_, ok := any(new(M)).(*runtimeModel)
+	return ok
+}
+
+// identityOf is an object's identity.
 func identityOf(t kube.Target) map[string]string {
 	if t.Namespace == "" {
 		return map[string]string{"name": t.Name}

@@ -39,6 +39,7 @@ type pytorchJobResource struct {
 
 type pytorchJobModel struct {
 	jobFields
+	workersField
 	podModel
 	runPolicyModel
 	Command            types.List            `tfsdk:"command"`

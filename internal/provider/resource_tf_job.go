@@ -37,6 +37,7 @@ type tfJobResource struct {
 
 type tfJobModel struct {
 	jobFields
+	workersField
 	podModel
 	runPolicyModel
 	Command  types.List   `tfsdk:"command"`

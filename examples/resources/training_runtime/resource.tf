@@ -1,0 +1,26 @@
+# The platform team's blueprint: a torch runtime for the whole cluster. Every node of a job on
+# it runs torchrun, told by Trainer where the first node is (PET_MASTER_ADDR), how many nodes
+# there are and its rank; the nodes tolerate the GPU nodes' taint and land on them.
+resource "training_runtime" "torch" {
+  name        = "torch-gpu"
+  framework   = "torch"
+  image       = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  command     = ["torchrun", "/workspace/train.py"]
+  gpus        = 1
+  tolerations = ["gpu_node"]
+  shm_size    = "8Gi"
+}
+
+# An MPI runtime for one team's namespace: nodes that run an SSH server, and a launcher that
+# starts once they are ready and runs the job's mpirun over the hostfile Trainer makes.
+resource "training_runtime" "horovod" {
+  name      = "horovod"
+  namespace = "vision"
+  framework = "mpi"
+  image     = "horovod/horovod:0.28.1"
+  command   = ["mpirun", "python", "/examples/tensorflow2_mnist.py"]
+
+  mpi {
+    processes_per_node = 1
+  }
+}

@@ -1,0 +1,292 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+var _ resource.ResourceWithValidateConfig = (*objectResource[runtimeModel, *runtimeModel])(nil)
+
+func newRuntimeResource() resource.Resource {
+	return &objectResource[runtimeModel, *runtimeModel]{typeName: "runtime", importID: func(id string) (*runtimeModel, error) {
+		m := &runtimeModel{Name: types.StringValue(id), Namespace: types.StringNull()}
+		if namespace, name, ok := strings.Cut(id, "/"); ok {
+			m.Namespace, m.Name = types.StringValue(namespace), types.StringValue(name)
+			_, _, err := splitID(id)
+			return m, err
+		}
+		return m, clusterScopedID(id)
+	}}
+}
+
+// runtimeModel is a training_runtime: a ClusterTrainingRuntime, or with a namespace a
+// TrainingRuntime.
+type runtimeModel struct {
+	ID        types.String `tfsdk:"id"`
+	Name      types.String `tfsdk:"name"`
+	Namespace types.String `tfsdk:"namespace"`
+	Kind      types.String `tfsdk:"kind"`
+	podModel
+	Framework      types.String   `tfsdk:"framework"`
+	NumNodes       types.Int64    `tfsdk:"num_nodes"`
+	Command        types.List     `tfsdk:"command"`
+	MPI            []mpiModel     `tfsdk:"mpi"`
+	GangScheduling []gangModel    `tfsdk:"gang_scheduling"`
+	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+}
+
+type mpiModel struct {
+	ProcessesPerNode  types.Int64  `tfsdk:"processes_per_node"`
+	Implementation    types.String `tfsdk:"implementation"`
+	SSHAuthMountPath  types.String `tfsdk:"ssh_auth_mount_path"`
+	RunLauncherAsNode types.Bool   `tfsdk:"run_launcher_as_node"`
+	NodeCommand       types.List   `tfsdk:"node_command"`
+}
+
+// mpiDefaults are the MPI policy's defaults, as Trainer's CRD has them (it writes them into
+// every runtime that leaves them out).
+var mpiDefaults = struct {
+	ProcsPerNode                     int64
+	Implementation, SSHAuthMountPath string
+}{1, "OpenMPI", "/root/.ssh"}
+
+type gangModel struct {
+	ScheduleTimeoutSeconds types.Int64 `tfsdk:"schedule_timeout_seconds"`
+}
+
+func (m *runtimeModel) spec() jobs.RuntimeSpec {
+	return jobs.RuntimeSpec{Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString()}
+}
+
+func (m *runtimeModel) target() kube.Target {
+	s := m.spec()
+	return kube.Target{GVR: s.GVR(), Kind: s.Kind(), Namespace: s.Namespace, Name: s.Name}
+}
+
+func (m *runtimeModel) timeouts() timeouts.Value { return m.Timeouts }
+
+func (m *runtimeModel) setID() {
+	m.ID = types.StringValue(importIDOf(m.target()))
+	m.Kind = types.StringValue(m.spec().Kind())
+}
+
+func (m *runtimeModel) keepStatus(objectModel) {}
+
+func (m *runtimeModel) deleteHint() string {
+	return "Trainer keeps a runtime while TrainJobs that use it exist (its finalizer trainer.kubeflow.org/resource-in-use); it goes once they are deleted."
+}
+
+func (m *runtimeModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
+	pod, diags := m.podOptions(ctx)
+	s := m.spec()
+	s.Framework, s.Pod = m.Framework.ValueString(), pod
+	s.Nodes = int32(m.NumNodes.ValueInt64())
+	s.Command = stringList(ctx, m.Command, &diags)
+	if len(m.MPI) > 0 {
+		p := m.MPI[0]
+		s.MPI = &jobs.MPIPolicy{ProcsPerNode: int32(p.ProcessesPerNode.ValueInt64()), Implementation: p.Implementation.ValueString(),
+			SSHAuthMountPath: p.SSHAuthMountPath.ValueString(), RunLauncherAsNode: p.RunLauncherAsNode.ValueBool(),
+			NodeCommand: stringList(ctx, p.NodeCommand, &diags)}
+	} else if s.Framework == jobs.FrameworkMPI {
+		s.MPI = &jobs.MPIPolicy{ProcsPerNode: int32(mpiDefaults.ProcsPerNode), Implementation: mpiDefaults.Implementation,
+			SSHAuthMountPath: mpiDefaults.SSHAuthMountPath, NodeCommand: jobs.DefaultMPINodeCommand}
+	}
+	if len(m.GangScheduling) > 0 {
+		s.GangTimeoutSeconds = ptr.To(int32(m.GangScheduling[0].ScheduleTimeoutSeconds.ValueInt64()))
+	}
+	if diags.HasError() {
+		return nil, diags
+	}
+	obj, err := jobs.NewRuntime(s)
+	if err != nil {
+		diags.AddError("Invalid "+s.Kind(), err.Error())
+	}
+	return obj, diags
+}
+
+func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
+	s, err := jobs.ReadRuntime(obj)
+	if err != nil {
+		return diag.Diagnostics{diag.NewErrorDiagnostic("Error reading "+obj.GetKind(), err.Error())}
+	}
+	diags := m.setFromPodOptions(ctx, s.Pod)
+	m.Framework = types.StringValue(s.Framework)
+	m.NumNodes = types.Int64Null()
+	if s.Nodes > 0 {
+		m.NumNodes = types.Int64Value(int64(s.Nodes))
+	}
+	m.Command = optionalList(ctx, s.Command, &diags)
+	// A runtime whose MPI policy is all defaults says so without an mpi block, unless it had one.
+	hadBlock := len(m.MPI) > 0
+	m.MPI = nil
+	if p := s.MPI; p != nil {
+		if len(p.NodeCommand) == 0 {
+			p.NodeCommand = jobs.DefaultMPINodeCommand
+		}
+		if hadBlock || int64(p.ProcsPerNode) != mpiDefaults.ProcsPerNode || p.Implementation != mpiDefaults.Implementation ||
+			p.SSHAuthMountPath != mpiDefaults.SSHAuthMountPath || p.RunLauncherAsNode || !equalStrings(p.NodeCommand, jobs.DefaultMPINodeCommand) {
+			m.MPI = []mpiModel{{ProcessesPerNode: types.Int64Value(int64(p.ProcsPerNode)), Implementation: types.StringValue(p.Implementation),
+				SSHAuthMountPath: types.StringValue(p.SSHAuthMountPath), RunLauncherAsNode: types.BoolValue(p.RunLauncherAsNode),
+				NodeCommand: stringListValue(p.NodeCommand)}}
+		}
+	}
+	m.GangScheduling = nil
+	if s.GangTimeoutSeconds != nil {
+		m.GangScheduling = []gangModel{{ScheduleTimeoutSeconds: types.Int64Value(int64(*s.GangTimeoutSeconds))}}
+	}
+	return diags
+}
+
+func equalStrings(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
+
+func (r *objectResource[M, PM]) runtimeSchema(ctx context.Context) schema.Schema {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	attributes := inPlace(podAttributes("every node"))
+	own := map[string]schema.Attribute{
+		"id": idAttribute("`name`, or `namespace/name` of a TrainingRuntime."),
+		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString, Validators: kueueObjectNames,
+			MarkdownDescription: "Name of the runtime, which TrainJobs name as their `runtime`."},
+		"namespace": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
+			MarkdownDescription: "Namespace of a **TrainingRuntime**, which serves that namespace's jobs; without one the runtime is a " +
+				"**ClusterTrainingRuntime**, which serves every namespace. Changing it replaces the runtime."},
+		"kind": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
+			MarkdownDescription: "`ClusterTrainingRuntime` or `TrainingRuntime`: what a `training_train_job`'s `runtime_kind` names it by."},
+		"framework": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.OneOf(jobs.Frameworks...)},
+			MarkdownDescription: "The ML policy: `torch` (Trainer gives every node torchrun's `PET_NNODES`, `PET_NPROC_PER_NODE`, " +
+				"`PET_NODE_RANK`, `PET_MASTER_ADDR`, `PET_MASTER_PORT`), `mpi` (nodes that run an SSH server and a `launcher` that starts " +
+				"once they are ready, with a hostfile and SSH keys Trainer makes) or `plain` (the nodes alone). Also the runtime's label `" +
+				jobs.FrameworkLabel + "`, which Trainer's SDK lists runtimes by."},
+		"num_nodes": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
+			MarkdownDescription: "Node count of the jobs that do not say theirs (`mlPolicy.numNodes`)."},
+		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true,
+			MarkdownDescription: "The trainer's default command: every node's (`torch`, `plain`) or the launcher's (`mpi`); a job's `command` replaces it."},
+		"image": schema.StringAttribute{Required: true, Validators: []validator.String{nonBlankRule},
+			MarkdownDescription: "Container image of every node; a job's `image` replaces it."},
+	}
+	return schema.Schema{
+		MarkdownDescription: "A Kubeflow Trainer v2 training runtime, the blueprint a platform team publishes and `training_train_job`s run on: " +
+			"a `ClusterTrainingRuntime`, or with `namespace` a `TrainingRuntime` (`trainer.kubeflow.org/v1alpha1`). It holds the ML policy " +
+			"(`framework`, the MPI policy), the node template (image, command, resources, env, tolerations in Arena's grammar, node selector, " +
+			"volumes) and the gang-scheduling policy. Every attribute but the name and namespace changes in place: jobs already made keep the " +
+			"JobSet they were made with. Destroy waits until Trainer lets the runtime go, once no TrainJob uses it.",
+		Attributes: mergeAttributes(attributes, own),
+		Blocks: map[string]schema.Block{
+			"toleration": tolerationBlockInPlace("every node"),
+			"timeouts":   kueueTimeouts(ctx),
+			"mpi": schema.ListNestedBlock{
+				MarkdownDescription: "The MPI policy (`mlPolicy.mpi`), with `framework = \"mpi\"`.",
+				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"processes_per_node": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(mpiDefaults.ProcsPerNode),
+						Validators:          []validator.Int64{int64validator.Between(1, 1024)},
+						MarkdownDescription: "Slots per node in the hostfile (`numProcPerNode`). Default 1, as Trainer's."},
+					"implementation": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefaults.Implementation),
+						Validators:          []validator.String{stringvalidator.OneOf(jobs.MPIImplementations...)},
+						MarkdownDescription: "`OpenMPI` (the default, as Trainer's), `Intel` or `MPICH`."},
+					"ssh_auth_mount_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefaults.SSHAuthMountPath),
+						MarkdownDescription: "Where the SSH keys Trainer makes are mounted. Default `/root/.ssh`, as Trainer's."},
+					"run_launcher_as_node": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+						MarkdownDescription: "Whether the launcher counts as one of the nodes (it then runs training processes too). Default false."},
+					"node_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true,
+						Default:             listDefault(jobs.DefaultMPINodeCommand),
+						MarkdownDescription: "What the nodes run: an SSH server in the foreground, which the launcher's `mpirun` reaches them through. Default `[\"/usr/sbin/sshd\", \"-De\"]`."},
+				}},
+			},
+			"gang_scheduling": schema.ListNestedBlock{
+				MarkdownDescription: "Schedule each job's pods all at once or not at all (`podGroupPolicy.coscheduling`): Trainer makes a " +
+					"scheduler-plugins PodGroup per job. It needs the coscheduling plugin in the cluster's scheduler and its PodGroup CRD.",
+				Validators: []validator.List{listvalidator.SizeAtMost(1)},
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"schedule_timeout_seconds": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.AtLeast(1)},
+						MarkdownDescription: "How long the scheduler waits for the whole gang before giving up on it."},
+				}},
+			},
+		},
+	}
+}
+
+// ValidateConfig checks at plan time that the MPI policy goes with the MPI framework.
+func (r *objectResource[M, PM]) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	if !r.eitherScope() {
+		return
+	}
+	var framework types.String
+	var mpi types.List
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("framework"), &framework)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("mpi"), &mpi)...)
+	if !framework.IsUnknown() && !framework.IsNull() && framework.ValueString() != jobs.FrameworkMPI && len(mpi.Elements()) > 0 {
+		resp.Diagnostics.AddAttributeError(path.Root("mpi"), "MPI policy without the MPI framework",
+			fmt.Sprintf("An mpi block needs framework = %q, not %q.", jobs.FrameworkMPI, framework.ValueString()))
+	}
+}
+
+// inPlace is attributes without their replace plan modifiers: for objects that change in place
+// (a runtime), unlike the jobs the shared attributes were written for.
+func inPlace(attributes map[string]schema.Attribute) map[string]schema.Attribute {
+	out := make(map[string]schema.Attribute, len(attributes))
+	for name, a := range attributes {
+		switch a := a.(type) {
+		case schema.StringAttribute:
+			a.PlanModifiers = nil
+			out[name] = a
+		case schema.Int64Attribute:
+			a.PlanModifiers = nil
+			out[name] = a
+		case schema.BoolAttribute:
+			a.PlanModifiers = nil
+			out[name] = a
+		case schema.ListAttribute:
+			a.PlanModifiers = nil
+			out[name] = a
+		case schema.MapAttribute:
+			a.PlanModifiers = nil
+			out[name] = a
+		case schema.MapNestedAttribute:
+			a.PlanModifiers = nil
+			out[name] = a
+		default:
+			panic(fmt.Sprintf("inPlace: attribute %s of type %T", name, a))
+		}
+	}
+	return out
+}
+
+// tolerationBlockInPlace is the toleration block of objects that change in place.
+func tolerationBlockInPlace(role string) schema.Block {
+	b, _ := tolerationBlock(role).(schema.ListNestedBlock)
+	b.PlanModifiers = nil
+	return b
+}
+
+func listDefault(values []string) defaults.List {
+	elements := make([]attr.Value, len(values))
+	for i, v := range values {
+		elements[i] = types.StringValue(v)
+	}
+	return listdefault.StaticValue(types.ListValueMust(types.StringType, elements))
+}

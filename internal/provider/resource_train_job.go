@@ -1,0 +1,278 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+var (
+	_ resource.ResourceWithConfigure      = (*trainJobResource)(nil)
+	_ resource.ResourceWithImportState    = (*trainJobResource)(nil)
+	_ resource.ResourceWithValidateConfig = (*trainJobResource)(nil)
+	_ resource.ResourceWithModifyPlan     = (*trainJobResource)(nil)
+)
+
+func newTrainJobResource() resource.Resource {
+	return &trainJobResource{jobResource{kind: jobs.Train}}
+}
+
+type trainJobResource struct {
+	jobResource
+}
+
+type trainJobModel struct {
+	jobFields
+	podModel
+	Runtime               types.String `tfsdk:"runtime"`
+	RuntimeKind           types.String `tfsdk:"runtime_kind"`
+	Command               types.List   `tfsdk:"command"`
+	Args                  types.List   `tfsdk:"args"`
+	NumNodes              types.Int64  `tfsdk:"num_nodes"`
+	ProcessesPerNode      types.Int64  `tfsdk:"processes_per_node"`
+	Suspend               types.Bool   `tfsdk:"suspend"`
+	QueueName             types.String `tfsdk:"queue_name"`
+	ActiveDeadlineSeconds types.Int64  `tfsdk:"active_deadline_seconds"`
+	// runtimeJobs are the runtime's replicated jobs, read from the cluster before create (see
+	// resolve): the runtime patch places the pods of each.
+	runtimeJobs []jobs.RuntimeJob
+}
+
+func (m *trainJobModel) workers() *types.Int64 { return &m.NumNodes }
+
+func (m *trainJobModel) suspended() bool { return m.Suspend.ValueBool() }
+
+// trainJobInPlace are the attributes a TrainJob changes without being replaced: Trainer's API
+// makes the trainer, the runtime reference and (while the job runs) the runtime patches
+// immutable, so every other attribute of the job replaces it.
+var trainJobInPlace = map[string]bool{
+	"suspend": true, "wait_for": true, "timeouts": true, "recreate_if_missing": true,
+	// computed
+	"id": true, "uid": true, "status": true, "start_time": true, "completion_time": true, "duration": true, "instances": true,
+	"queue_reason": true, "tensorboard_url": true,
+}
+
+// trainJobUnsupported are the shared job attributes a TrainJob cannot carry, with why.
+var trainJobUnsupported = map[string]string{
+	"env_from_secrets":    "Trainer's TrainJob has no envFrom: give each variable its Secret key with env_secret instead.",
+	"priority_class_name": "Trainer's TrainJob cannot set a priority class: set it in the runtime's node template, or use Kueue's priorities.",
+	"image_pull_policy":   "Trainer's TrainJob cannot set an image pull policy: it comes from the runtime's node template.",
+	"tensorboard":         "training_train_job does not run a TensorBoard yet.",
+}
+
+func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
+	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
+	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
+	own := map[string]schema.Attribute{
+		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
+			Validators: []validator.String{jobNameRule("-launcher-0")},
+			MarkdownDescription: "Name of the TrainJob, and of the JobSet Trainer makes for it: a DNS label short enough for the names of " +
+				"its Jobs (`NAME-node-0`, `NAME-launcher-0`)."},
+		"runtime": schema.StringAttribute{Required: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+			MarkdownDescription: "Name of the training runtime the job runs on (`spec.runtimeRef.name`): a ClusterTrainingRuntime such as Trainer's " +
+				"`torch-distributed`, or with `runtime_kind = \"TrainingRuntime\"` one in the job's namespace. It may be made in the same " +
+				"configuration (`training_runtime.NAME.name`). One that does not exist fails the apply before anything is created, naming the " +
+				"runtimes there are."},
+		"runtime_kind": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.ClusterTrainingRuntimeKind),
+			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.ClusterTrainingRuntimeKind, jobs.TrainingRuntimeKind)},
+			MarkdownDescription: "`ClusterTrainingRuntime` (default) or `TrainingRuntime` (namespaced); `training_runtime.NAME.kind` says which."},
+		"image": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{nonBlankRule},
+			MarkdownDescription: "Container image of the trainer (`spec.trainer.image`); default the runtime's."},
+		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			MarkdownDescription: "The trainer's command (`spec.trainer.command`), in exec form; default the runtime's. With a torch runtime, " +
+				"Trainer gives every node torchrun's `PET_NNODES`, `PET_NPROC_PER_NODE`, `PET_NODE_RANK`, `PET_MASTER_ADDR` and `PET_MASTER_PORT`; " +
+				"with an MPI runtime the command is the launcher's (`mpirun ...`), with a hostfile of the nodes."},
+		"args": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+			MarkdownDescription: "The trainer's arguments (`spec.trainer.args`)."},
+		"num_nodes": schema.Int64Attribute{Required: true, PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.Between(1, 10000)},
+			MarkdownDescription: "Number of training nodes (`spec.trainer.numNodes`), each one pod with the resources above. Trainer's API makes it " +
+				"immutable, so changing it **replaces** the job (the plan shows `-/+`)."},
+		"processes_per_node": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.Between(1, 1024)},
+			MarkdownDescription: "Training processes per node (`spec.trainer.numProcPerNode`): torchrun's `--nproc_per_node`, or an MPI runtime's " +
+				"slots per node. Default the runtime's (torch: `auto`, one per GPU)."},
+		"suspend": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+			MarkdownDescription: "Suspend the job (`spec.suspend`): Trainer suspends its JobSet, whose pods are deleted, and setting it back to false " +
+				"starts them again, in place. Default false. With `suspend = true` create and update do not wait for the job to run."},
+		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{nonBlankRule, labelValueRule},
+			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`): Kueue holds it suspended until its quota " +
+				"admits it (Kueue's TrainJob integration). Changing it replaces the job."},
+		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.AtLeast(1)},
+			MarkdownDescription: "Seconds the job may run before Trainer fails it (`spec.activeDeadlineSeconds`, immutable: changing it replaces the job)."},
+	}
+	resp.Schema = jobSchema(ctx, jobSchemaSpec{
+		description: "A Kubeflow Trainer v2 job: a `TrainJob` (`trainer.kubeflow.org/v1alpha1`) that runs on a training runtime (`training_runtime`, " +
+			"or one of Trainer's own) with `num_nodes` nodes. Trainer makes a JobSet of it, and JobSet a Job per replicated job of the runtime. " +
+			"The image, command, env and resources per node go to the job's trainer; placement (tolerations, node selector), volumes, the " +
+			"service account, pull secrets and pod labels go to this provider's own entry of the job's `runtimePatches`, on every replicated " +
+			"job of the runtime. Trainer's API makes all of these immutable, so changing any of them replaces the job; `suspend` changes in " +
+			"place. `env_from_secrets`, `priority_class_name`, `image_pull_policy` and `tensorboard` cannot be set on a TrainJob (a plan error " +
+			"says why). Destroy deletes the TrainJob with foreground propagation and waits until its JobSet, Jobs and pods are gone.",
+		roles:   "every node",
+		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
+		own:     own,
+	})
+}
+
+// ValidateConfig rejects, at plan time, the shared attributes a TrainJob cannot carry, and
+// checks queueing.
+func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateQueueing(ctx, req.Config, &resp.Diagnostics)
+	for name, why := range trainJobUnsupported {
+		var v attr.Value
+		if name == "tensorboard" {
+			var l types.List
+			resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(name), &l)...)
+			if len(l.Elements()) == 0 {
+				continue
+			}
+			v = l
+		} else {
+			var s attr.Value
+			resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(name), &s)...)
+			v = s
+		}
+		if v != nil && !v.IsNull() {
+			resp.Diagnostics.AddAttributeError(path.Root(name), "Not supported by a TrainJob", why)
+		}
+	}
+}
+
+// ModifyPlan replaces the job when an attribute Trainer's API makes immutable changes (all but
+// suspend and what Terraform alone holds); the attributes with a replace modifier of their own
+// say so themselves.
+func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
+		return
+	}
+	var plan, state map[string]attr.Value
+	planObj, stateObj := types.Object{}, types.Object{}
+	resp.Diagnostics.Append(req.Plan.Get(ctx, &planObj)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, &stateObj)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	plan, state = planObj.Attributes(), stateObj.Attributes()
+	for name, p := range plan {
+		if trainJobInPlace[name] {
+			continue
+		}
+		if s, ok := state[name]; ok && !p.Equal(s) {
+			resp.RequiresReplace.Append(path.Root(name))
+		}
+	}
+}
+
+func (m *trainJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
+	pod, diags := m.podOptions(ctx)
+	spec := jobs.TrainJobSpec{
+		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod,
+		Runtime:      jobs.RuntimeRef{Name: m.Runtime.ValueString(), Kind: m.RuntimeKind.ValueString()},
+		Command:      stringList(ctx, m.Command, &diags),
+		Args:         stringList(ctx, m.Args, &diags),
+		Nodes:        int32(m.NumNodes.ValueInt64()),
+		ProcsPerNode: int32(m.ProcessesPerNode.ValueInt64()),
+		Suspend:      m.Suspend.ValueBool(),
+		QueueName:    m.QueueName.ValueString(),
+		RuntimeJobs:  m.runtimeJobs,
+	}
+	if !m.ActiveDeadlineSeconds.IsNull() {
+		spec.ActiveDeadlineSeconds = ptr.To(m.ActiveDeadlineSeconds.ValueInt64())
+	}
+	return spec, diags
+}
+
+func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
+	s, err := jobs.ReadTrainJob(obj)
+	if err != nil {
+		return diag.Diagnostics{diag.NewErrorDiagnostic("Error reading TrainJob", err.Error())}
+	}
+	diags := m.setFromPodOptions(ctx, s.Pod)
+	m.Image = optionalString(s.Pod.Image)
+	m.Runtime = types.StringValue(s.Runtime.Name)
+	m.RuntimeKind = types.StringValue(s.Runtime.Kind)
+	m.Command = optionalList(ctx, s.Command, &diags)
+	m.Args = optionalList(ctx, s.Args, &diags)
+	m.NumNodes = types.Int64Value(int64(s.Nodes))
+	m.ProcessesPerNode = types.Int64Null()
+	if s.ProcsPerNode > 0 {
+		m.ProcessesPerNode = types.Int64Value(int64(s.ProcsPerNode))
+	}
+	m.Suspend = types.BoolValue(s.Suspend)
+	m.QueueName = optionalString(s.QueueName)
+	m.ActiveDeadlineSeconds = types.Int64Null()
+	if s.ActiveDeadlineSeconds != nil {
+		m.ActiveDeadlineSeconds = types.Int64Value(*s.ActiveDeadlineSeconds)
+	}
+	return diags
+}
+
+// resolve reads the job's runtime before anything is created: a runtime that does not exist
+// fails the apply on the runtime attribute, naming those there are (Trainer's webhook would
+// refuse the job anyway, in its words); one that does gives its replicated jobs, which the
+// runtime patch places.
+func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag.Diagnostics) bool {
+	kind, name := m.RuntimeKind.ValueString(), m.Runtime.ValueString()
+	t := kube.Target{GVR: jobs.ClusterTrainingRuntimeGVR, Kind: kind, Name: name}
+	where := "the cluster"
+	if kind == jobs.TrainingRuntimeKind {
+		t.GVR, t.Namespace = jobs.TrainingRuntimeGVR, m.Namespace.ValueString()
+		where = "namespace " + t.Namespace
+	}
+	obj, err := c.Get(ctx, t)
+	if err != nil {
+		diags.AddAttributeError(path.Root("runtime"), "Error reading "+t.String(), fmt.Sprintf("%v (is Kubeflow Trainer installed?). Nothing was created.", err))
+		return false
+	}
+	if obj != nil {
+		m.runtimeJobs = jobs.RuntimeJobs(obj)
+		return true
+	}
+	names, err := c.Names(ctx, t.GVR, t.Namespace)
+	there := "none"
+	if err != nil {
+		there = "they cannot be listed: " + err.Error()
+	} else if len(names) > 0 {
+		there = strings.Join(names, ", ")
+	}
+	diags.AddAttributeError(path.Root("runtime"), "No "+kind+" "+name,
+		fmt.Sprintf("runtime names %s %q, which %s does not have (%ss there: %s). Nothing was created.", kind, name, where, kind, there))
+	return false
+}
+
+func (r *trainJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.create(ctx, req, resp, &trainJobModel{})
+}
+
+func (r *trainJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	r.read(ctx, req, resp, &trainJobModel{})
+}
+
+func (r *trainJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.update(ctx, req, resp, &trainJobModel{}, &trainJobModel{})
+}
+
+func (r *trainJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	r.delete(ctx, req, resp, &trainJobModel{})
+}
