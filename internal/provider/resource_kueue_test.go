@@ -73,6 +73,7 @@ func queuedJob(kind *jobs.Kind, address, name, extra string) string {
 		"mpi":     "  command      = [\"mpirun\", \"hostname\"]\n  worker_count = 2\n  tolerations  = [\"node-role.kubernetes.io/control-plane\"]\n",
 		"tf":      "  command      = [\"python\", \"train.py\"]\n  worker_count = 2\n",
 		"pytorch": "  command      = [\"python\", \"train.py\"]\n  worker_count = 1\n",
+		"train":   "  command      = [\"torchrun\", \"train.py\"]\n  runtime      = \"torch-distributed\"\n  num_nodes    = 2\n",
 	}[kind.Name]
 	return fmt.Sprintf(`
 resource "training_%s_job" %q {
@@ -90,7 +91,7 @@ resource "training_%s_job" %q {
 // is empty). Destroying the first admits the second, and a refresh shows it running. For MPI,
 // a third job then waits until raising the quota in place admits it.
 func TestAccKueue_queuedJobsWaitForQuota(t *testing.T) {
-	for _, kind := range []*jobs.Kind{jobs.MPI, jobs.TF, jobs.PyTorch} {
+	for _, kind := range []*jobs.Kind{jobs.MPI, jobs.TF, jobs.PyTorch, jobs.Train} {
 		t.Run(kind.Name, func(t *testing.T) {
 			a := newAPI(t)
 			t.Parallel()
@@ -381,24 +382,46 @@ func checkSuspended(a *api, kind *jobs.Kind, name string, want bool) resource.Te
 		}
 		spec, _ := obj.Object["spec"].(map[string]any)
 		policy, _ := spec["runPolicy"].(map[string]any)
+		if kind == jobs.Train {
+			policy = spec // a TrainJob's suspend is its spec's
+		}
 		if got, _ := policy["suspend"].(bool); got != want {
-			return fmt.Errorf("%s %s: runPolicy.suspend is %v, want %v", kind.Object, name, got, want)
+			return fmt.Errorf("%s %s: suspend is %v, want %v", kind.Object, name, got, want)
 		}
 		return nil
 	}
 }
 
-// waitJobRunning waits until every pod of the job runs (Kueue admitted it and its operator started it).
+// waitJobRunning waits until every pod of the job runs (Kueue admitted it and its operator
+// started it) and the job's status, as its operator reports it, says RUNNING.
 func waitJobRunning(a *api, kind *jobs.Kind, name string) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		return a.waitPods(kind.PodSelector(name), func(pods []corev1.Pod) bool {
-			for _, p := range pods {
+		var pods []corev1.Pod
+		if err := a.waitPods(kind.PodSelector(name), func(list []corev1.Pod) bool {
+			pods = list
+			for _, p := range list {
 				if p.Status.Phase != corev1.PodRunning {
 					return false
 				}
 			}
-			return len(pods) > 0
+			return len(list) > 0
+		}); err != nil {
+			return err
+		}
+		var phase string
+		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+			obj, err := a.get(kind.GVR, "default", name)
+			if err != nil {
+				return false, err
+			}
+			s, err := kind.Status(jobs.Observed{Object: obj, Pods: pods}, time.Now())
+			phase = s.Phase
+			return err == nil && s.Phase == jobs.Running, err
 		})
+		if err != nil {
+			return fmt.Errorf("%s %s: its pods run, but its status is %s: %w", kind.Object, name, phase, err)
+		}
+		return nil
 	}
 }
 
