@@ -248,7 +248,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	}
 	labels := map[string]string{}
 	for k, v := range r.Labels {
-		if k != ManagedByLabel && !(k == FrameworkLabel && v == s.Framework) {
+		if k != ManagedByLabel && (k != FrameworkLabel || v != s.Framework) {
 			labels[k] = v
 		}
 	}

@@ -43,7 +43,7 @@ func TestTrainJobRoundTrip(t *testing.T) {
 		t.Errorf("resourcesPerNode gpu %q", gpu)
 	}
 	patches, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
-	if len(patches) != 1 || patches[0].(map[string]any)["manager"] != RuntimePatchManager {
+	if p, _ := patches[0].(map[string]any); len(patches) != 1 || p["manager"] != RuntimePatchManager {
 		t.Fatalf("runtimePatches %v", patches)
 	}
 	back, err := ReadTrainJob(obj)
@@ -62,12 +62,13 @@ func TestTrainJobRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	jobs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
-	rjs, _, _ := unstructured.NestedSlice(jobs[0].(map[string]any), "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+	patch, _ := jobs[0].(map[string]any)
+	rjs, _, _ := unstructured.NestedSlice(patch, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
 	if len(rjs) != 3 {
 		t.Fatalf("replicated job patches %v", rjs)
 	}
 	for _, rj := range rjs {
-		m := rj.(map[string]any)
+		m, _ := rj.(map[string]any)
 		tol, _, _ := unstructured.NestedSlice(m, "template", "spec", "template", "spec", "tolerations")
 		containers, _, _ := unstructured.NestedSlice(m, "template", "spec", "template", "spec", "containers")
 		if len(tol) != 1 {
