@@ -30,21 +30,14 @@ var clusterTrainingRuntimeGVR = schema.GroupVersionResource{Group: "trainer.kube
 // whose pods KWOK runs.
 var DefaultRuntimes = []string{"deepspeed-distributed", "jax-distributed", "mlx-distributed", "torch-distributed", "xgboost-distributed"}
 
-// writeJobSetConfig writes JobSet's Configuration: the shared controller settings alone.
+// writeJobSetConfig writes JobSet's Configuration: webhooks on 127.0.0.1 with the cluster's
+// certificate, no certificate management, no leader election.
 func (s *starter) writeJobSetConfig() (string, error) {
-	return s.writeControllerConfig("jobset", "config.jobset.x-k8s.io/v1alpha1", "")
-}
-
-// writeControllerConfig writes the Configuration file of a kubebuilder controller (Kueue's,
-// JobSet's): its webhooks on 127.0.0.1 with the cluster's certificate, no certificate
-// management, no leader election, the client's rate limits, and the component's own settings
-// (YAML) after them.
-func (s *starter) writeControllerConfig(component, apiVersion, own string) (string, error) {
-	dir := filepath.Join(s.c.RunDir, component)
+	dir := filepath.Join(s.c.RunDir, "jobset")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	cfg := fmt.Sprintf(`apiVersion: %s
+	cfg := fmt.Sprintf(`apiVersion: config.jobset.x-k8s.io/v1alpha1
 kind: Configuration
 leaderElection:
   leaderElect: false
@@ -57,7 +50,7 @@ webhook:
 clientConnection:
   qps: 50
   burst: 100
-%s`, apiVersion, s.c.Ports[component+"-webhook"], s.pki.webhookCertDir(), own)
+`, s.c.Ports["jobset-webhook"], s.pki.webhookCertDir())
 	path := filepath.Join(dir, "config.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }

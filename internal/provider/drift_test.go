@@ -324,14 +324,3 @@ import {
 		{Config: imported, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{check}}},
 	}
 }
-
-// A TrainJob's fields are immutable in Trainer's API but for its suspend and its labels: a job
-// suspended with kubectl plans back to running in place, a label changed with kubectl plans a
-// replacement (the pods' labels are in the runtime patch, immutable while the job runs).
-func TestAccTrainJob_driftShowsInPlan(t *testing.T) {
-	name := acctest.RandomWithPrefix("tf-acc-tjd")
-	testDrift(t, jobs.Train, "training_train_job.test", name, trainJobConfig(name, 2, `  wait_for      = "created"`+"\n"), []drift{
-		{name: "suspended outside", patch: []map[string]any{op("replace", "/spec/suspend", true)}, want: []string{"suspend"}, podsGo: true},
-		{name: "label", patch: []map[string]any{op("replace", "/metadata/labels/team", "audio")}, want: []string{"labels"}, replace: true},
-	})
-}
