@@ -3,8 +3,6 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,37 +26,16 @@ var KueueIntegrations = map[string]string{
 	"trainer.kubeflow.org/trainjob": "trainjobs",
 }
 
-// writeKueueConfig writes Kueue's Configuration: webhooks on 127.0.0.1 with the cluster's
-// certificate, no leader election, the integrations above.
+// writeKueueConfig writes Kueue's Configuration: the shared controller settings, its namespace
+// and the integrations above.
 func (s *starter) writeKueueConfig() (string, error) {
-	dir := filepath.Join(s.c.RunDir, "kueue")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
 	var frameworks []string
 	for name := range KueueIntegrations {
 		frameworks = append(frameworks, strconv.Quote(name))
 	}
 	sort.Strings(frameworks)
-	cfg := fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-namespace: %s
-leaderElection:
-  leaderElect: false
-internalCertManagement:
-  enable: false
-webhook:
-  host: 127.0.0.1
-  port: %d
-  certDir: %q
-clientConnection:
-  qps: 50
-  burst: 100
-integrations:
-  frameworks: [%s]
-`, KueueNamespace, s.c.Ports["kueue-webhook"], s.pki.webhookCertDir(), strings.Join(frameworks, ", "))
-	path := filepath.Join(dir, "config.yaml")
-	return path, os.WriteFile(path, []byte(cfg), 0o644)
+	return s.writeControllerConfig("kueue", "config.kueue.x-k8s.io/v1beta2",
+		fmt.Sprintf("namespace: %s\nintegrations:\n  frameworks: [%s]\n", KueueNamespace, strings.Join(frameworks, ", ")))
 }
 
 // registerKueueWebhooks registers Kueue's webhooks from the release's own manifests: those on

@@ -30,14 +30,21 @@ var clusterTrainingRuntimeGVR = schema.GroupVersionResource{Group: "trainer.kube
 // whose pods KWOK runs.
 var DefaultRuntimes = []string{"deepspeed-distributed", "jax-distributed", "mlx-distributed", "torch-distributed", "xgboost-distributed"}
 
-// writeJobSetConfig writes JobSet's Configuration: webhooks on 127.0.0.1 with the cluster's
-// certificate, no certificate management, no leader election.
+// writeJobSetConfig writes JobSet's Configuration: the shared controller settings alone.
 func (s *starter) writeJobSetConfig() (string, error) {
-	dir := filepath.Join(s.c.RunDir, "jobset")
+	return s.writeControllerConfig("jobset", "config.jobset.x-k8s.io/v1alpha1", "")
+}
+
+// writeControllerConfig writes the Configuration file of a kubebuilder controller (Kueue's,
+// JobSet's): its webhooks on 127.0.0.1 with the cluster's certificate, no certificate
+// management, no leader election, the client's rate limits, and the component's own settings
+// (YAML) after them.
+func (s *starter) writeControllerConfig(component, apiVersion, own string) (string, error) {
+	dir := filepath.Join(s.c.RunDir, component)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	cfg := fmt.Sprintf(`apiVersion: config.jobset.x-k8s.io/v1alpha1
+	cfg := fmt.Sprintf(`apiVersion: %s
 kind: Configuration
 leaderElection:
   leaderElect: false
@@ -50,7 +57,7 @@ webhook:
 clientConnection:
   qps: 50
   burst: 100
-`, s.c.Ports["jobset-webhook"], s.pki.webhookCertDir())
+%s`, apiVersion, s.c.Ports[component+"-webhook"], s.pki.webhookCertDir(), own)
 	path := filepath.Join(dir, "config.yaml")
 	return path, os.WriteFile(path, []byte(cfg), 0o644)
 }

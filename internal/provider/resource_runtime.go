@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -149,7 +150,7 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 			p.NodeCommand = jobs.DefaultMPINodeCommand
 		}
 		if hadBlock || int64(p.ProcsPerNode) != mpiDefaults.ProcsPerNode || p.Implementation != mpiDefaults.Implementation ||
-			p.SSHAuthMountPath != mpiDefaults.SSHAuthMountPath || p.RunLauncherAsNode || !equalStrings(p.NodeCommand, jobs.DefaultMPINodeCommand) {
+			p.SSHAuthMountPath != mpiDefaults.SSHAuthMountPath || p.RunLauncherAsNode || !slices.Equal(p.NodeCommand, jobs.DefaultMPINodeCommand) {
 			m.MPI = []mpiModel{{ProcessesPerNode: types.Int64Value(int64(p.ProcsPerNode)), Implementation: types.StringValue(p.Implementation),
 				SSHAuthMountPath: types.StringValue(p.SSHAuthMountPath), RunLauncherAsNode: types.BoolValue(p.RunLauncherAsNode),
 				NodeCommand: stringListValue(p.NodeCommand)}}
@@ -161,8 +162,6 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 	}
 	return diags
 }
-
-func equalStrings(a, b []string) bool { return strings.Join(a, "\x00") == strings.Join(b, "\x00") }
 
 func (r *objectResource[M, PM]) runtimeSchema(ctx context.Context) schema.Schema {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
