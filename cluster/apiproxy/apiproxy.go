@@ -85,6 +85,12 @@ type Proxy struct {
 	coveredVerbs map[string]bool
 
 	requests atomic.Int64
+	// watchPaths counts WATCH requests by path (resource and namespace, without the query).
+	watchPaths map[string]int64
+	// openWatches is how many of the watches opened since the counts were reset (in epoch) are
+	// open now, peakWatches the most of them open at once.
+	epoch                    int64
+	openWatches, peakWatches int64
 }
 
 // Start starts a proxy to the API server of kubeconfig, acting with its credentials.
@@ -113,6 +119,7 @@ func Start(kubeconfig string, opts Options) (*Proxy, error) {
 		faults:       map[Fault]int64{},
 		faultedVerbs: map[string]int64{},
 		coveredVerbs: map[string]bool{},
+		watchPaths:   map[string]int64{},
 		forward:      httputil.NewSingleHostReverseProxy(target),
 	}
 	p.forward.Transport = transport
@@ -169,6 +176,40 @@ func (p *Proxy) ResetCounts() {
 	p.counts = map[string]int64{}
 	p.faults = map[Fault]int64{}
 	p.faultedVerbs = map[string]int64{}
+	p.watchPaths = map[string]int64{}
+	p.epoch++
+	p.openWatches, p.peakWatches = 0, 0
+}
+
+// WatchPaths are the WATCH requests received, by path: one key per resource and namespace
+// watched, and more than one request for a key when a watch was renewed or opened again.
+func (p *Proxy) WatchPaths() map[string]int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.watchPaths)
+}
+
+// PeakWatches is the most watches open at once of those opened since the counts were reset.
+func (p *Proxy) PeakWatches() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peakWatches
+}
+
+// watching counts a watch open until the returned function is called.
+func (p *Proxy) watching() func() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	epoch := p.epoch
+	p.openWatches++
+	p.peakWatches = max(p.peakWatches, p.openWatches)
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.epoch == epoch {
+			p.openWatches--
+		}
+	}
 }
 
 // Counts are the requests received by verb (GET, LIST, WATCH, POST, PUT, PATCH, DELETE).
@@ -241,6 +282,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	verb := Verb(r)
 	p.mu.Lock()
 	p.counts[verb]++
+	if verb == "WATCH" {
+		p.watchPaths[r.URL.Path]++
+	}
 	hook := p.hook
 	kinds := requestFaults
 	if verb == "WATCH" {
@@ -263,6 +307,9 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	if hook != nil && (!hook(r) || r.Context().Err() != nil) {
 		resetConnection(w)
 		return
+	}
+	if verb == "WATCH" {
+		defer p.watching()()
 	}
 	switch fault {
 	case TooManyRequests:

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -16,8 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
@@ -54,6 +53,10 @@ type Client struct {
 	nodesOnce sync.Once
 	nodes     []corev1.Node
 	nodesErr  error
+
+	// The informers every wait of the process shares (see informers.go).
+	informers      informers
+	watchesStarted atomic.Int64
 }
 
 // NewClient returns a client that connects on first use.
@@ -251,10 +254,6 @@ func (c *Client) Pods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 	return list.Items, nil
 }
 
-func (t Target) eventSelector() string {
-	return fields.Set{"involvedObject.kind": t.Kind, "involvedObject.name": t.Name}.String()
-}
-
 // Create creates obj, stamped with its request hash and a create ID of its own
 // (jobs.StampRequest). If an object of that name exists, it is adopted and returned when it is
 // this call's own (an attempt whose answer was lost), or when it was made by this provider from
@@ -380,26 +379,6 @@ func (c *Client) DeleteIf(ctx context.Context, t Target, ours func(*unstructured
 		return nil, err
 	}
 	return nil, nil
-}
-
-func toPods(items []unstructured.Unstructured) ([]corev1.Pod, error) {
-	pods := make([]corev1.Pod, len(items))
-	for i := range items {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &pods[i]); err != nil {
-			return nil, err
-		}
-	}
-	return pods, nil
-}
-
-func toEvents(items []unstructured.Unstructured) ([]corev1.Event, error) {
-	events := make([]corev1.Event, len(items))
-	for i := range items {
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, &events[i]); err != nil {
-			return nil, err
-		}
-	}
-	return events, nil
 }
 
 // Nodes lists the cluster's nodes matching a label selector (empty: all).

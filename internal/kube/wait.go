@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -25,13 +27,15 @@ var ErrWaitTimeout = errors.New("timed out")
 // Until watches the target object, its pods and the events about it, and returns once check
 // says done or fails. check sees a consistent snapshot after every change, so nothing is polled.
 // On timeout or cancellation it returns the last snapshot with the error, so the caller can
-// say why the job did not get there.
-func (c *Client) Until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
-	return c.until(ctx, t, check, true, 0)
+// say why the job did not get there. written is the object as the create or patch before the
+// wait returned it (nil if none): check never sees the job as it was before that write.
+func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unstructured, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
+	return c.until(ctx, t, check, true, 0, written)
 }
 
 // UntilGone waits until the target object and all its pods no longer exist. It watches no
-// events: they explain failures to run, not deletions, and cost a LIST and a WATCH per job.
+// events: they explain failures to run, not deletions. When the informers have never held the
+// object (made a moment ago, and its creation not seen yet), one GET confirms it is gone.
 //
 // A pod on a node that is not Ready can never go by itself (no kubelet confirms its deletion),
 // and with foreground deletion it holds its job object too. So once the object is gone or being
@@ -42,13 +46,26 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 	if err != nil {
 		return jobs.Observed{}, nil, err
 	}
+	seen := false
 	observed, err = c.until(ctx, t, func(o jobs.Observed) (bool, error) {
 		left = nil
-		if o.Object != nil && o.Object.GetDeletionTimestamp() == nil {
-			return false, nil
+		if o.Object != nil {
+			seen = true
+			if o.Object.GetDeletionTimestamp() == nil {
+				return false, nil
+			}
 		}
 		if len(o.Pods) == 0 {
-			return o.Object == nil, nil
+			if o.Object != nil {
+				return false, nil
+			}
+			if !seen {
+				obj, err := c.Get(ctx, t)
+				if err != nil || obj != nil {
+					return false, err // an object still there raises an event when the informer sees it
+				}
+			}
+			return true, nil
 		}
 		ready := map[string]bool{}
 		for _, p := range o.Pods {
@@ -68,7 +85,7 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			left = append(left, p)
 		}
 		return true, nil
-	}, false, overdueTick)
+	}, false, overdueTick, nil)
 	return observed, left, err
 }
 
@@ -76,10 +93,12 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 // grace period on a lost node raises no event.
 const overdueTick = 2 * time.Second
 
-// until watches and calls check after every change, and every tick too when tick > 0.
-func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool, tick time.Duration) (jobs.Observed, error) {
-	dyn, err := c.dynamic()
-	if err != nil {
+// until watches through the process's shared informers and calls check after every change to
+// the target, its pods, its events or its Workload, and every tick too when tick > 0. written is
+// the object as this process last wrote it, or nil: until the informer has caught up with that
+// write, check is not called, so it never judges a job by its state from before the write.
+func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool, tick time.Duration, written *unstructured.Unstructured) (jobs.Observed, error) {
+	if _, err := c.dynamic(); err != nil {
 		return jobs.Observed{}, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -96,57 +115,86 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		UpdateFunc: func(any, any) { notify() },
 		DeleteFunc: func(any) { notify() },
 	}
-	watch := func(gvrInformer cache.SharedIndexInformer) (cache.SharedIndexInformer, error) {
-		if _, err := gvrInformer.AddEventHandler(handler); err != nil {
+	type use struct {
+		informer *sharedInformer
+		handle   cache.ResourceEventHandlerRegistration
+		release  func()
+	}
+	var uses []use
+	defer func() {
+		for _, u := range uses {
+			_ = u.informer.RemoveEventHandler(u.handle)
+			u.release()
+		}
+	}()
+	// watch uses the namespace's informer of gvr, woken only by the objects relevant says are
+	// this target's.
+	watch := func(gvr schema.GroupVersionResource, relevant func(any) bool) (*sharedInformer, error) {
+		s, release, err := c.acquire(informerKey{gvr: gvr, namespace: t.Namespace})
+		if err != nil {
 			return nil, err
 		}
-		go gvrInformer.RunWithContext(ctx)
-		return gvrInformer, nil
+		handle, err := s.AddEventHandler(cache.FilteringResourceEventHandler{
+			FilterFunc: func(obj any) bool { return relevant(objectOf(obj)) },
+			Handler:    handler,
+		})
+		if err != nil {
+			release()
+			return nil, err
+		}
+		uses = append(uses, use{s, handle, release})
+		return s, nil
 	}
-	objects, err := watch(dynamicinformer.NewFilteredDynamicInformer(dyn, t.GVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-		o.FieldSelector = fields.OneTermEqualSelector("metadata.name", t.Name).String()
-	}).Informer())
+
+	objects, err := watch(t.GVR, func(obj any) bool {
+		a, err := meta.Accessor(obj)
+		return err == nil && a.GetName() == t.Name
+	})
 	if err != nil {
 		return jobs.Observed{}, err
 	}
-	synced := []cache.InformerSynced{objects.HasSynced}
+	watched := []*sharedInformer{objects}
 	// An object without pods (a Kueue queue) has no pod selector: no pods are watched.
-	var pods cache.SharedIndexInformer
+	var pods *sharedInformer
+	var podSelector labels.Selector
 	if t.PodSelector != "" {
-		pods, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, podsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-			o.LabelSelector = t.PodSelector
-		}).Informer())
-		if err != nil {
+		if podSelector, err = labels.Parse(t.PodSelector); err != nil {
 			return jobs.Observed{}, err
 		}
-		synced = append(synced, pods.HasSynced)
+		if pods, err = watch(podsGVR, func(obj any) bool {
+			p, ok := obj.(*corev1.Pod)
+			return ok && podSelector.Matches(labels.Set(p.Labels))
+		}); err != nil {
+			return jobs.Observed{}, err
+		}
+		watched = append(watched, pods)
+	}
+	var events *sharedInformer
+	if withEvents {
+		if events, err = watch(eventsGVR, func(obj any) bool {
+			e, ok := obj.(*corev1.Event)
+			return ok && e.InvolvedObject.Kind == t.Kind && e.InvolvedObject.Name == t.Name
+		}); err != nil {
+			return jobs.Observed{}, err
+		}
+		watched = append(watched, events)
 	}
 	// A job submitted to a Kueue queue has its Workloads watched from the first sight of it,
-	// selected by its UID.
-	var workloads cache.SharedIndexInformer
-	var events cache.SharedIndexInformer
-	if withEvents {
-		events, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, eventsGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-			o.FieldSelector = t.eventSelector()
-		}).Informer())
-		if err != nil {
-			return jobs.Observed{}, err
-		}
-		synced = append(synced, events.HasSynced)
-	}
+	// found by its UID.
+	var workloads *sharedInformer
+	var jobUID atomic.Value
 
 	tflog.Debug(ctx, "watching "+t.String())
 	started := time.Now()
 	var last jobs.Observed
-	timedOut := func() error {
-		err := ctx.Err()
+	timedOut := func(err error) error {
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("%w after %s", ErrWaitTimeout, time.Since(started).Round(time.Second))
 		}
 		return err
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return last, timedOut()
+	if err := synced(ctx, watched...); err != nil {
+		return last, timedOut(err)
 	}
 	notify() // check the initial state, even if it is empty and so raised no event
 	var ticks <-chan time.Time
@@ -160,29 +208,40 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		case <-changed:
 		case <-ticks:
 		case <-ctx.Done():
-			return last, timedOut()
+			return last, timedOut(ctx.Err())
 		}
-		last, err = snapshot(objects, pods, events)
+		o, err := snapshot(t, objects, pods, podSelector, events)
 		if err != nil {
 			return last, err
 		}
+		if !caughtUp(o, objects, written) {
+			continue // the write's own event is on its way, and wakes the wait
+		}
+		last = o
 		if workloads == nil && jobs.QueueName(last.Object) != "" {
-			selector := workloadSelector(last.Object)
-			if workloads, err = watch(dynamicinformer.NewFilteredDynamicInformer(dyn, kueue.WorkloadGVR, t.Namespace, 0, cache.Indexers{}, func(o *metav1.ListOptions) {
-				o.LabelSelector = selector
-			}).Informer()); err != nil {
+			jobUID.Store(string(last.Object.GetUID()))
+			if workloads, err = watch(kueue.WorkloadGVR, func(obj any) bool {
+				a, err := meta.Accessor(obj)
+				return err == nil && a.GetLabels()[kueue.JobUIDLabel] == jobUID.Load()
+			}); err != nil {
 				return last, err
 			}
-			if !cache.WaitForCacheSync(ctx.Done(), workloads.HasSynced) {
-				return last, timedOut()
+			if err := synced(ctx, workloads); err != nil {
+				return last, timedOut(err)
 			}
 		}
-		if workloads != nil {
-			items, err := unstructuredItems(workloads.GetStore().List())
+		if workloads != nil && last.Object != nil {
+			uid := string(last.Object.GetUID())
+			jobUID.Store(uid)
+			items, err := workloads.GetIndexer().ByIndex(byJobUID, uid)
 			if err != nil {
 				return last, err
 			}
-			last.Workload = newestWorkload(items)
+			list, err := unstructuredItems(items)
+			if err != nil {
+				return last, err
+			}
+			last.Workload = newestWorkload(list)
 		}
 		done, err := check(last)
 		if err != nil || done {
@@ -192,33 +251,45 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 	}
 }
 
-func snapshot(objects, pods, events cache.SharedIndexInformer) (jobs.Observed, error) {
+// caughtUp says whether the informer's view includes this process's last write of the object:
+// the object it holds is the one written, at that version or later, or it holds none (or
+// another of that name) and has seen the API's changes past the write.
+func caughtUp(o jobs.Observed, objects *sharedInformer, written *unstructured.Unstructured) bool {
+	if written == nil {
+		return true
+	}
+	if o.Object != nil && o.Object.GetUID() == written.GetUID() {
+		return notOlder(o.Object.GetResourceVersion(), written.GetResourceVersion())
+	}
+	return notOlder(objects.LastSyncResourceVersion(), written.GetResourceVersion())
+}
+
+// snapshot is the target as the informers hold it now.
+func snapshot(t Target, objects, pods *sharedInformer, podSelector labels.Selector, events *sharedInformer) (jobs.Observed, error) {
 	var o jobs.Observed
-	if items := objects.GetStore().List(); len(items) > 0 {
-		obj, ok := items[0].(*unstructured.Unstructured)
-		if !ok {
-			return o, fmt.Errorf("unexpected %T in the informer's store", items[0])
-		}
-		o.Object = obj
+	var err error
+	if o.Object, err = objectIn(objects, t.Namespace, t.Name); err != nil {
+		return o, err
 	}
 	if pods != nil {
-		podItems, err := unstructuredItems(pods.GetStore().List())
-		if err != nil {
-			return o, err
-		}
-		if o.Pods, err = toPods(podItems); err != nil {
+		if o.Pods, err = podsMatching(pods, podSelector); err != nil {
 			return o, err
 		}
 	}
 	if events == nil {
 		return o, nil
 	}
-	eventItems, err := unstructuredItems(events.GetStore().List())
+	items, err := events.GetIndexer().ByIndex(byInvolved, t.Kind+"/"+t.Name)
 	if err != nil {
 		return o, err
 	}
-	if o.Events, err = toEvents(eventItems); err != nil {
-		return o, err
+	o.Events = make([]corev1.Event, 0, len(items))
+	for _, item := range items {
+		e, ok := item.(*corev1.Event)
+		if !ok {
+			return o, fmt.Errorf("unexpected %T in the events informer", item)
+		}
+		o.Events = append(o.Events, *e)
 	}
 	return o, nil
 }

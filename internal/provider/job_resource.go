@@ -422,7 +422,7 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 	}
 	if waitFor == waitAdmitted {
 		var err error
-		observed, err = r.client.Until(ctx, t, func(o jobs.Observed) (bool, error) {
+		observed, err = r.client.Until(ctx, t, written, func(o jobs.Observed) (bool, error) {
 			if reason := r.kind.Failure(o); reason != "" {
 				return false, fmt.Errorf("%s", reason)
 			}
@@ -437,7 +437,7 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 	}
 	if waitFor == waitRunning {
 		var err error
-		observed, err = r.client.Until(ctx, t, running)
+		observed, err = r.client.Until(ctx, t, written, running)
 		switch {
 		case timedOut(err):
 			// Not failed, only not running yet (queued, unschedulable, pulling): the job stays

@@ -1,0 +1,290 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// Waits share their watches: one informer per resource and namespace for the whole provider
+// process (one Terraform command), however many jobs it waits for. An apply of 300 jobs opens
+// the same few watches as an apply of one: the job kinds', the namespace's pods and events, and
+// Kueue's Workloads when a job is queued. Each wait registers a handler that wakes it only for
+// its own job's changes and reads its job from the informers' indexes.
+//
+// An informer no wait uses any more stops after informerLinger, so a process that waits again
+// soon (the next job of an apply) keeps its watch, and one that is done does not hold it.
+const informerLinger = 30 * time.Second
+
+type informerKey struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+}
+
+// sharedInformer is one running informer and who uses it.
+type sharedInformer struct {
+	cache.SharedIndexInformer
+	users  int
+	stop   context.CancelFunc
+	linger *time.Timer
+	// lastErr is the last error of the informer's LIST or WATCH; it matters only until it syncs.
+	lastErr atomic.Pointer[error]
+}
+
+type informers struct {
+	mu sync.Mutex
+	m  map[informerKey]*sharedInformer
+}
+
+// Index names of the shared informers.
+const (
+	// byLabel indexes pods by each of their labels, as "key=value".
+	byLabel = "label"
+	// byInvolved indexes events by their object's kind and name, as "Kind/name".
+	byInvolved = "involved"
+	// byJobUID indexes Kueue's Workloads by the UID of their job.
+	byJobUID = "jobUID"
+)
+
+// acquire returns the process's informer for key, starting it if it is not running, and the
+// function that says the caller is done with it.
+func (c *Client) acquire(key informerKey) (*sharedInformer, func(), error) {
+	c.informers.mu.Lock()
+	defer c.informers.mu.Unlock()
+	s := c.informers.m[key]
+	if s == nil {
+		inf, err := c.newInformer(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		s = &sharedInformer{SharedIndexInformer: inf, stop: cancel}
+		if err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+			s.lastErr.Store(&err)
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+		}); err != nil {
+			cancel()
+			return nil, nil, err
+		}
+		go inf.RunWithContext(ctx)
+		if c.informers.m == nil {
+			c.informers.m = map[informerKey]*sharedInformer{}
+		}
+		c.informers.m[key] = s
+		c.watchesStarted.Add(1)
+	}
+	s.users++
+	if s.linger != nil {
+		s.linger.Stop()
+		s.linger = nil
+	}
+	var once sync.Once
+	return s, func() { once.Do(func() { c.release(key, s) }) }, nil
+}
+
+func (c *Client) release(key informerKey, s *sharedInformer) {
+	c.informers.mu.Lock()
+	defer c.informers.mu.Unlock()
+	s.users--
+	if s.users > 0 {
+		return
+	}
+	s.linger = time.AfterFunc(informerLinger, func() {
+		c.informers.mu.Lock()
+		defer c.informers.mu.Unlock()
+		if s.users == 0 && c.informers.m[key] == s {
+			s.stop()
+			delete(c.informers.m, key)
+		}
+	})
+}
+
+// WatchesStarted is how many informers (each one LIST and one WATCH, renewed as the server
+// closes it) this client has started.
+func (c *Client) WatchesStarted() int64 { return c.watchesStarted.Load() }
+
+func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error) {
+	dyn, err := c.dynamic()
+	if err != nil {
+		return nil, err
+	}
+	switch key.gvr {
+	case podsGVR:
+		// Pods as typed objects over protobuf, without their managedFields: the namespace's pods
+		// are the bulk of what a wait holds.
+		pods := c.core.Pods(key.namespace)
+		inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return pods.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return pods.Watch(ctx, o)
+			},
+		}, &corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byLabel: indexByLabel}})
+		return inf, inf.SetTransform(dropManagedFields)
+	case eventsGVR:
+		events := c.core.Events(key.namespace)
+		inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				return events.List(ctx, o)
+			},
+			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				return events.Watch(ctx, o)
+			},
+		}, &corev1.Event{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byInvolved: indexByInvolved}})
+		return inf, inf.SetTransform(dropManagedFields)
+	case kueue.WorkloadGVR:
+		return dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, cache.Indexers{byJobUID: indexByJobUID}, nil).Informer(), nil
+	}
+	// A job's own object keeps its managedFields: reads tell the provider's fields from others'.
+	return dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, cache.Indexers{}, nil).Informer(), nil
+}
+
+func dropManagedFields(obj any) (any, error) {
+	if a, err := meta.Accessor(obj); err == nil {
+		a.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+func indexByLabel(obj any) ([]string, error) {
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(a.GetLabels()))
+	for k, v := range a.GetLabels() {
+		keys = append(keys, k+"="+v)
+	}
+	return keys, nil
+}
+
+func indexByInvolved(obj any) ([]string, error) {
+	e, ok := obj.(*corev1.Event)
+	if !ok {
+		return nil, fmt.Errorf("unexpected %T in the events informer", obj)
+	}
+	return []string{e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name}, nil
+}
+
+func indexByJobUID(obj any) ([]string, error) {
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	if uid, ok := a.GetLabels()[kueue.JobUIDLabel]; ok {
+		return []string{uid}, nil
+	}
+	return nil, nil
+}
+
+// podsMatching are the informer's pods that selector matches, found through one of its
+// equality requirements' index when it has one.
+func podsMatching(inf cache.SharedIndexInformer, selector labels.Selector) ([]corev1.Pod, error) {
+	var items []any
+	requirements, _ := selector.Requirements()
+	indexed := false
+	for _, r := range requirements {
+		if (r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals || r.Operator() == selection.In) && r.Values().Len() == 1 {
+			var err error
+			if items, err = inf.GetIndexer().ByIndex(byLabel, r.Key()+"="+r.Values().List()[0]); err != nil {
+				return nil, err
+			}
+			indexed = true
+			break
+		}
+	}
+	if !indexed {
+		items = inf.GetStore().List()
+	}
+	pods := make([]corev1.Pod, 0, len(items))
+	for _, item := range items {
+		p, ok := item.(*corev1.Pod)
+		if !ok {
+			return nil, fmt.Errorf("unexpected %T in the pods informer", item)
+		}
+		if selector.Matches(labels.Set(p.Labels)) {
+			pods = append(pods, *p)
+		}
+	}
+	return pods, nil
+}
+
+// synced waits until each informer has synced, and fails at once when one cannot list for a
+// reason waiting does not mend (forbidden, unauthorized, no such resource).
+func synced(ctx context.Context, infs ...*sharedInformer) error {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		all := true
+		for _, s := range infs {
+			if s.HasSynced() {
+				continue
+			}
+			all = false
+			if p := s.lastErr.Load(); p != nil && lastingListError(*p) {
+				return *p
+			}
+		}
+		if all {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func lastingListError(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err) || meta.IsNoMatchError(err)
+}
+
+// objectOf is obj itself, or the last state of a deleted one the informer missed the deletion of.
+func objectOf(obj any) any {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
+
+// notOlder says whether resource version a is at or past b. Resource versions are opaque to
+// clients in general, but the API server's are etcd revisions; one that is not a number is
+// taken as current.
+func notOlder(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	return errA != nil || errB != nil || x >= y
+}
+
+// objectIn is the object of that name in an informer of job objects, or nil.
+func objectIn(inf cache.SharedIndexInformer, namespace, name string) (*unstructured.Unstructured, error) {
+	item, exists, err := inf.GetStore().GetByKey(namespace + "/" + name)
+	if err != nil || !exists {
+		return nil, err
+	}
+	obj, ok := item.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("unexpected %T in the informer's store", item)
+	}
+	return obj, nil
+}
