@@ -3,11 +3,26 @@ package main
 import (
 	"fmt"
 	"strings"
-	"time"
 )
 
-// Every tool manages the same N MPIJobs: a launcher and var.workers workers tolerating
-// ssd_node, in a namespace of its own. The rescale changes var.workers for all of them.
+// Every tool manages the same N jobs, a quarter of each kind: elastic Horovod MPIJobs, TFJobs,
+// elastic PyTorchJobs and elastic PyTorch Frameworks with their own etcd (the Framework, its two
+// Services and its etcd's NetworkPolicy), all in a namespace of the tool's own. var.workers is
+// the worker count of the three elastic kinds; the rescale raises it from 1 to 2, in place for
+// every tool. The TFJobs keep one worker: a TensorFlow cluster cannot take a new size in place,
+// so this provider would replace them, while the manifests would patch them into jobs whose
+// TF_CONFIG is wrong.
+//
+// The peers apply the very objects this provider made: after its first apply and its first
+// rescale, the bench reads them back from the cluster, without what the server and the
+// operators wrote (status, UID, owner references, a Service's cluster IP), into one YAML file
+// per object (see dumpManifests).
+
+// mix is how many jobs of each kind N jobs hold.
+type mix struct{ mpi, tf, pytorch, elastic int }
+
+func mixOf(n int) mix { return mix{(n + 3) / 4, (n + 2) / 4, (n + 1) / 4, n / 4} }
+
 const header = `terraform {
   required_providers {
     %s
@@ -18,174 +33,182 @@ variable "workers" {
   type = number
 }
 
-variable "kubeconfig" {
+variable "manifests" {
   type    = string
-  default = null
+  default = ""
 }
 `
 
-const manifest = `{
-    apiVersion = "kubeflow.org/v2beta1"
-    kind       = "MPIJob"
-    metadata   = { name = "bench-${count.index}", namespace = %q }
-    spec = {
-      slotsPerWorker = 1
-      runPolicy      = { cleanPodPolicy = "Running" }
-      mpiReplicaSpecs = {
-        Launcher = {
-          replicas = 1
-          template = { spec = {
-            tolerations = [{ key = "ssd_node", operator = "Exists" }]
-            containers  = [{ name = "launcher", image = "horovod", command = ["mpirun", "python", "train.py"] }]
-          } }
-        }
-        Worker = {
-          replicas = var.workers
-          template = { spec = {
-            tolerations = [{ key = "ssd_node", operator = "Exists" }]
-            containers  = [{ name = "worker", image = "horovod", command = ["/usr/sbin/sshd", "-De"] }]
-          } }
-        }
-      }
-    }
-  }`
-
 func trainingConfig(n int) string {
+	m := mixOf(n)
 	return fmt.Sprintf(header, `training = { source = "kubetrain/training" }`) + fmt.Sprintf(`
-resource "training_mpi_job" "job" {
+resource "training_mpi_job" "mpi" {
   count        = %d
-  name         = "bench-${count.index}"
+  name         = "mpi-${count.index}"
   namespace    = "bench-training"
-  image        = "horovod"
+  image        = "horovod/horovod:0.28.1"
   command      = ["python", "train.py"]
   worker_count = var.workers
-  tolerations  = ["ssd_node"]
-  wait_for     = "created"
-  # Elastic Horovod, so that a new worker count is an in-place patch of the replicas, as the
-  # peers' manifests do it (a plain mpirun job is replaced instead).
+  tolerations  = ["all"]
   elastic {
     min_workers = 1
-    max_workers = 8
+    max_workers = 4
   }
 }
-`, n)
+
+resource "training_tf_job" "tf" {
+  count        = %d
+  name         = "tf-${count.index}"
+  namespace    = "bench-training"
+  image        = "tensorflow/tensorflow:2.15.0"
+  command      = ["python", "train.py"]
+  worker_count = 1
+  tolerations  = ["all"]
 }
 
-// trainingQuery lists the jobs of the training tool's namespace, resources included, as a
+resource "training_pytorch_job" "pytorch" {
+  count        = %d
+  name         = "pytorch-${count.index}"
+  namespace    = "bench-training"
+  image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  command      = ["torchrun", "train.py"]
+  worker_count = var.workers
+  tolerations  = ["all"]
+  elastic {
+    min_workers = 1
+    max_workers = 4
+  }
+}
+
+resource "training_elastic_job" "elastic" {
+  count        = %d
+  name         = "elastic${count.index}"
+  namespace    = "bench-training"
+  image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  script       = "train.py"
+  worker_count = var.workers
+  min_workers  = 1
+  max_workers  = 4
+  tolerations  = ["all"]
+}
+`, m.mpi, m.tf, m.pytorch, m.elastic)
+}
+
+// trainingQuery lists every job of the training tool's namespace, resources included, as a
 // migration's `terraform query -generate-config-out` does.
-const trainingQuery = `list "training_mpi_job" "all" {
+func trainingQuery() string {
+	var b strings.Builder
+	for _, kind := range []string{"mpi", "tf", "pytorch", "elastic"} {
+		fmt.Fprintf(&b, `list "training_%[1]s_job" "all" {
   provider         = training
   include_resource = true
   config {
     namespace = "bench-training"
   }
 }
-`
-
-func kubernetesConfig(n int) string {
-	return fmt.Sprintf(header, `kubernetes = { source = "hashicorp/kubernetes" }`) + fmt.Sprintf(`
-resource "kubernetes_manifest" "job" {
-  count    = %d
-  manifest = %s
-}
-`, n, fmt.Sprintf(manifest, "bench-kubernetes"))
-}
-
-func kubectlConfig(n int) string {
-	return fmt.Sprintf(header, `kubectl = { source = "alekc/kubectl" }`) + fmt.Sprintf(`
-resource "kubectl_manifest" "job" {
-  count     = %d
-  yaml_body = yamlencode(%s)
-}
-`, n, fmt.Sprintf(manifest, "bench-kubectl"))
-}
-
-// floorConfig is Terraform's own cost for N resources holding the same data, with no provider
-// process and no API call.
-func floorConfig(n int) string {
-	return fmt.Sprintf(header, "") + fmt.Sprintf(`
-resource "terraform_data" "job" {
-  count = %d
-  input = %s
-}
-`, n, fmt.Sprintf(manifest, "bench-floor"))
-}
-
-func renderReport(results map[string]map[int]map[string]measurement, ns []int, runs, slowRuns int, rawGET time.Duration) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Benchmarks: this provider beside kubernetes_manifest, kubectl_manifest and Terraform's floor\n\n")
-	fmt.Fprintf(&b, "Produced by `make bench` (`cd bench && go run . -n %s -runs %d -slow-runs %d`) on %s, in one run on one local cluster "+
-		"(no operators: objects only, as no tool waits for pods). Times are medians of %d runs (kubernetes_manifest above 10 jobs: %d run%s), "+
-		"wall clock of the whole `terraform` command at its default parallelism of 10. Requests are API requests per job, counted by a proxy in "+
-		"front of the API server. RSS is the peak resident memory of any one provider process (Terraform starts several per command).\n\n",
-		joinInts(ns), runs, slowRuns, time.Now().UTC().Format("2006-01-02"), runs, slowRuns, plural(slowRuns))
-	fmt.Fprintf(&b, "What each tool does, as configured here (the configurations are in bench/configs.go):\n\n"+
-		"- **training_mpi_job**, `wait_for = \"created\"`: apply waits for the API's answer to the create; a refresh reads the whole MPIJob "+
-		"(one GET) and lists its pods (one LIST, for `instances`), and compares every attribute the provider sets (image, command, env, "+
-		"resources, tolerations, run policy, labels, annotations, ...), so any change made outside Terraform shows in the plan; the rescale "+
-		"is a guarded JSON patch of the worker replicas, then a merge patch of whatever else differs (nothing here); destroy deletes with "+
-		"foreground propagation and watches until the MPIJob and its pods are gone.\n"+
-		"- **kubernetes_manifest**, no `wait` block: apply waits for the server-side apply's answer; a refresh reads the object and compares "+
-		"the manifest's fields.\n"+
-		"- **kubectl_manifest**, default `wait` (false): apply waits for the create's answer; a refresh reads the object and compares the "+
-		"fields of `yaml_body`; destroy does not wait for the object to be gone.\n"+
-		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the same data.\n"+
-		"- **query** (this provider only, run by Terraform %s): `terraform query` of the `training_mpi_job` list resource with "+
-		"`include_resource`, which finds every job of the namespace with one LIST and reads each back in the provider's words, as a migration does; "+
-		"the peers have no list resource.\n\n", queryVersion())
-	fmt.Fprintf(&b, "Raw API cost: 50 sequential GETs over one client-go connection took %s.\n", rawGET.Round(time.Millisecond))
-	training := "training_mpi_job"
-	for _, n := range ns {
-		fmt.Fprintf(&b, "\n## %d jobs\n\n", n)
-		fmt.Fprintf(&b, "| operation |")
-		for _, t := range tools {
-			fmt.Fprintf(&b, " %s |", t.name)
-		}
-		fmt.Fprintf(&b, " this / kubernetes_manifest | this / kubectl_manifest | this / floor |\n|---|")
-		for range tools {
-			fmt.Fprintf(&b, "---|")
-		}
-		fmt.Fprintf(&b, "---|---|---|\n")
-		for _, op := range operations {
-			fmt.Fprintf(&b, "| %s |", op)
-			for _, t := range tools {
-				m, ok := results[t.name][n][op]
-				if !ok {
-					fmt.Fprintf(&b, " - |")
-					continue
-				}
-				cell := fmt.Sprintf("%.2f s", m.seconds)
-				if t.provider != "" {
-					cell += fmt.Sprintf(", %.1f req/job, %d MiB", float64(m.requests)/float64(n), m.rssKiB/1024)
-				}
-				fmt.Fprintf(&b, " %s |", cell)
-			}
-			mine, ok := results[training][n][op]
-			for _, peer := range []string{"kubernetes_manifest", "kubectl_manifest", "floor: terraform_data"} {
-				other, ok2 := results[peer][n][op]
-				if !ok || !ok2 || other.seconds == 0 {
-					fmt.Fprintf(&b, " - |")
-					continue
-				}
-				fmt.Fprintf(&b, " %.2f |", mine.seconds/other.seconds)
-			}
-			fmt.Fprintf(&b, "\n")
-		}
+`, kind)
 	}
 	return b.String()
 }
 
-func joinInts(ns []int) string {
-	var s []string
-	for _, n := range ns {
-		s = append(s, fmt.Sprint(n))
+// The peers' wait for a running job: the Kubeflow operators' Running condition, and a
+// Framework's state.
+const (
+	kubectlRunning = `  wait_for {
+    condition {
+      type   = "Running"
+      status = "True"
+    }
+  }`
+	kubectlFrameworkRunning = `  wait_for {
+    field {
+      key   = "status.state"
+      value = "AttemptRunning"
+    }
+  }`
+	kubernetesRunning = `  wait {
+    condition {
+      type   = "Running"
+      status = "True"
+    }
+  }`
+	kubernetesFrameworkRunning = `  wait {
+    fields = {
+      "status.state" = "AttemptRunning"
+    }
+  }`
+)
+
+// peerConfig is the configuration of a manifest resource type: one resource per object, the
+// objects read from var.manifests, waiting for what wait says (running on apply and rescale;
+// kubectl_manifest's wait = true, for gone on destroy, is in extra). The elastic jobs' Services
+// and NetworkPolicies come first, as this provider makes them before the Framework.
+func peerConfig(n int, typ, body string, running, frameworkRunning, extra string) string {
+	m := mixOf(n)
+	namespace := "bench-" + strings.TrimSuffix(typ, "_manifest")
+	file := func(workers, kind string) string {
+		return fmt.Sprintf(`replace(file("${var.manifests}/w%s/%s-${count.index}.yaml"), %q, %q)`, workers, kind, namespacePlaceholder, namespace)
 	}
-	return strings.Join(s, ",")
+	var b strings.Builder
+	for _, r := range []struct {
+		name, workers string
+		count         int
+		wait          string
+	}{
+		{"mpi", "${var.workers}", m.mpi, running},
+		{"tf", "1", m.tf, running},
+		{"pytorch", "${var.workers}", m.pytorch, running},
+		{"elastic-dep", "${var.workers}", 3 * m.elastic, ""},
+		{"elastic", "${var.workers}", m.elastic, frameworkRunning},
+	} {
+		name := strings.ReplaceAll(r.name, "-", "_")
+		dependsOn := ""
+		if r.name == "elastic" {
+			dependsOn = "  depends_on = [" + typ + ".elastic_dep]\n"
+		}
+		value := file(r.workers, r.name)
+		if body == "manifest" {
+			value = "yamldecode(" + value + ")"
+		}
+		fmt.Fprintf(&b, "\nresource %q %q {\n  count = %d\n  %s = %s\n%s%s\n%s}\n", typ, name, r.count, body, value, extra, r.wait, dependsOn)
+	}
+	return b.String()
 }
 
-func plural(n int) string {
-	if n == 1 {
-		return ""
+func kubernetesConfig(n int) string {
+	return fmt.Sprintf(header, `kubernetes = { source = "hashicorp/kubernetes" }`) +
+		peerConfig(n, "kubernetes_manifest", "manifest", kubernetesRunning, kubernetesFrameworkRunning, "")
+}
+
+func kubectlConfig(n int) string {
+	return fmt.Sprintf(header, `kubectl = { source = "alekc/kubectl" }`) +
+		peerConfig(n, "kubectl_manifest", "yaml_body", kubectlRunning, kubectlFrameworkRunning, "  wait = true\n")
+}
+
+// floorConfig is Terraform's own cost for N resources holding the jobs' settings, with no
+// provider process and no API call.
+func floorConfig(n int) string {
+	m := mixOf(n)
+	var b strings.Builder
+	fmt.Fprintf(&b, header, "")
+	for _, r := range []struct {
+		kind  string
+		count int
+	}{{"mpi", m.mpi}, {"tf", m.tf}, {"pytorch", m.pytorch}, {"elastic", m.elastic}} {
+		fmt.Fprintf(&b, `
+resource "terraform_data" %q {
+  count = %d
+  input = {
+    name         = "%s-${count.index}"
+    namespace    = "bench-floor"
+    image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+    command      = ["python", "train.py"]
+    worker_count = var.workers
+    tolerations  = ["all"]
+    elastic      = { min_workers = 1, max_workers = 4 }
+  }
+}
+`, r.kind, r.count, r.kind)
 	}
-	return "s"
+	return b.String()
 }

@@ -1,16 +1,19 @@
 // Command bench measures this provider against kubernetes_manifest (hashicorp/kubernetes),
 // kubectl_manifest (alekc/kubectl) and Terraform's own floor (terraform_data, no API call) on
-// the same local cluster, in one run: apply from empty, plan with refresh and no change, a
-// rescale of every job, and destroy, for N MPIJobs each. It reports wall time (median of the
-// runs), API requests per job (counted by a proxy in front of the API server) and the peak
-// resident memory of the provider processes, and writes RESULTS.md.
+// one local cluster with the real operators, in one run: apply from empty, plan with refresh
+// and no change, a rescale of every elastic job, and destroy, for N jobs of mixed kinds. Every
+// tool waits for the same thing: the jobs running on apply and rescale, gone on destroy. It
+// reports wall time (median and spread of the runs), API requests per job and watch
+// connections (counted by a proxy in front of the API server), the peak resident memory of the
+// provider processes and the API server's CPU time, and writes RESULTS.md and scaling.svg.
 //
-//	cd bench && go run . -n 10,50,100 -runs 3
+//	cd bench && go run . -n 10,100,300 -runs 3
 package main
 
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -31,7 +34,7 @@ import (
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
 )
 
-// A tool is one way of managing the same N MPIJobs with Terraform.
+// A tool is one way of managing the same N jobs with Terraform.
 type tool struct {
 	name     string // column heading
 	provider string // provider binary name (terraform-provider-NAME), "" for the floor
@@ -39,43 +42,89 @@ type tool struct {
 }
 
 var tools = []tool{
-	{"training_mpi_job", "training", trainingConfig},
+	{"training", "training", trainingConfig},
 	{"kubernetes_manifest", "kubernetes", kubernetesConfig},
 	{"kubectl_manifest", "kubectl", kubectlConfig},
 	{"floor: terraform_data", "", floorConfig},
 }
 
-var operations = []string{"apply from empty", "plan, refresh, no change", "rescale every job", "query: list every job", "destroy"}
+const (
+	opApply   = "apply from empty"
+	opPlan    = "plan, refresh, no change"
+	opRescale = "rescale every elastic job"
+	opDestroy = "destroy"
+	// opQuery is the operation only this provider has: `terraform query` of its list resources
+	// (Terraform 1.14+), which find the jobs with one list request per kind. It runs with
+	// queryTerraform.
+	opQuery = "query: list every job"
+)
 
-// queryOp is the operation only this provider has: `terraform query` of its list resource
-// (Terraform 1.14+), which finds the jobs with one list request. It runs with queryTerraform.
-const queryOp = "query: list every job"
+var operations = []string{opApply, opPlan, opRescale, opQuery, opDestroy}
 
-// queryTerraform is the Terraform (1.14+) that runs queryOp: the one make testacc builds into
-// ../.tools, or -query-terraform; without one queryOp is not run.
+// queryTerraform is the Terraform (1.14+) that runs opQuery: the one make testacc builds into
+// ../.tools, or -query-terraform; without one opQuery is not run.
 var queryTerraform string
 
+// A measurement is one operation of one run.
 type measurement struct {
 	seconds  float64
 	requests int64
-	rssKiB   int64
+	// watches is how many WATCH requests the operation made, peakWatches the most open at once.
+	watches, peakWatches int64
+	rssKiB               int64
+	// apiCPU is the API server's CPU time during the operation, in seconds.
+	apiCPU float64
+}
+
+// A result is an operation's runs: the median by time, and the fastest and slowest.
+type result struct {
+	median, min, max measurement
+	runs             int
 }
 
 func main() {
-	sizes := flag.String("n", "10,50,100", "numbers of jobs")
+	sizes := flag.String("n", "10,100,300", "numbers of jobs")
 	runs := flag.Int("runs", 3, "runs per tool and size; the median is reported")
-	slowRuns := flag.Int("slow-runs", 1, "runs of kubernetes_manifest above 10 jobs (it takes minutes per run)")
+	oneRunAbove := flag.Int("one-run-above", 100, "sizes above this get one run per tool (a run of 300 jobs takes minutes)")
+	slowMax := flag.Int("slow-max", 100, "largest number of jobs kubernetes_manifest is run with (it takes minutes per operation)")
+	slowRuns := flag.Int("slow-runs", 1, "runs of kubernetes_manifest above 10 jobs")
 	only := flag.String("tools", "", "comma-separated providers to run (training,kubernetes,kubectl,floor); default all")
 	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
 	out := flag.String("out", "RESULTS.md", "report file")
+	plot := flag.String("plot", "scaling.svg", "plot file")
 	flag.Parse()
-	if err := run(*sizes, *runs, *slowRuns, *only, *out); err != nil {
+	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot}
+	if err := run(*sizes, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(sizes string, runs, slowRuns int, only, out string) error {
+type benchConfig struct {
+	runs, oneRunAbove, slowMax, slowRuns int
+	only, out, plot         string
+}
+
+// benchNodes are the bench cluster's simulated nodes: room for every pod of 300 jobs after the
+// rescale, with no taint.
+func benchNodes(count int) string {
+	var b strings.Builder
+	for i := range count {
+		fmt.Fprintf(&b, `---
+apiVersion: v1
+kind: Node
+metadata:
+  name: bench-node-%[1]d
+status:
+  capacity: {cpu: "64", memory: 512Gi, pods: "250"}
+  allocatable: {cpu: "64", memory: 512Gi, pods: "250"}
+  addresses: [{type: InternalIP, address: 127.0.4.%[1]d}, {type: Hostname, address: bench-node-%[1]d}]
+`, i+1)
+	}
+	return b.String()
+}
+
+func run(sizes string, cfg benchConfig) error {
 	ctx := context.Background()
 	wd, err := os.Getwd()
 	if err != nil {
@@ -88,6 +137,15 @@ func run(sizes string, runs, slowRuns int, only, out string) error {
 	}
 	defer func() { _ = os.RemoveAll(work) }()
 
+	var ns []int
+	for _, s := range strings.Split(sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("-n: %w", err)
+		}
+		ns = append(ns, n)
+	}
+
 	logf("building the providers and the RSS wrapper")
 	if err := buildProviders(root, work); err != nil {
 		return err
@@ -97,13 +155,18 @@ func run(sizes string, runs, slowRuns int, only, out string) error {
 	if err != nil {
 		return err
 	}
-	opts.SkipOperators = true // objects only: no pods, so operators' load does not skew the timings
-	logf("starting the local cluster (no operators)")
+	opts.NodesFile = filepath.Join(work, "nodes.yaml")
+	nodes := 8
+	if err := os.WriteFile(opts.NodesFile, []byte(benchNodes(nodes)), 0o644); err != nil {
+		return err
+	}
+	logf("starting the local cluster with the operators, on %d simulated nodes", nodes)
 	c, _, err := cluster.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = c.Stop() }()
+	apiPID := c.Processes["kube-apiserver"]
 
 	proxy, err := apiproxy.Start(c.Kubeconfig, apiproxy.Options{})
 	if err != nil {
@@ -113,42 +176,52 @@ func run(sizes string, runs, slowRuns int, only, out string) error {
 	if err := proxy.WriteKubeconfig(kubeconfig); err != nil {
 		return err
 	}
-	rawGET, err := measureRawGETs(c.Kubeconfig, 50)
-	if err != nil {
-		return err
-	}
 
-	var ns []int
-	for _, s := range strings.Split(sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("-n: %w", err)
-		}
-		ns = append(ns, n)
-	}
-	results := map[string]map[int]map[string]measurement{} // tool -> n -> operation -> median
+	results := map[string]map[int]map[string]result{} // tool -> n -> operation
+	failures := map[string]string{}                   // tool -> why it could not be measured
 	for _, n := range ns {
 		for _, t := range tools {
-			if only != "" && !strings.Contains(","+only+",", ","+providerKey(t)+",") {
+			if cfg.only != "" && !strings.Contains(","+cfg.only+",", ","+providerKey(t)+",") {
 				continue
 			}
-			r := runs
-			if t.provider == "kubernetes" && n > 10 && slowRuns < runs {
-				r = slowRuns
+			r := cfg.runs
+			if n > cfg.oneRunAbove {
+				r = 1
 			}
-			m, err := measureTool(ctx, c, t, n, r, work, kubeconfig, proxy)
+			if t.provider == "kubernetes" {
+				if n > cfg.slowMax {
+					continue
+				}
+				if n > 10 {
+					r = min(r, cfg.slowRuns)
+				}
+			}
+			if failures[t.name] != "" {
+				continue
+			}
+			m, err := measureTool(ctx, c, t, n, r, work, kubeconfig, proxy, apiPID)
+			var failed *toolFailure
+			if errors.As(err, &failed) && t.provider != "training" {
+				// A peer that cannot manage the jobs is reported as such, not measured further.
+				logf("%s failed with %d jobs: %s", t.name, n, failed.summary)
+				failures[t.name] = fmt.Sprintf("with %d jobs, `terraform %s` failed: %s", n, failed.command, failed.summary)
+				continue
+			}
 			if err != nil {
 				return fmt.Errorf("%s with %d jobs: %w", t.name, n, err)
 			}
 			if results[t.name] == nil {
-				results[t.name] = map[int]map[string]measurement{}
+				results[t.name] = map[int]map[string]result{}
 			}
 			results[t.name][n] = m
 		}
 	}
-	report := renderReport(results, ns, runs, slowRuns, rawGET)
+	report := renderReport(results, failures, ns, cfg, nodes)
 	fmt.Print(report)
-	return os.WriteFile(out, []byte(report), 0o644)
+	if err := os.WriteFile(cfg.plot, []byte(renderPlot(results, ns)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(cfg.out, []byte(report), 0o644)
 }
 
 func providerKey(t tool) string {
@@ -203,10 +276,12 @@ func buildProviders(root, work string) error {
 	return os.WriteFile(filepath.Join(work, "terraformrc"), []byte(cliConfig), 0o644)
 }
 
-// measureTool runs apply, plan, rescale and destroy runs times for n jobs and returns the
-// median of each operation.
-func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy) (map[string]measurement, error) {
+// measureTool runs apply, plan, rescale (query) and destroy runs times for n jobs. The
+// training tool runs first at each size: after its first apply and rescale its objects are read
+// back as the peers' manifests.
+func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (map[string]result, error) {
 	dir := filepath.Join(work, fmt.Sprintf("%s-%d", providerKey(t), n))
+	manifests := filepath.Join(work, fmt.Sprintf("manifests-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -214,11 +289,12 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 		return nil, err
 	}
 	if t.provider == "training" {
-		if err := os.WriteFile(filepath.Join(dir, "jobs.tfquery.hcl"), []byte(trainingQuery), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "jobs.tfquery.hcl"), []byte(trainingQuery()), 0o644); err != nil {
 			return nil, err
 		}
 	}
-	if err := ensureNamespace(ctx, c.Kubeconfig, "bench-"+providerKey(t)); err != nil {
+	namespace := "bench-" + providerKey(t)
+	if err := ensureNamespace(ctx, c.Kubeconfig, namespace); err != nil {
 		return nil, err
 	}
 	rssLog := filepath.Join(dir, "rss.log")
@@ -230,28 +306,32 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 		"BENCH_REAL_TRAINING="+filepath.Join(work, "real", "training"),
 		"BENCH_REAL_KUBERNETES="+filepath.Join(work, "real", "kubernetes"),
 		"BENCH_REAL_KUBECTL="+filepath.Join(work, "real", "kubectl"),
+		"TF_VAR_manifests="+manifests,
 	)
 	samples := map[string][]measurement{}
 	for r := 0; r < runs; r++ {
 		type step struct {
 			op, cli string
 			args    []string
+			// dump is the folder the training tool's objects are read back into after the step.
+			dump string
 		}
 		steps := []step{
-			{operations[0], "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}},
-			{operations[1], "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=2"}},
-			{operations[2], "terraform", []string{"apply", "-auto-approve", "-var", "workers=3"}},
+			{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1"},
+			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, ""},
+			{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2"},
 		}
 		if t.provider == "training" && queryTerraform != "" {
-			steps = append(steps, step{queryOp, queryTerraform, []string{"query", "-var", "workers=3"}})
+			steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, ""})
 		}
-		steps = append(steps, step{operations[4], "terraform", []string{"destroy", "-auto-approve", "-var", "workers=3"}})
+		steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, ""})
 		for _, st := range steps {
 			_ = os.Remove(rssLog)
 			proxy.ResetCounts()
+			cpuBefore := processCPU(apiPID)
 			start := time.Now()
 			args := st.args
-			if st.op != queryOp {
+			if st.op != opQuery {
 				args = append(args, "-input=false")
 			}
 			cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
@@ -259,24 +339,94 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			output, err := cmd.CombinedOutput()
 			elapsed := time.Since(start).Seconds()
 			if err != nil {
-				return nil, fmt.Errorf("terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(output), 30))
+				// Leave nothing behind for the next tool.
+				destroy := exec.CommandContext(ctx, "terraform", "destroy", "-auto-approve", "-input=false", "-no-color", "-var", "workers=1")
+				destroy.Dir, destroy.Env = dir, env
+				_ = destroy.Run()
+				return nil, &toolFailure{command: strings.Join(st.args, " "), summary: errorSummary(string(output)),
+					err: fmt.Errorf("terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(output), 30))}
 			}
-			m := measurement{seconds: elapsed, requests: proxy.Requests(), rssKiB: peakRSS(rssLog)}
+			m := measurement{
+				seconds: elapsed, requests: proxy.Requests(), rssKiB: peakRSS(rssLog),
+				peakWatches: proxy.PeakWatches(), apiCPU: processCPU(apiPID) - cpuBefore,
+			}
+			for _, count := range proxy.WatchPaths() {
+				m.watches += count
+			}
 			samples[st.op] = append(samples[st.op], m)
-			logf("%-22s n=%-3d run %d  %-26s %6.2f s  %5d requests  %4d MiB", t.name, n, r+1, st.op, m.seconds, m.requests, m.rssKiB/1024)
+			logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s",
+				t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU)
+			if t.provider == "training" && r == 0 && st.dump != "" {
+				if err := dumpManifests(ctx, c.Kubeconfig, namespace, filepath.Join(manifests, st.dump)); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
-	medians := map[string]measurement{}
+	results := map[string]result{}
 	for op, ms := range samples {
-		medians[op] = median(ms)
+		sort.Slice(ms, func(i, j int) bool { return ms[i].seconds < ms[j].seconds })
+		results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms)}
 	}
-	return medians, nil
+	return results, nil
 }
 
-func median(ms []measurement) measurement {
-	sort.Slice(ms, func(i, j int) bool { return ms[i].seconds < ms[j].seconds })
-	return ms[len(ms)/2]
+// toolFailure is a terraform command of a tool that failed.
+type toolFailure struct {
+	command, summary string
+	err              error
 }
+
+func (f *toolFailure) Error() string { return f.err.Error() }
+
+// errorSummary is the first error Terraform printed and its explanation (the first paragraph
+// after it that is not the configuration it points at), on one line.
+func errorSummary(output string) string {
+	lines := strings.Split(output, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "Error: ") {
+			continue
+		}
+		var paragraph []string
+		for _, m := range lines[i+1:] {
+			m = strings.TrimSpace(m)
+			switch {
+			case strings.HasPrefix(m, "Error: "):
+			case m == "" && len(paragraph) > 0:
+			case m == "":
+				continue
+			case len(paragraph) == 0 && (strings.HasPrefix(m, "with ") || strings.HasPrefix(m, "on ") || strings.ContainsAny(m, "│├")):
+				continue
+			default:
+				paragraph = append(paragraph, m)
+				continue
+			}
+			break
+		}
+		return strings.TrimSpace(l + " " + strings.Join(paragraph, " "))
+	}
+	return tailLines(output, 3)
+}
+
+// processCPU is the CPU time (user and system) a process has used, in seconds, or 0 if it
+// cannot be read.
+func processCPU(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, is in parentheses and may hold spaces: fields count after it.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, which /proc/PID/stat counts CPU time in (100 on Linux).
+const clockTicks = 100
 
 func peakRSS(path string) int64 {
 	f, err := os.Open(path)
@@ -303,31 +453,6 @@ func tailLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// measureRawGETs times n sequential GETs over one client-go connection: the API's own cost of
-// reading n jobs, to set beside the floor.
-func measureRawGETs(kubeconfig string, n int) (time.Duration, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return 0, err
-	}
-	cfg.QPS, cfg.Burst = 1000, 1000 // client-go's default 5 QPS would measure its own limiter
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return 0, err
-	}
-	ctx := context.Background()
-	if _, err := client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
-		return 0, err
-	}
-	start := time.Now()
-	for i := 0; i < n; i++ {
-		if _, err := client.CoreV1().Namespaces().Get(ctx, "default", metav1.GetOptions{}); err != nil {
-			return 0, err
-		}
-	}
-	return time.Since(start), nil
 }
 
 func ensureNamespace(ctx context.Context, kubeconfig, name string) error {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -141,16 +142,21 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 		}, &corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byLabel: indexByLabel}})
 		return inf, inf.SetTransform(dropManagedFields)
 	case eventsGVR:
+		// Only warnings explain why a job does not run, and of each only what says so: a
+		// namespace of hundreds of jobs holds thousands of events.
 		events := c.core.Events(key.namespace)
+		warnings := fields.OneTermEqualSelector("type", corev1.EventTypeWarning).String()
 		inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+				o.FieldSelector = warnings
 				return events.List(ctx, o)
 			},
 			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+				o.FieldSelector = warnings
 				return events.Watch(ctx, o)
 			},
 		}, &corev1.Event{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byInvolved: indexByInvolved}})
-		return inf, inf.SetTransform(dropManagedFields)
+		return inf, inf.SetTransform(slimEvent)
 	case kueue.WorkloadGVR:
 		return dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, cache.Indexers{byJobUID: indexByJobUID}, nil).Informer(), nil
 	}
@@ -163,6 +169,19 @@ func dropManagedFields(obj any) (any, error) {
 		a.SetManagedFields(nil)
 	}
 	return obj, nil
+}
+
+// slimEvent keeps of an event what a wait reads: its object, type, reason and message.
+func slimEvent(obj any) (any, error) {
+	e, ok := obj.(*corev1.Event)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: e.Name, Namespace: e.Namespace, ResourceVersion: e.ResourceVersion},
+		InvolvedObject: corev1.ObjectReference{Kind: e.InvolvedObject.Kind, Name: e.InvolvedObject.Name, UID: e.InvolvedObject.UID},
+		Type:           e.Type, Reason: e.Reason, Message: e.Message,
+	}, nil
 }
 
 func indexByLabel(obj any) ([]string, error) {

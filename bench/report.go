@@ -1,0 +1,184 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+func renderReport(results map[string]map[int]map[string]result, failures map[string]string, ns []int, cfg benchConfig, nodes int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Benchmarks: this provider beside kubernetes_manifest, kubectl_manifest and Terraform's floor\n\n")
+	fmt.Fprintf(&b, "Produced by `make bench` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d`) on %s, in one run on one local "+
+		"cluster with the real operators (mpi-operator, training-operator, FrameworkController) and KWOK's simulated kubelets on %d nodes, "+
+		"on this machine (2 cores). Each size holds a quarter of each kind: elastic Horovod MPIJobs, TFJobs, elastic PyTorchJobs and "+
+		"elastic PyTorch Frameworks with their own etcd. Every tool waits for the same thing: each job running on apply and rescale, "+
+		"each object gone on destroy.\n\n", joinInts(ns), cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, time.Now().UTC().Format("2006-01-02"), nodes)
+	fmt.Fprintf(&b, "Each cell: the median wall time of the whole `terraform` command (default parallelism 10) over the runs, with the fastest "+
+		"and slowest in brackets (%d runs; above %d jobs, 1 run); API requests per job and WATCH requests (watch connections opened; the most open at once in brackets), "+
+		"counted by a proxy in front of the API server; the peak resident memory of any one provider process (Terraform starts several "+
+		"per command); the API server's CPU time during the command. kubernetes_manifest runs at most %d jobs, %d run%s above 10 "+
+		"(it takes minutes per operation).\n\n", cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, plural(cfg.slowRuns))
+	fmt.Fprintf(&b, "![Time per operation against the number of jobs](scaling.svg)\n\n")
+	fmt.Fprintf(&b, "What each tool does, as configured here (bench/configs.go):\n\n"+
+		"- **training** (`training_mpi_job`, `training_tf_job`, `training_pytorch_job`, `training_elastic_job`), default `wait_for = \"running\"`: "+
+		"apply creates each job (an elastic job's two Services and NetworkPolicy first) and waits until its operator reports it running "+
+		"and each role has exactly its pods Running, watching through one informer per kind and namespace that every job of the "+
+		"process shares; a refresh reads each job (one GET) and its pods (one LIST) and compares every attribute the provider sets, "+
+		"so any change made outside Terraform shows in the plan; the rescale patches the worker count in place and waits as apply does; "+
+		"destroy deletes each job with foreground propagation (and the elastic job's dependents) and waits until the objects and every "+
+		"pod are gone, through the same shared informers.\n"+
+		"- **kubectl_manifest**, one resource per object, the manifests being the objects this provider made (read back from the "+
+		"cluster after its first apply and rescale, without status, UIDs and allocated IPs): `wait_for` the Running condition (a "+
+		"Framework: `status.state = AttemptRunning`) on apply and rescale, one WATCH per job; `wait = true`, so destroy deletes with "+
+		"foreground propagation and waits until the object is gone (not its pods); a refresh reads the object and compares the fields "+
+		"of `yaml_body`.\n"+
+		"- **kubernetes_manifest**, the same manifests: `wait` for the same condition or field on apply and rescale (by polling); "+
+		"server-side apply; destroy waits until the object is gone.\n"+
+		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the jobs' settings.\n"+
+		"- **query** (this provider only, run by Terraform %s): `terraform query` of the four job list resources with "+
+		"`include_resource`, which find every job of the namespace with one LIST per kind and read each back in the provider's words, as a "+
+		"migration does; the peers have no list resource.\n\n", queryVersion())
+	for _, t := range tools {
+		if why := failures[t.name]; why != "" {
+			fmt.Fprintf(&b, "**%s could not manage these jobs**, so it is not measured: %s\n\n", t.name, why)
+		}
+	}
+	const training = "training"
+	peers := []string{"kubernetes_manifest", "kubectl_manifest", "floor: terraform_data"}
+	for _, n := range ns {
+		fmt.Fprintf(&b, "\n## %d jobs\n\n| operation |", n)
+		for _, t := range tools {
+			fmt.Fprintf(&b, " %s |", t.name)
+		}
+		fmt.Fprintf(&b, " this / kubernetes_manifest | this / kubectl_manifest | this / floor |\n|---|")
+		for range tools {
+			fmt.Fprintf(&b, "---|")
+		}
+		fmt.Fprintf(&b, "---|---|---|\n")
+		for _, op := range operations {
+			fmt.Fprintf(&b, "| %s |", op)
+			for _, t := range tools {
+				r, ok := results[t.name][n][op]
+				if !ok {
+					fmt.Fprintf(&b, " - |")
+					continue
+				}
+				m := r.median
+				cell := fmt.Sprintf("%.2f s", m.seconds)
+				if r.runs > 1 {
+					cell += fmt.Sprintf(" (%.2f-%.2f)", r.min.seconds, r.max.seconds)
+				}
+				if t.provider != "" {
+					cell += fmt.Sprintf("<br>%.1f req/job, %d watches (%d open)<br>%d MiB, API CPU %.1f s",
+						float64(m.requests)/float64(n), m.watches, m.peakWatches, m.rssKiB/1024, m.apiCPU)
+				}
+				fmt.Fprintf(&b, " %s |", cell)
+			}
+			mine, ok := results[training][n][op]
+			for _, peer := range peers {
+				other, ok2 := results[peer][n][op]
+				if !ok || !ok2 || other.median.seconds == 0 {
+					fmt.Fprintf(&b, " - |")
+					continue
+				}
+				fmt.Fprintf(&b, " %.2f |", mine.median.seconds/other.median.seconds)
+			}
+			fmt.Fprintf(&b, "\n")
+		}
+	}
+	return b.String()
+}
+
+// renderPlot draws, for each operation but the query, the median time against the number of
+// jobs, one line per tool, on log-log axes: a line's slope is how its cost grows.
+func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
+	ops := []string{opApply, opPlan, opRescale, opDestroy}
+	colors := map[string]string{"training": "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", "floor: terraform_data": "#7f7f7f"}
+	const panelW, panelH, margin = 360.0, 260.0, 50.0
+	width, height := 2*panelW, 2*panelH+40
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	// The legend.
+	x := 10.0
+	for _, t := range tools {
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="15" x2="%.0f" y2="15" stroke="%s" stroke-width="2"/><text x="%.0f" y="19">%s</text>`+"\n", x, x+20, colors[t.name], x+24, t.name)
+		x += 40 + 7*float64(len(t.name))
+	}
+	minN, maxN := float64(ns[0]), float64(ns[0])
+	for _, n := range ns {
+		minN, maxN = math.Min(minN, float64(n)), math.Max(maxN, float64(n))
+	}
+	if maxN == minN {
+		maxN = minN * 10
+	}
+	for i, op := range ops {
+		ox, oy := float64(i%2)*panelW, 40+float64(i/2)*panelH
+		minT, maxT := math.Inf(1), 0.0
+		for _, t := range tools {
+			for _, n := range ns {
+				if r, ok := results[t.name][n][op]; ok && r.median.seconds > 0 {
+					minT, maxT = math.Min(minT, r.median.seconds), math.Max(maxT, r.median.seconds)
+				}
+			}
+		}
+		if maxT == 0 {
+			continue
+		}
+		lo, hi := math.Floor(math.Log10(minT)), math.Ceil(math.Log10(maxT))
+		if hi == lo {
+			hi++
+		}
+		px := func(n float64) float64 {
+			return ox + margin + (math.Log10(n)-math.Log10(minN))/(math.Log10(maxN)-math.Log10(minN))*(panelW-margin-20)
+		}
+		py := func(s float64) float64 { return oy + panelH - margin - (math.Log10(s)-lo)/(hi-lo)*(panelH-margin-30) }
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" font-weight="bold">%s</text>`+"\n", ox+margin, oy+18, op)
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", px(minN), py(math.Pow(10, lo)), px(maxN), py(math.Pow(10, lo)))
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="black"/>`+"\n", px(minN), py(math.Pow(10, lo)), px(minN), py(math.Pow(10, hi)))
+		for e := lo; e <= hi; e++ {
+			y := py(math.Pow(10, e))
+			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="#ddd"/><text x="%.0f" y="%.0f" text-anchor="end">%g s</text>`+"\n",
+				px(minN), y, px(maxN), y, px(minN)-4, y+4, math.Pow(10, e))
+		}
+		for _, n := range ns {
+			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%d</text>`+"\n", px(float64(n)), py(math.Pow(10, lo))+14, n)
+		}
+		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">jobs</text>`+"\n", px(math.Sqrt(minN*maxN)), py(math.Pow(10, lo))+28)
+		for _, t := range tools {
+			var points []string
+			for _, n := range ns {
+				if r, ok := results[t.name][n][op]; ok && r.median.seconds > 0 {
+					points = append(points, fmt.Sprintf("%.1f,%.1f", px(float64(n)), py(r.median.seconds)))
+				}
+			}
+			if len(points) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(points, " "), colors[t.name])
+			for _, p := range points {
+				xy := strings.Split(p, ",")
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], colors[t.name])
+			}
+		}
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}
+
+func joinInts(ns []int) string {
+	var s []string
+	for _, n := range ns {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ",")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
