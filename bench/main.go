@@ -102,7 +102,7 @@ func main() {
 
 type benchConfig struct {
 	runs, oneRunAbove, slowMax, slowRuns int
-	only, out, plot         string
+	only, out, plot                      string
 }
 
 // benchNodes are the bench cluster's simulated nodes: room for every pod of 300 jobs after the
