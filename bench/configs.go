@@ -120,6 +120,18 @@ const (
       status = "True"
     }
   }`
+	// kubectlWorkersRunning also waits, as this provider does, until the operator counts the
+	// new number of workers active (a rescale leaves the Running condition as it was).
+	kubectlWorkersRunning = `  wait_for {
+    condition {
+      type   = "Running"
+      status = "True"
+    }
+    field {
+      key   = "status.replicaStatuses.Worker.active"
+      value = "${var.workers}"
+    }
+  }`
 	kubectlFrameworkRunning = `  wait_for {
     field {
       key   = "status.state"
@@ -140,10 +152,11 @@ const (
 )
 
 // peerConfig is the configuration of a manifest resource type: one resource per object, the
-// objects read from var.manifests, waiting for what wait says (running on apply and rescale;
+// objects read from var.manifests, waiting for what the waits say (running on apply and rescale,
+// with the new number of workers active where the peer can say so;
 // kubectl_manifest's wait = true, for gone on destroy, is in extra). The elastic jobs' Services
 // and NetworkPolicies come first, as this provider makes them before the Framework.
-func peerConfig(n int, typ, body string, running, frameworkRunning, extra string) string {
+func peerConfig(n int, typ, body string, running, workersRunning, frameworkRunning, extra string) string {
 	m := mixOf(n)
 	namespace := "bench-" + strings.TrimSuffix(typ, "_manifest")
 	file := func(workers, kind string) string {
@@ -155,9 +168,9 @@ func peerConfig(n int, typ, body string, running, frameworkRunning, extra string
 		count         int
 		wait          string
 	}{
-		{"mpi", "${var.workers}", m.mpi, running},
+		{"mpi", "${var.workers}", m.mpi, workersRunning},
 		{"tf", "1", m.tf, running},
-		{"pytorch", "${var.workers}", m.pytorch, running},
+		{"pytorch", "${var.workers}", m.pytorch, workersRunning},
 		{"elastic-dep", "${var.workers}", 3 * m.elastic, ""},
 		{"elastic", "${var.workers}", m.elastic, frameworkRunning},
 	} {
@@ -177,12 +190,12 @@ func peerConfig(n int, typ, body string, running, frameworkRunning, extra string
 
 func kubernetesConfig(n int) string {
 	return fmt.Sprintf(header, `kubernetes = { source = "hashicorp/kubernetes" }`) +
-		peerConfig(n, "kubernetes_manifest", "manifest", kubernetesRunning, kubernetesFrameworkRunning, "")
+		peerConfig(n, "kubernetes_manifest", "manifest", kubernetesRunning, kubernetesRunning, kubernetesFrameworkRunning, "")
 }
 
 func kubectlConfig(n int) string {
 	return fmt.Sprintf(header, `kubectl = { source = "alekc/kubectl" }`) +
-		peerConfig(n, "kubectl_manifest", "yaml_body", kubectlRunning, kubectlFrameworkRunning, "  wait = true\n")
+		peerConfig(n, "kubectl_manifest", "yaml_body", kubectlRunning, kubectlWorkersRunning, kubectlFrameworkRunning, "  wait = true\n")
 }
 
 // floorConfig is Terraform's own cost for N resources holding the jobs' settings, with no

@@ -30,8 +30,9 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"destroy deletes each job with foreground propagation (and the elastic job's dependents) and waits until the objects and every "+
 		"pod are gone, through the same shared informers.\n"+
 		"- **kubectl_manifest**, one resource per object, the manifests being the objects this provider made (read back from the "+
-		"cluster after its first apply and rescale, without status, UIDs and allocated IPs): `wait_for` the Running condition (a "+
-		"Framework: `status.state = AttemptRunning`) on apply and rescale, one WATCH per job; `wait = true`, so destroy deletes with "+
+		"cluster after its first apply and rescale, without status, UIDs and allocated IPs): `wait_for` the Running condition and, for "+
+		"the MPIJobs and PyTorchJobs, `status.replicaStatuses.Worker.active` equal to the worker count (a Framework: `status.state = "+
+		"AttemptRunning`, which says nothing of the number of workers) on apply and rescale, one WATCH per job; `wait = true`, so destroy deletes with "+
 		"foreground propagation and waits until the object is gone (not its pods); a refresh reads the object and compares the fields "+
 		"of `yaml_body`.\n"+
 		"- **kubernetes_manifest**, the same manifests: `wait` for the same condition or field on apply and rescale (by polling); "+
