@@ -273,6 +273,11 @@ func TestKubeflowStatus(t *testing.T) {
 	}
 }
 
+func deleting(p corev1.Pod) corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	return p
+}
+
 func TestMPIJobRunning(t *testing.T) {
 	running := mpiJobWithStatus(t, map[string]any{"conditions": []any{condition("Running")}})
 	pods := func(workers int, extra ...corev1.Pod) []corev1.Pod {
@@ -292,6 +297,7 @@ func TestMPIJobRunning(t *testing.T) {
 		{"exactly the workers", Observed{Object: running, Pods: pods(2)}, true, ""},
 		{"one worker short", Observed{Object: running, Pods: pods(1)}, false, ""},
 		{"a removed worker still there", Observed{Object: running, Pods: pods(2, pod("w9", "worker", corev1.PodRunning, "n"))}, false, ""},
+		{"a removed worker being deleted", Observed{Object: running, Pods: pods(2, deleting(pod("w9", "worker", corev1.PodRunning, "n")))}, false, ""},
 		{"pods run but not reported running", Observed{Object: mpiJobWithStatus(t, nil), Pods: pods(2)}, false, ""},
 		{"succeeded before the wait saw it", Observed{Object: mpiJobWithStatus(t, map[string]any{"conditions": []any{condition("Succeeded")}})}, true, ""},
 		{"failed", Observed{Object: mpiJobWithStatus(t, map[string]any{"conditions": []any{

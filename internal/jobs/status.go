@@ -92,14 +92,15 @@ func instances(pods []corev1.Pod, roleLabel string) []Instance {
 	return out
 }
 
-// RunningCount counts the pods of a role that are Running and not being deleted.
+// RunningCount counts the pods of a role that are Running and not being deleted, and all the
+// role's pods there are, those being deleted included: a removed pod counts until it is gone.
 func RunningCount(pods []corev1.Pod, roleLabel, role string) (running, total int) {
 	for _, p := range pods {
-		if p.Labels[roleLabel] != role || p.DeletionTimestamp != nil {
+		if p.Labels[roleLabel] != role {
 			continue
 		}
 		total++
-		if p.Status.Phase == corev1.PodRunning {
+		if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			running++
 		}
 	}
