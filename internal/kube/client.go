@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -55,8 +54,7 @@ type Client struct {
 	nodesErr  error
 
 	// The informers every wait of the process shares (see informers.go).
-	informers      informers
-	watchesStarted atomic.Int64
+	informers informers
 }
 
 // NewClient returns a client that connects on first use.

@@ -15,10 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
@@ -90,7 +88,6 @@ func (c *Client) acquire(key informerKey) (*sharedInformer, func(), error) {
 			c.informers.m = map[informerKey]*sharedInformer{}
 		}
 		c.informers.m[key] = s
-		c.watchesStarted.Add(1)
 	}
 	s.users++
 	if s.linger != nil {
@@ -118,10 +115,6 @@ func (c *Client) release(key informerKey, s *sharedInformer) {
 	})
 }
 
-// WatchesStarted is how many informers (each one LIST and one WATCH, renewed as the server
-// closes it) this client has started.
-func (c *Client) WatchesStarted() int64 { return c.watchesStarted.Load() }
-
 func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error) {
 	dyn, err := c.dynamic()
 	if err != nil {
@@ -129,33 +122,18 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 	}
 	switch key.gvr {
 	case podsGVR:
-		// Pods as typed objects over protobuf, without their managedFields: the namespace's pods
-		// are the bulk of what a wait holds.
-		pods := c.core.Pods(key.namespace)
-		inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return pods.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return pods.Watch(ctx, o)
-			},
-		}, &corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byLabel: indexByLabel}})
+		// Pods as typed objects over protobuf (the core client's), without their managedFields:
+		// the namespace's pods are the bulk of what a wait holds.
+		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "pods", key.namespace, func(*metav1.ListOptions) {}),
+			&corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byLabel: indexByLabel}})
 		return inf, inf.SetTransform(dropManagedFields)
 	case eventsGVR:
 		// Only warnings explain why a job does not run, and of each only what says so: a
 		// namespace of hundreds of jobs holds thousands of events.
-		events := c.core.Events(key.namespace)
 		warnings := fields.OneTermEqualSelector("type", corev1.EventTypeWarning).String()
-		inf := cache.NewSharedIndexInformerWithOptions(&cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				o.FieldSelector = warnings
-				return events.List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				o.FieldSelector = warnings
-				return events.Watch(ctx, o)
-			},
-		}, &corev1.Event{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byInvolved: indexByInvolved}})
+		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "events", key.namespace,
+			func(o *metav1.ListOptions) { o.FieldSelector = warnings }),
+			&corev1.Event{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byInvolved: indexByInvolved}})
 		return inf, inf.SetTransform(slimEvent)
 	case kueue.WorkloadGVR:
 		return dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, cache.Indexers{byJobUID: indexByJobUID}, nil).Informer(), nil

@@ -98,9 +98,6 @@ const overdueTick = 2 * time.Second
 // the object as this process last wrote it, or nil: until the informer has caught up with that
 // write, check is not called, so it never judges a job by its state from before the write.
 func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool, tick time.Duration, written *unstructured.Unstructured) (jobs.Observed, error) {
-	if _, err := c.dynamic(); err != nil {
-		return jobs.Observed{}, err
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changed := make(chan struct{}, 1)
@@ -218,21 +215,20 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 			continue // the write's own event is on its way, and wakes the wait
 		}
 		last = o
-		if workloads == nil && jobs.QueueName(last.Object) != "" {
-			jobUID.Store(string(last.Object.GetUID()))
-			if workloads, err = watch(kueue.WorkloadGVR, func(obj any) bool {
-				a, err := meta.Accessor(obj)
-				return err == nil && a.GetLabels()[kueue.JobUIDLabel] == jobUID.Load()
-			}); err != nil {
-				return last, err
-			}
-			if err := synced(ctx, workloads); err != nil {
-				return last, timedOut(err)
-			}
-		}
-		if workloads != nil && last.Object != nil {
+		if last.Object != nil && (workloads != nil || jobs.QueueName(last.Object) != "") {
 			uid := string(last.Object.GetUID())
 			jobUID.Store(uid)
+			if workloads == nil {
+				if workloads, err = watch(kueue.WorkloadGVR, func(obj any) bool {
+					a, err := meta.Accessor(obj)
+					return err == nil && a.GetLabels()[kueue.JobUIDLabel] == jobUID.Load()
+				}); err != nil {
+					return last, err
+				}
+				if err := synced(ctx, workloads); err != nil {
+					return last, timedOut(err)
+				}
+			}
 			items, err := workloads.GetIndexer().ByIndex(byJobUID, uid)
 			if err != nil {
 				return last, err
