@@ -25,6 +25,9 @@ var Elastic = &Kind{
 	Name: "elastic", Object: "Framework", Operator: "FrameworkController", RoleLabel: TaskRoleLabel,
 	GVR:                 schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"},
 	InstancesFromObject: true, RunningPhase: "AttemptRunning",
+	// FrameworkController keeps each attempt's ConfigMap; the Services and NetworkPolicy are
+	// the provider's own dependents, deleted and waited for by name.
+	Owns:        []schema.GroupVersionResource{ConfigMapGVR},
 	podSelector: func(job string) string { return FrameworkNameLabel + "=" + job },
 	status:      func(o Observed, now time.Time) (Status, error) { return readFrameworkStatus(o.Object, now) },
 	failure:     func(o Observed) string { return frameworkFailure(o.Object) },

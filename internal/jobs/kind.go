@@ -33,11 +33,16 @@ type Kind struct {
 	// LiveRunPolicy are the run-policy fields its operator honours when they change on a
 	// running job; none for a kind without a Kubeflow run policy.
 	LiveRunPolicy RunPolicyFields
-	// BackgroundDeletion: the job object must go first and its dependents after it. Trainer
-	// v2.3.0 reconciles a TrainJob that is being deleted: under foreground deletion it makes again
-	// each JobSet the garbage collector deletes, and the TrainJob never goes. Destroy still waits
-	// until every pod is gone.
-	BackgroundDeletion bool
+	// Owns are the resources of the objects its operator makes for a job and owns, besides
+	// pods (and what those own in turn). A job is deleted in the background: the object goes at
+	// once and the garbage collector removes what it owned, in parallel rather than a chain
+	// that holds the job until the last of them is gone (under foreground deletion, 5 to 9 s a
+	// job on the local cluster). Destroy waits until every object of these resources the job
+	// owned, directly or through another, is gone with its pods, so that a job made again
+	// under the name never meets its predecessor's Services, ConfigMaps or launcher.
+	// (Trainer v2.3.0 must delete in the background anyway: it reconciles a TrainJob being
+	// deleted, and under foreground deletion makes again each JobSet the collector deletes.)
+	Owns []schema.GroupVersionResource
 
 	podSelector   func(job string) string
 	status        func(o Observed, now time.Time) (Status, error)
@@ -64,6 +69,13 @@ func (d Dependent) String() string { return d.Kind + "/" + d.Name }
 var NetworkPolicyGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
 
 // dependentGVRs are the kinds of object a job may own besides its operator's, and their APIs.
+// The resources of what operators make for a job, besides pods.
+var (
+	ConfigMapGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	BatchJobGVR  = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
+	JobSetGVR    = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
+)
+
 var dependentGVRs = map[string]schema.GroupVersionResource{"Service": ServiceGVR, "NetworkPolicy": NetworkPolicyGVR}
 
 // newDependent names the dependent of that kind and name.

@@ -152,13 +152,14 @@ type jobCondition struct {
 }
 
 // kubeflowKind describes a Kubeflow job kind: its API version and resource, the controller
-// named on its pods, the pod label of their role, and the field holding its replica specs.
-func kubeflowKind(name, object, version, resource, operator, controller, roleLabel, replicaSpecs string, live RunPolicyFields) *Kind {
+// named on its pods, the pod label of their role, the field holding its replica specs, and what
+// else the operator makes for a job.
+func kubeflowKind(name, object, version, resource, operator, controller, roleLabel, replicaSpecs string, live RunPolicyFields, owns ...schema.GroupVersionResource) *Kind {
 	workers := []string{"spec", replicaSpecs, kubeflowWorker}
 	replicasPath := "/spec/" + replicaSpecs + "/" + kubeflowWorker + "/replicas"
 	return &Kind{
 		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, RunningPhase: string(corev1.PodRunning), LiveRunPolicy: live,
-		GVR: schema.GroupVersionResource{Group: "kubeflow.org", Version: version, Resource: resource},
+		GVR: schema.GroupVersionResource{Group: "kubeflow.org", Version: version, Resource: resource}, Owns: owns,
 		podSelector: func(job string) string {
 			return JobNameLabel + "=" + job + "," + OperatorNameLabel + "=" + controller
 		},

@@ -17,7 +17,12 @@ import (
 // mpi-operator v0.6.0 copies the TTL, backoff limit and deadline into the launcher's batch Job
 // when it creates it and never again; it reads the clean pod policy and suspend on every sync.
 var MPI = kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
-	RunPolicyFields{CleanPodPolicy: true, Suspend: true})
+	RunPolicyFields{CleanPodPolicy: true, Suspend: true},
+	// The hostfile ConfigMap, the workers' Service and the launcher's Job. Not its SSH key
+	// Secret: the provider does not ask for permission to read Secrets. The garbage collector
+	// deletes it with the rest; a job made again under the name before it has gone waits, as
+	// mpi-operator retries until it has.
+	ConfigMapGVR, ServiceGVR, BatchJobGVR)
 
 const (
 	mpiLauncher = "Launcher"

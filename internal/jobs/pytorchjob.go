@@ -15,7 +15,7 @@ import (
 // training-operator tells where to meet (MASTER_ADDR, WORLD_SIZE, RANK), or, with an elastic
 // policy, workers that meet at a rendezvous and may come and go (PET_* for torchrun).
 var PyTorch = kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
-	trainingOperatorLiveRunPolicy)
+	trainingOperatorLiveRunPolicy, ServiceGVR) // a Service per pod
 
 const (
 	pytorchMaster = "Master"

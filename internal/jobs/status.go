@@ -33,6 +33,9 @@ type Observed struct {
 	// Workload is Kueue's Workload of a queued job (one with QueueLabel), nil otherwise or
 	// before Kueue has made it.
 	Workload *unstructured.Unstructured
+	// Owned names what the job object still owns of the resources its kind Owns, directly or
+	// through one another, as "resource/name" (read only by destroy's wait).
+	Owned []string
 }
 
 // Status is a job's state like `arena get` shows it.

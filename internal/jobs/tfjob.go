@@ -11,7 +11,7 @@ import (
 // TF is training-operator's TFJob (kubeflow.org/v1): workers, parameter servers and a chief,
 // each told of the whole cluster in TF_CONFIG.
 var TF = kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
-	trainingOperatorLiveRunPolicy)
+	trainingOperatorLiveRunPolicy, ServiceGVR) // a Service per pod
 
 // TFJob replica types.
 const (

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
@@ -46,6 +47,8 @@ type Client struct {
 	// core lists pods and nodes as typed objects over protobuf: decoding a pod list straight
 	// into structs costs a fraction of decoding JSON maps and converting them by reflection.
 	core corev1client.CoreV1Interface
+	// meta lists and watches objects' metadata alone (what a job owns, as destroy waits for it).
+	meta metadata.Interface
 	err  error
 
 	// The nodes as SharedNodes listed them, once for the whole provider process.
@@ -55,6 +58,8 @@ type Client struct {
 
 	// The informers every wait of the process shares (see informers.go).
 	informers informers
+	// The lists every refresh of the process shares (see reads.go).
+	lists sharedLists
 }
 
 // NewClient returns a client that connects on first use.
@@ -102,6 +107,9 @@ func (c *Client) dynamic() (dynamic.Interface, error) {
 		if c.dyn, c.err = dynamic.NewForConfig(cfg); c.err != nil {
 			return
 		}
+		if c.meta, c.err = metadata.NewForConfig(cfg); c.err != nil {
+			return
+		}
 		protobuf := rest.CopyConfig(cfg)
 		protobuf.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 		protobuf.ContentType = "application/vnd.kubernetes.protobuf"
@@ -126,8 +134,13 @@ type Target struct {
 	Namespace, Name string
 	PodSelector     string
 	// BackgroundDeletion deletes the object at once and leaves its dependents to the garbage
-	// collector (see jobs.Kind.BackgroundDeletion); otherwise deletion is foreground.
+	// collector (see jobs.Kind.Owns); otherwise deletion is foreground.
 	BackgroundDeletion bool
+	// Owns are the resources of what the object's controllers make for it, besides pods
+	// (jobs.Kind.Owns). When UID is known, UntilGone also waits until nothing of those resources
+	// that the object owned, directly or through one another, is left.
+	Owns []schema.GroupVersionResource
+	UID  types.UID
 }
 
 func (t Target) String() string { return fmt.Sprintf("%s %s/%s", t.Kind, t.Namespace, t.Name) }
@@ -156,11 +169,16 @@ func (c *Client) Get(ctx context.Context, t Target) (*unstructured.Unstructured,
 // Observe reads the object and its pods: one GET and one LIST, and one more LIST for the
 // Workload of a job submitted to a Kueue queue.
 func (c *Client) Observe(ctx context.Context, t Target) (jobs.Observed, error) {
-	obj, err := c.Get(ctx, t)
+	return c.observe(ctx, t, c.Get, c.Pods)
+}
+
+func (c *Client) observe(ctx context.Context, t Target, get func(context.Context, Target) (*unstructured.Unstructured, error),
+	listPods func(context.Context, Target) ([]corev1.Pod, error)) (jobs.Observed, error) {
+	obj, err := get(ctx, t)
 	if err != nil || obj == nil {
 		return jobs.Observed{}, err
 	}
-	pods, err := c.Pods(ctx, t)
+	pods, err := listPods(ctx, t)
 	if err != nil {
 		return jobs.Observed{}, err
 	}
@@ -270,6 +288,7 @@ func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstruc
 		return nil, fmt.Errorf("creating %s: %w", t, err)
 	}
 	tflog.Debug(ctx, "CREATE "+t.String())
+	defer c.wrote(t.GVR, t.Namespace)
 	var created *unstructured.Unstructured
 	err = retry(ctx, "CREATE "+t.String(), func() (err error) {
 		created, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
@@ -317,6 +336,7 @@ func (c *Client) Patch(ctx context.Context, t Target, pt types.PatchType, patch 
 		return nil, err
 	}
 	tflog.Debug(ctx, "PATCH "+t.String(), map[string]any{"patch": string(patch)})
+	defer c.wrote(t.GVR, t.Namespace)
 	var obj *unstructured.Unstructured
 	err = retry(ctx, "PATCH "+t.String(), func() (err error) {
 		obj, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Patch(ctx, t.Name, pt, patch, metav1.PatchOptions{FieldManager: FieldManager})
@@ -328,8 +348,9 @@ func (c *Client) Patch(ctx context.Context, t Target, pt types.PatchType, patch 
 	return obj, nil
 }
 
-// Delete deletes the target with foreground propagation, so the object stays visible until the
-// garbage collector has removed its pods and other dependants. NotFound is success. With a uid,
+// Delete deletes the target, with foreground propagation (the object stays visible until the
+// garbage collector has removed its pods and other dependants) unless t.BackgroundDeletion says
+// it goes at once and the caller waits for its dependants itself. NotFound is success. With a uid,
 // only that object is deleted: one of the same name made since by someone else is left alone,
 // with an error that says so.
 func (c *Client) Delete(ctx context.Context, t Target, uid types.UID) error {
@@ -338,6 +359,7 @@ func (c *Client) Delete(ctx context.Context, t Target, uid types.UID) error {
 		return err
 	}
 	tflog.Debug(ctx, "DELETE "+t.String())
+	defer c.wrote(t.GVR, t.Namespace)
 	opts := metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}
 	if t.BackgroundDeletion {
 		opts.PropagationPolicy = ptr.To(metav1.DeletePropagationBackground)
@@ -435,6 +457,7 @@ func (c *Client) PatchPods(ctx context.Context, t Target, patch []byte) error {
 	if err != nil {
 		return err
 	}
+	defer c.wrote(podsGVR, t.Namespace)
 	for _, p := range pods {
 		tflog.Debug(ctx, "PATCH pod "+t.Namespace+"/"+p.Name, map[string]any{"patch": string(patch)})
 		err := retry(ctx, "PATCH pod "+p.Name, func() error {

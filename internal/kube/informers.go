@@ -17,7 +17,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
@@ -36,6 +38,8 @@ const informerLinger = 30 * time.Second
 type informerKey struct {
 	gvr       schema.GroupVersionResource
 	namespace string
+	// metadata: the objects' metadata alone, indexed by owner (what destroy waits for).
+	metadata bool
 }
 
 // sharedInformer is one running informer and who uses it.
@@ -61,6 +65,8 @@ const (
 	byInvolved = "involved"
 	// byJobUID indexes Kueue's Workloads by the UID of their job.
 	byJobUID = "jobUID"
+	// byOwner indexes objects' metadata by the UIDs of their owners.
+	byOwner = "owner"
 )
 
 // acquire returns the process's informer for key, starting it if it is not running, and the
@@ -120,6 +126,10 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 	if err != nil {
 		return nil, err
 	}
+	if key.metadata {
+		inf := metadatainformer.NewFilteredMetadataInformer(c.meta, key.gvr, key.namespace, 0, cache.Indexers{byOwner: indexByOwner}, nil).Informer()
+		return inf, inf.SetTransform(dropManagedFields)
+	}
 	switch key.gvr {
 	case podsGVR:
 		// Pods as typed objects over protobuf (the core client's), without their managedFields:
@@ -172,6 +182,46 @@ func indexByLabel(obj any) ([]string, error) {
 		keys = append(keys, k+"="+v)
 	}
 	return keys, nil
+}
+
+func indexByOwner(obj any) ([]string, error) {
+	a, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	refs := a.GetOwnerReferences()
+	uids := make([]string, len(refs))
+	for i, ref := range refs {
+		uids[i] = string(ref.UID)
+	}
+	return uids, nil
+}
+
+// ownedBy names what the object of that UID owns in the metadata informers, directly or
+// through one another, as "resource/name", in the order found.
+func ownedBy(infs []*sharedInformer, resources []string, uid types.UID) ([]string, error) {
+	var names []string
+	seen := map[string]bool{string(uid): true}
+	for owners := []string{string(uid)}; len(owners) > 0; owners = owners[1:] {
+		for i, s := range infs {
+			items, err := s.GetIndexer().ByIndex(byOwner, owners[0])
+			if err != nil {
+				return nil, err
+			}
+			for _, item := range items {
+				a, err := meta.Accessor(item)
+				if err != nil {
+					return nil, err
+				}
+				if u := string(a.GetUID()); !seen[u] {
+					seen[u] = true
+					owners = append(owners, u)
+					names = append(names, resources[i]+"/"+a.GetName())
+				}
+			}
+		}
+	}
+	return names, nil
 }
 
 func indexByInvolved(obj any) ([]string, error) {

@@ -30,15 +30,16 @@ var ErrWaitTimeout = errors.New("timed out")
 // say why the job did not get there. written is the object as the create or patch before the
 // wait returned it (nil if none): check never sees the job as it was before that write.
 func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unstructured, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
-	return c.until(ctx, t, check, true, 0, written)
+	return c.until(ctx, t, check, waitOptions{events: true, written: written})
 }
 
-// UntilGone waits until the target object and all its pods no longer exist. It watches no
+// UntilGone waits until the target object and all its pods no longer exist, and with t.UID
+// known, everything of the resources t.Owns that it owned (see Target.Owns). It watches no
 // events: they explain failures to run, not deletions. When the informers have never held the
 // object (made a moment ago, and its creation not seen yet), one GET confirms it is gone.
 //
 // A pod on a node that is not Ready can never go by itself (no kubelet confirms its deletion),
-// and with foreground deletion it holds its job object too. So once the object is gone or being
+// and under foreground deletion it holds its owner too. So once the object is gone or being
 // deleted, pods past their grace period on nodes that are not Ready do not hold the wait: they
 // are returned as left, for the node's lifecycle (or a person) to remove.
 func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observed, left []corev1.Pod, err error) {
@@ -54,6 +55,9 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			if o.Object.GetDeletionTimestamp() == nil {
 				return false, nil
 			}
+		}
+		if len(o.Owned) > 0 {
+			return false, nil // the garbage collector deletes them whatever the nodes' state
 		}
 		if len(o.Pods) == 0 {
 			if o.Object != nil {
@@ -85,7 +89,7 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			left = append(left, p)
 		}
 		return true, nil
-	}, false, overdueTick, nil)
+	}, waitOptions{tick: overdueTick, owned: true})
 	return observed, left, err
 }
 
@@ -93,11 +97,23 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 // grace period on a lost node raises no event.
 const overdueTick = 2 * time.Second
 
+// waitOptions say what until watches besides the target and its pods.
+type waitOptions struct {
+	// events: the Warning events about the target.
+	events bool
+	// tick > 0: check every tick too, changes or not.
+	tick time.Duration
+	// written is the object as this process last wrote it, or nil: until the informer has
+	// caught up with that write, check is not called, so it never judges a job by its state
+	// from before the write.
+	written *unstructured.Unstructured
+	// owned: what the target owns of the resources t.Owns (with t.UID known).
+	owned bool
+}
+
 // until watches through the process's shared informers and calls check after every change to
-// the target, its pods, its events or its Workload, and every tick too when tick > 0. written is
-// the object as this process last wrote it, or nil: until the informer has caught up with that
-// write, check is not called, so it never judges a job by its state from before the write.
-func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), withEvents bool, tick time.Duration, written *unstructured.Unstructured) (jobs.Observed, error) {
+// the target, its pods, its Workload, and what else opts say.
+func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), opts waitOptions) (jobs.Observed, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changed := make(chan struct{}, 1)
@@ -126,8 +142,8 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 	}()
 	// watch uses the namespace's informer of gvr, woken only by the objects relevant says are
 	// this target's.
-	watch := func(gvr schema.GroupVersionResource, relevant func(any) bool) (*sharedInformer, error) {
-		s, release, err := c.acquire(informerKey{gvr: gvr, namespace: t.Namespace})
+	watch := func(gvr schema.GroupVersionResource, metadata bool, relevant func(any) bool) (*sharedInformer, error) {
+		s, release, err := c.acquire(informerKey{gvr: gvr, namespace: t.Namespace, metadata: metadata})
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +159,7 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		return s, nil
 	}
 
-	objects, err := watch(t.GVR, func(obj any) bool {
+	objects, err := watch(t.GVR, false, func(obj any) bool {
 		a, err := meta.Accessor(obj)
 		return err == nil && a.GetName() == t.Name
 	})
@@ -158,7 +174,7 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		if podSelector, err = labels.Parse(t.PodSelector); err != nil {
 			return jobs.Observed{}, err
 		}
-		if pods, err = watch(podsGVR, func(obj any) bool {
+		if pods, err = watch(podsGVR, false, func(obj any) bool {
 			p, ok := obj.(*corev1.Pod)
 			return ok && podSelector.Matches(labels.Set(p.Labels))
 		}); err != nil {
@@ -167,14 +183,32 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		watched = append(watched, pods)
 	}
 	var events *sharedInformer
-	if withEvents {
-		if events, err = watch(eventsGVR, func(obj any) bool {
+	if opts.events {
+		if events, err = watch(eventsGVR, false, func(obj any) bool {
 			e, ok := obj.(*corev1.Event)
 			return ok && e.InvolvedObject.Kind == t.Kind && e.InvolvedObject.Name == t.Name
 		}); err != nil {
 			return jobs.Observed{}, err
 		}
 		watched = append(watched, events)
+	}
+	// What the target owned wakes the wait as it goes; an object that owns none is not looked
+	// at (owner references of any UID: the wait reads from the index whose are its target's).
+	var owned []*sharedInformer
+	var ownedResources []string
+	if opts.owned && t.UID != "" {
+		for _, gvr := range t.Owns {
+			s, err := watch(gvr, true, func(obj any) bool {
+				a, err := meta.Accessor(obj)
+				return err == nil && len(a.GetOwnerReferences()) > 0
+			})
+			if err != nil {
+				return jobs.Observed{}, err
+			}
+			owned = append(owned, s)
+			ownedResources = append(ownedResources, gvr.Resource)
+		}
+		watched = append(watched, owned...)
 	}
 	// A job submitted to a Kueue queue has its Workloads watched from the first sight of it,
 	// found by its UID.
@@ -195,8 +229,8 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 	}
 	notify() // check the initial state, even if it is empty and so raised no event
 	var ticks <-chan time.Time
-	if tick > 0 {
-		ticker := time.NewTicker(tick)
+	if opts.tick > 0 {
+		ticker := time.NewTicker(opts.tick)
 		defer ticker.Stop()
 		ticks = ticker.C
 	}
@@ -211,15 +245,18 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		if err != nil {
 			return last, err
 		}
-		if !caughtUp(o, objects, written) {
+		if !caughtUp(o, objects, opts.written) {
 			continue // the write's own event is on its way, and wakes the wait
+		}
+		if o.Owned, err = ownedBy(owned, ownedResources, t.UID); err != nil {
+			return last, err
 		}
 		last = o
 		if last.Object != nil && (workloads != nil || jobs.QueueName(last.Object) != "") {
 			uid := string(last.Object.GetUID())
 			jobUID.Store(uid)
 			if workloads == nil {
-				if workloads, err = watch(kueue.WorkloadGVR, func(obj any) bool {
+				if workloads, err = watch(kueue.WorkloadGVR, false, func(obj any) bool {
 					a, err := meta.Accessor(obj)
 					return err == nil && a.GetLabels()[kueue.JobUIDLabel] == jobUID.Load()
 				}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -12,14 +13,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// A pod on a node that no kubelet answers for can never go by itself, and with foreground
-// deletion it holds its job too: destroy must not wait for it until its timeout, but finish
-// once everything else is gone and leave that pod (and the job object it holds) to the node's
+// A pod on a node that no kubelet answers for can never go by itself: destroy must not wait for
+// it until its timeout, but finish once everything else is gone and leave that pod to the node's
 // lifecycle, with a warning.
 //
 // The lost node is a Node object no KWOK manages: never Ready, and with no allocatable
@@ -136,5 +137,58 @@ func TestAccMPIJob_aStartedJobOfAnotherApplyIsNotAdopted(t *testing.T) {
 				},
 			},
 		},
+	})
+}
+
+// Destroy deletes a job in the background (the object goes at once) and waits until what its
+// operator made for it is gone too, so that a job made again under the name never meets its
+// predecessor's hostfile, launcher or Service. Here the hostfile ConfigMap is held by a
+// finalizer of the test's until 2 s after the MPIJob has gone: destroy must not return before
+// it is released.
+func TestAccMPIJob_destroyWaitsForWhatTheOperatorMade(t *testing.T) {
+	a := newAPI(t)
+	ctx := context.Background()
+	name := mpiJobName()
+	configMap := name + "-config"
+	const hold = "training.kubetrain.io/test-hold"
+	released := make(chan time.Time, 1)
+	release := func() error {
+		_, err := a.kube.CoreV1().ConfigMaps("default").Patch(ctx, configMap, k8stypes.JSONPatchType,
+			[]byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), metav1.PatchOptions{})
+		return err
+	}
+	t.Cleanup(func() { _ = release() })
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy: func(s *terraform.State) error {
+			select {
+			case at := <-released:
+				t.Logf("destroy returned %s after the ConfigMap was released", time.Since(at).Round(time.Millisecond))
+			default:
+				return fmt.Errorf("destroy returned while %s was still held", configMap)
+			}
+			return checkMPIJobGone(a)(s)
+		},
+		Steps: []resource.TestStep{{
+			Config: mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`),
+			Check: func(*terraform.State) error {
+				if _, err := a.kube.CoreV1().ConfigMaps("default").Patch(ctx, configMap, k8stypes.MergePatchType,
+					[]byte(`{"metadata":{"finalizers":["`+hold+`"]}}`), metav1.PatchOptions{}); err != nil {
+					return err
+				}
+				go func() {
+					_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+						_, err := a.get(jobs.MPI.GVR, "default", name)
+						return apierrors.IsNotFound(err), nil
+					})
+					time.Sleep(2 * time.Second)
+					released <- time.Now() // before the release: destroy may return at once after it
+					if err := release(); err != nil {
+						t.Errorf("releasing %s: %v", configMap, err)
+					}
+				}()
+				return nil
+			},
+		}},
 	})
 }

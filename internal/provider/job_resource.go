@@ -165,7 +165,7 @@ func (r *jobResource) target(f *jobFields) kube.Target {
 // jobTarget is the job object of that kind, namespace and name, with its pods.
 func jobTarget(kind *jobs.Kind, namespace, name string) kube.Target {
 	return kube.Target{GVR: kind.GVR, Kind: kind.Object, Namespace: namespace, Name: name, PodSelector: kind.PodSelector(name),
-		BackgroundDeletion: kind.BackgroundDeletion}
+		BackgroundDeletion: true, Owns: kind.Owns}
 }
 
 // dependentTargets are every object a job of this name may own besides its operator's (an
@@ -180,7 +180,9 @@ func (r *jobResource) dependentTargets(f *jobFields) []kube.Target {
 }
 
 func dependentTarget(job kube.Target, d jobs.Dependent) kube.Target {
-	return kube.Target{GVR: d.GVR, Kind: d.Kind, Namespace: job.Namespace, Name: d.Name, PodSelector: job.PodSelector}
+	// Nothing of what a Service or NetworkPolicy owns is named after it (EndpointSlices have
+	// generated names): it is deleted in the background.
+	return kube.Target{GVR: d.GVR, Kind: d.Kind, Namespace: job.Namespace, Name: d.Name, PodSelector: job.PodSelector, BackgroundDeletion: true}
 }
 
 // targetsOf are the targets of the dependents a spec built.
@@ -528,7 +530,7 @@ func (r *jobResource) existingDependents(ctx context.Context, f *jobFields, diag
 	var found []jobs.Dependent
 	for _, d := range r.kind.Dependents(job.Name) {
 		t := dependentTarget(job, d)
-		obj, err := r.client.Get(ctx, t)
+		obj, err := r.client.Read(ctx, t)
 		if err != nil {
 			diags.AddError("Error reading "+t.String(), err.Error())
 			continue
@@ -548,9 +550,9 @@ func (r *jobResource) observeForRead(ctx context.Context, t kube.Target, f *jobF
 	var observed jobs.Observed
 	var err error
 	if r.kind.InstancesFromObject {
-		observed.Object, err = r.client.Get(ctx, t)
+		observed.Object, err = r.client.Read(ctx, t)
 	} else {
-		observed, err = r.client.Observe(ctx, t)
+		observed, err = r.client.ReadObserved(ctx, t)
 	}
 	if err != nil {
 		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
@@ -861,7 +863,7 @@ func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32
 }
 
 // delete deletes the job object Terraform made (by UID), with its TensorBoard, and waits within
-// the delete timeout until they and their pods are gone. Its dependents (an elastic job's
+// the delete timeout until they, their pods and what the operator made for the job are gone. Its dependents (an elastic job's
 // Services) are deleted by name too, as an imported job's may have no owner reference; but only
 // those that are the job's, owned by it or made by this provider: one of that name that is
 // somebody else's is left alone, with a warning.
@@ -880,7 +882,8 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t := r.target(f)
-	if err := r.client.Delete(ctx, t, k8stypes.UID(f.UID.ValueString())); err != nil {
+	t.UID = k8stypes.UID(f.UID.ValueString())
+	if err := r.client.Delete(ctx, t, t.UID); err != nil {
 		resp.Diagnostics.AddError("Error deleting "+t.String(), err.Error())
 		return
 	}
@@ -931,8 +934,8 @@ func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, 
 				diags.AddWarning("Pods left on nodes that are not Ready",
 					fmt.Sprintf("%s was deleted, but %s cannot go until their node answers again: no kubelet there confirms the deletion. "+
 						"They are left to the node's lifecycle (Kubernetes removes them when the node returns, is deleted, or is tainted "+
-						"node.kubernetes.io/out-of-service); %s itself goes with them. To remove them now: kubectl delete pod --force.",
-						t, strings.Join(names, ", "), t))
+						"node.kubernetes.io/out-of-service). To remove them now: kubectl delete pod --force.",
+						t, strings.Join(names, ", ")))
 			}
 			continue
 		}
@@ -940,6 +943,7 @@ func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, 
 		if observed.Object != nil {
 			left = append(left, t.String())
 		}
+		left = append(left, observed.Owned...)
 		for _, p := range observed.Pods {
 			left = append(left, "pod "+p.Name)
 		}

@@ -153,7 +153,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		description: "Elastic PyTorch training run by FrameworkController, with a rendezvous etcd of its own: a `Framework` " +
 			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchrun (or the torchelastic launcher), " +
 			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
-			"Changing `worker_count` rescales the job in place; destroy removes the Framework (foreground), both Services and every pod, the etcd's included, and waits until all are gone.",
+			"Changing `worker_count` rescales the job in place; destroy removes the Framework, its ConfigMap, both Services and every pod, the etcd's included, and waits until all are gone.",
 		roles:     "the workers",
 		tolerated: "the workers and the etcd",
 		running:   "the etcd and exactly `worker_count` workers Running, removed workers gone",

@@ -109,6 +109,9 @@ func checkElasticJobGone(a *api) resource.TestCheckFunc {
 			if pods := a.pods(ns, jobs.Elastic.PodSelector(name)); len(pods) > 0 {
 				return fmt.Errorf("%d pods of %s/%s are left after destroy, the etcd's included", len(pods), ns, name)
 			}
+			if err := a.checkNothingOwned(ns, name); err != nil {
+				return err
+			}
 		}
 		return nil
 	}

@@ -93,8 +93,9 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "An MPI (Horovod) training job run by mpi-operator: a Kubeflow `MPIJob` (`kubeflow.org/v2beta1`) " +
 			"with one launcher and `worker_count` workers. It does what `arena submit mpi` does. Changing `worker_count` replaces " +
-			"a plain `mpirun` job and rescales an `elastic` (elastic Horovod) one in place; changing anything baked into its pods replaces it. Destroy deletes the MPIJob with foreground " +
-			"propagation and waits until it and all its pods are gone.",
+			"a plain `mpirun` job and rescales an `elastic` (elastic Horovod) one in place; changing anything baked into its pods replaces it. Destroy deletes the MPIJob and waits until " +
+			"it, what mpi-operator made for it (launcher Job, hostfile ConfigMap, Service) and all its pods are gone; its SSH Secret is " +
+			"left to the garbage collector, which deletes it with them (the provider does not read Secrets).",
 		roles:   "the launcher and workers",
 		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
 		own:     mergeAttributes(own, runPolicyAttributes(jobs.MPI, "the launcher")),

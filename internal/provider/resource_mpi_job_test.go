@@ -80,6 +80,9 @@ func checkMPIJobGone(a *api) resource.TestCheckFunc {
 			if pods := a.pods(ns, jobs.MPI.PodSelector(name)); len(pods) > 0 {
 				return fmt.Errorf("%d pods of MPIJob %s/%s are left after destroy", len(pods), ns, name)
 			}
+			if err := a.checkNothingOwned(ns, name); err != nil {
+				return err
+			}
 		}
 		return nil
 	}

@@ -82,8 +82,8 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		description: "A distributed PyTorch job run by training-operator: a Kubeflow `PyTorchJob` (`kubeflow.org/v1`) with a master and " +
 			"`worker_count` workers, or with an `elastic` block, workers alone that meet at a rendezvous and rescale in place. It does what " +
 			"`arena submit pytorch` does, tolerations included. Changing `worker_count` replaces a static job and rescales an elastic one in " +
-			"place; changing anything baked into its pods replaces it. Destroy deletes the PyTorchJob with foreground propagation and waits " +
-			"until it and all its pods are gone.",
+			"place; changing anything baked into its pods replaces it. Destroy deletes the PyTorchJob and waits " +
+			"until it, its Services and all its pods are gone.",
 		roles:   "the master and workers",
 		running: "the master and exactly `worker_count` workers Running, and the operator reporting the job running",
 		own:     mergeAttributes(own, runPolicyAttributes(jobs.PyTorch, "a failed replica")),

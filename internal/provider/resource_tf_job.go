@@ -87,7 +87,7 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 		description: "A distributed TensorFlow job run by training-operator: a Kubeflow `TFJob` (`kubeflow.org/v1`) with " +
 			"`worker_count` workers, optional parameter servers and an optional chief, all running the same image and command. " +
 			"It does what `arena submit tf` does, tolerations included. Changing `worker_count` replaces the job, or rescales it in place " +
-			"with `dynamic_workers`; changing anything baked into its pods replaces it. Destroy deletes the TFJob with foreground propagation and waits until it and all its pods are gone.",
+			"with `dynamic_workers`; changing anything baked into its pods replaces it. Destroy deletes the TFJob and waits until it, its Services and all its pods are gone.",
 		roles:   "every replica",
 		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
 		own:     mergeAttributes(own, runPolicyAttributes(jobs.TF, "a failed replica")),

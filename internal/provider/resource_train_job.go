@@ -128,7 +128,7 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"service account, pull secrets and pod labels go to this provider's own entry of the job's `runtimePatches`, on every replicated " +
 			"job of the runtime. Trainer's API makes all of these immutable, so changing any of them replaces the job; `suspend` changes in " +
 			"place. `env_from_secrets`, `priority_class_name`, `image_pull_policy` and `tensorboard` cannot be set on a TrainJob (a plan error " +
-			"says why). Destroy deletes the TrainJob with foreground propagation and waits until its JobSet, Jobs and pods are gone.",
+			"says why). Destroy deletes the TrainJob and waits until it, its JobSet, Jobs, Service and pods are gone.",
 		roles:   "every node",
 		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
 		own:     own,

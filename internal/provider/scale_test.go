@@ -90,7 +90,7 @@ func TestAccScale_watchesDoNotGrowWithJobs(t *testing.T) {
 			step(10),
 			step(100),
 			{
-				// Destroying the 100 jobs, each waiting until its TFJob and pod are gone, opens
+				// Destroying the 100 jobs, each waiting until its TFJob, Service and pod are gone, opens
 				// no more watches than the applies did.
 				PreConfig: proxy.ResetCounts,
 				Config:    scaleConfig(kubeconfig, prefix, 0),

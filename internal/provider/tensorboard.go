@@ -198,7 +198,7 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 		return
 	}
 	f.TensorBoard = nil
-	deployment, err := r.client.Get(ctx, tensorBoardTarget(job.Namespace, job.Name))
+	deployment, err := r.client.Read(ctx, tensorBoardTarget(job.Namespace, job.Name))
 	if err != nil {
 		diags.AddError("Error reading the TensorBoard of "+job.String(), err.Error())
 		return
@@ -207,7 +207,7 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 		f.TensorBoardURL = types.StringNull()
 		return
 	}
-	service, err := r.client.Get(ctx, tensorBoardServiceTarget(job.Namespace, job.Name))
+	service, err := r.client.Read(ctx, tensorBoardServiceTarget(job.Namespace, job.Name))
 	if err != nil {
 		diags.AddError("Error reading the TensorBoard of "+job.String(), err.Error())
 		return

@@ -1,0 +1,175 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// A refresh reads every job of a configuration: a plan of 300 jobs is 300 reads of a handful
+// of kinds in one or two namespaces. Reads of one resource in one namespace share a list: the
+// first read of it in the process is a GET (or, for pods, a LIST by the job's selector), so a
+// plan of one job lists no namespace; the second lists the resource in the namespace once, and
+// that list answers it and every later read. A list is a consistent read (no resource
+// version: the API server reads it from etcd's latest revision, as a GET), so a read from it
+// sees what a GET made at that moment would have.
+//
+// A list is kept for listLife at most, and is dropped when this process writes to the resource
+// in the namespace: a read after the process's own write lists again and sees it. Within one
+// plan, a list is as old as the plan's first reads, as the plan itself.
+const listLife = 10 * time.Second
+
+type sharedLists struct {
+	mu    sync.Mutex
+	reads map[informerKey]int
+	lists map[informerKey]*sharedList
+}
+
+// sharedList is one LIST that the reads of its resource and namespace share.
+type sharedList struct {
+	done  chan struct{} // closed when the list is in
+	taken time.Time
+	err   error
+	// objects by name (job objects and their dependents), or pods.
+	objects map[string]*unstructured.Unstructured
+	pods    []corev1.Pod
+}
+
+// sharedList returns the list answering a read of key, listing it if none is current, or nil
+// when this is the first read of key in the process (the caller reads the one object).
+func (c *Client) sharedList(ctx context.Context, key informerKey) (*sharedList, error) {
+	c.lists.mu.Lock()
+	if c.lists.reads == nil {
+		c.lists.reads, c.lists.lists = map[informerKey]int{}, map[informerKey]*sharedList{}
+	}
+	c.lists.reads[key]++
+	if c.lists.reads[key] == 1 {
+		c.lists.mu.Unlock()
+		return nil, nil
+	}
+	l := c.lists.lists[key]
+	if l == nil || !l.current() {
+		l = &sharedList{done: make(chan struct{}), taken: time.Now()}
+		c.lists.lists[key] = l
+		go func() {
+			defer close(l.done)
+			// Not the reader's context: the list serves every reader, and one reader's
+			// cancellation must not fail the others'.
+			l.err = c.list(context.WithoutCancel(ctx), key, l)
+			if l.err != nil {
+				c.dropList(key, l)
+			}
+		}()
+	}
+	c.lists.mu.Unlock()
+	select {
+	case <-l.done:
+		return l, l.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// current says whether the list may still answer reads: taken less than listLife ago.
+func (l *sharedList) current() bool {
+	return time.Since(l.taken) < listLife
+}
+
+func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error {
+	what := fmt.Sprintf("LIST %s in %s (shared by reads)", key.gvr.Resource, key.namespace)
+	tflog.Debug(ctx, what)
+	if key.gvr == podsGVR {
+		core, err := c.coreClient()
+		if err != nil {
+			return err
+		}
+		var list *corev1.PodList
+		err = retry(ctx, what, func() (err error) {
+			list, err = core.Pods(key.namespace).List(ctx, metav1.ListOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("listing pods in %s: %w", key.namespace, err)
+		}
+		l.pods = list.Items
+		return nil
+	}
+	items, err := c.List(ctx, key.gvr, key.namespace, "")
+	if err != nil {
+		return err
+	}
+	l.objects = make(map[string]*unstructured.Unstructured, len(items))
+	for i := range items {
+		l.objects[items[i].GetName()] = &items[i]
+	}
+	return nil
+}
+
+func (c *Client) dropList(key informerKey, l *sharedList) {
+	c.lists.mu.Lock()
+	defer c.lists.mu.Unlock()
+	if c.lists.lists[key] == l {
+		delete(c.lists.lists, key)
+	}
+}
+
+// wrote drops the shared list of the resource in the namespace: the process has just written to
+// it, and its next read lists again.
+func (c *Client) wrote(gvr schema.GroupVersionResource, namespace string) {
+	c.lists.mu.Lock()
+	defer c.lists.mu.Unlock()
+	delete(c.lists.lists, informerKey{gvr: gvr, namespace: namespace})
+}
+
+// Read is Get for a refresh: the object, or nil if it does not exist, read from the list that
+// the reads of its resource and namespace share (see sharedList).
+func (c *Client) Read(ctx context.Context, t Target) (*unstructured.Unstructured, error) {
+	l, err := c.sharedList(ctx, informerKey{gvr: t.GVR, namespace: t.Namespace})
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t, err)
+	}
+	if l == nil {
+		return c.Get(ctx, t)
+	}
+	if obj := l.objects[t.Name]; obj != nil {
+		return obj.DeepCopy(), nil
+	}
+	return nil, nil
+}
+
+// ReadPods is Pods for a refresh, from the list of the namespace's pods its reads share.
+func (c *Client) ReadPods(ctx context.Context, t Target) ([]corev1.Pod, error) {
+	l, err := c.sharedList(ctx, informerKey{gvr: podsGVR, namespace: t.Namespace})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of %s: %w", t, err)
+	}
+	if l == nil {
+		return c.Pods(ctx, t)
+	}
+	selector, err := labels.Parse(t.PodSelector)
+	if err != nil {
+		return nil, err
+	}
+	var pods []corev1.Pod
+	for i := range l.pods {
+		if selector.Matches(labels.Set(l.pods[i].Labels)) {
+			pods = append(pods, *l.pods[i].DeepCopy())
+		}
+	}
+	return pods, nil
+}
+
+// ReadObserved is Observe for a refresh: the object and its pods through Read and ReadPods.
+func (c *Client) ReadObserved(ctx context.Context, t Target) (jobs.Observed, error) {
+	return c.observe(ctx, t, c.Read, c.ReadPods)
+}
