@@ -6,6 +6,7 @@ import (
 	"flag"
 	"log"
 	"os"
+	"runtime/debug"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -17,6 +18,7 @@ var version = "dev"
 
 func main() {
 	quietUnreadSDKLogs()
+	softMemoryLimit()
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
@@ -27,6 +29,19 @@ func main() {
 	})
 	if err != nil {
 		log.Fatal(err.Error())
+	}
+}
+
+// defaultMemoryLimit is the provider's soft memory limit when GOMEMLIMIT does not set one: the
+// garbage collector works harder as the heap nears it, rather than letting it grow to twice
+// what is live. Terraform runs several provider processes per command, each one of these; with
+// 300 jobs a process held up to 103 MiB resident without it. A soft limit never fails an
+// allocation: above it, the collector uses at most half the CPU and the heap grows as it must.
+const defaultMemoryLimit = 64 << 20
+
+func softMemoryLimit() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 }
 

@@ -25,10 +25,13 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"- **training** (`training_mpi_job`, `training_tf_job`, `training_pytorch_job`, `training_elastic_job`), default `wait_for = \"running\"`: "+
 		"apply creates each job (an elastic job's two Services and NetworkPolicy first) and waits until its operator reports it running "+
 		"and each role has exactly its pods Running, watching through one informer per kind and namespace that every job of the "+
-		"process shares; a refresh reads each job (one GET) and its pods (one LIST) and compares every attribute the provider sets, "+
-		"so any change made outside Terraform shows in the plan; the rescale patches the worker count in place and waits as apply does; "+
-		"destroy deletes each job with foreground propagation (and the elastic job's dependents) and waits until the objects and every "+
-		"pod are gone, through the same shared informers.\n"+
+		"process shares; a refresh reads each job and its pods and compares every attribute the provider sets, so any change made "+
+		"outside Terraform shows in the plan: the first read of a kind in a namespace is a GET (its pods a LIST by selector), the "+
+		"next ones are answered by one consistent LIST of the kind (and of the pods) in the namespace that the process's reads share; "+
+		"the rescale patches the worker count in place and waits as apply does; destroy deletes each job with background propagation "+
+		"(and the elastic job's Services and NetworkPolicy) and waits until the job, every pod and everything its operator made for it "+
+		"(Services, ConfigMaps, launcher Jobs; not mpi-operator's SSH Secret) are gone, watched by owner UID through the same shared "+
+		"informers (metadata only).\n"+
 		"- **kubectl_manifest**, one resource per object, the manifests being the objects this provider made (read back from the "+
 		"cluster after its first apply and rescale, without status, UIDs and allocated IPs): `wait_for` the Running condition and, for "+
 		"the MPIJobs and PyTorchJobs, `status.replicaStatuses.Worker.active` equal to the worker count (a Framework: `status.state = "+

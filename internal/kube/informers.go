@@ -145,11 +145,14 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 			func(o *metav1.ListOptions) { o.FieldSelector = warnings }),
 			&corev1.Event{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byInvolved: indexByInvolved}})
 		return inf, inf.SetTransform(slimEvent)
-	case kueue.WorkloadGVR:
-		return dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, cache.Indexers{byJobUID: indexByJobUID}, nil).Informer(), nil
 	}
-	// A job's own object keeps its managedFields: reads tell the provider's fields from others'.
-	return dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, cache.Indexers{}, nil).Informer(), nil
+	indexers := cache.Indexers{}
+	if key.gvr == kueue.WorkloadGVR {
+		indexers[byJobUID] = indexByJobUID
+	}
+	// Nothing a wait reads is in managedFields, which are often half of a job object.
+	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, indexers, nil).Informer()
+	return inf, inf.SetTransform(dropManagedFields)
 }
 
 func dropManagedFields(obj any) (any, error) {

@@ -101,6 +101,9 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		if err != nil {
 			return fmt.Errorf("listing pods in %s: %w", key.namespace, err)
 		}
+		for i := range list.Items {
+			list.Items[i].ManagedFields = nil
+		}
 		l.pods = list.Items
 		return nil
 	}
@@ -110,6 +113,8 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 	}
 	l.objects = make(map[string]*unstructured.Unstructured, len(items))
 	for i := range items {
+		// No read looks at managedFields, often half of a job object: the list does not keep them.
+		items[i].SetManagedFields(nil)
 		l.objects[items[i].GetName()] = &items[i]
 	}
 	return nil

@@ -62,6 +62,7 @@ func TestAccScale_watchesDoNotGrowWithJobs(t *testing.T) {
 	proxy, kubeconfig := startProxy(t, apiproxy.Options{})
 	prefix := "scl" + acctest.RandStringFromCharSet(5, acctest.CharSetAlphaNum)
 	counts := map[int]watchCounts{}
+	var planRequests int64
 	step := func(n int) resource.TestStep {
 		return resource.TestStep{
 			PreConfig: proxy.ResetCounts,
@@ -89,12 +90,23 @@ func TestAccScale_watchesDoNotGrowWithJobs(t *testing.T) {
 		Steps: []resource.TestStep{
 			step(10),
 			step(100),
+			// Refreshing the 100 jobs (every plan of the step) shares one list of the TFJobs and
+			// one of the pods between the reads: fewer requests than jobs in all, where a GET and
+			// a LIST per job made 200 a plan.
+			{PreConfig: proxy.ResetCounts, Config: scaleConfig(kubeconfig, prefix, 100), PlanOnly: true},
 			{
 				// Destroying the 100 jobs, each waiting until its TFJob, Service and pod are gone, opens
 				// no more watches than the applies did.
-				PreConfig: proxy.ResetCounts,
-				Config:    scaleConfig(kubeconfig, prefix, 0),
+				PreConfig: func() {
+					planRequests = proxy.Requests()
+					proxy.ResetCounts()
+				},
+				Config: scaleConfig(kubeconfig, prefix, 0),
 				Check: func(*terraform.State) error {
+					t.Logf("plans of 100 jobs: %d requests", planRequests)
+					if planRequests == 0 || planRequests >= 100 {
+						return fmt.Errorf("the plans refreshing 100 jobs sent %d requests, want at least one and fewer than 100", planRequests)
+					}
 					destroy := watchCounts{proxy.WatchPaths(), proxy.PeakWatches()}
 					t.Logf("destroy of 100 jobs: %s", destroy)
 					if err := sameWatches(counts[10], counts[100]); err != nil {
