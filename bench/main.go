@@ -49,17 +49,20 @@ var tools = []tool{
 }
 
 const (
-	opApply   = "apply from empty"
-	opPlan    = "plan, refresh, no change"
-	opRescale = "rescale every elastic job"
-	opDestroy = "destroy"
+	opApply = "apply from empty"
+	opPlan  = "plan, refresh, no change"
+	// opPlanNoRefresh is the same plan without the refresh: Terraform's and the provider's own
+	// cost of planning N resources, with no API call, which puts the refresh's cost apart.
+	opPlanNoRefresh = "plan without refresh"
+	opRescale       = "rescale every elastic job"
+	opDestroy       = "destroy"
 	// opQuery is the operation only this provider has: `terraform query` of its list resources
 	// (Terraform 1.14+), which find the jobs with one list request per kind. It runs with
 	// queryTerraform.
 	opQuery = "query: list every job"
 )
 
-var operations = []string{opApply, opPlan, opRescale, opQuery, opDestroy}
+var operations = []string{opApply, opPlan, opPlanNoRefresh, opRescale, opQuery, opDestroy}
 
 // queryTerraform is the Terraform (1.14+) that runs opQuery: the one make testacc builds into
 // ../.tools, or -query-terraform; without one opQuery is not run.
@@ -319,6 +322,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 		steps := []step{
 			{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1"},
 			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, ""},
+			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, ""},
 			{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2"},
 		}
 		if t.provider == "training" && queryTerraform != "" {

@@ -41,6 +41,8 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"- **kubernetes_manifest**, the same manifests: `wait` for the same condition or field on apply and rescale (by polling); "+
 		"server-side apply; destroy waits until the object is gone.\n"+
 		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the jobs' settings.\n"+
+		"- **plan without refresh** (every tool): `terraform plan -refresh=false`, no API request: what Terraform and the provider "+
+		"process cost for N resources of that schema, apart from reading the cluster; the plan with refresh less this is the refresh.\n"+
 		"- **query** (this provider only, run by Terraform %s): `terraform query` of the four job list resources with "+
 		"`include_resource`, which find every job of the namespace with one LIST per kind and read each back in the provider's words, as a "+
 		"migration does; the peers have no list resource.\n\n", queryVersion())
