@@ -1,0 +1,52 @@
+package kube
+
+import (
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// metadataStore is a metadata informer's store holding objs, for ownedBy; nothing is listed or
+// watched.
+func metadataStore(t *testing.T, objs ...*metav1.PartialObjectMetadata) *sharedInformer {
+	t.Helper()
+	inf := cache.NewSharedIndexInformer(&cache.ListWatch{}, &metav1.PartialObjectMetadata{}, 0, cache.Indexers{byOwner: indexByOwner})
+	for _, o := range objs {
+		if err := inf.GetIndexer().Add(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &sharedInformer{SharedIndexInformer: inf}
+}
+
+func owned(name, uid string, owners ...string) *metav1.PartialObjectMetadata {
+	o := &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, UID: types.UID(uid)}}
+	for _, owner := range owners {
+		o.OwnerReferences = append(o.OwnerReferences, metav1.OwnerReference{UID: types.UID(owner)})
+	}
+	return o
+}
+
+// What a job owns is found through every level (a TrainJob's JobSet, and the JobSet's Jobs and
+// Service), across resources, and nothing of another owner's; a loop of owners ends.
+func TestOwnedByFollowsOwnersThroughEveryLevel(t *testing.T) {
+	jobSets := metadataStore(t, owned("train", "js", "job"), owned("other", "js2", "another-job"))
+	jobs := metadataStore(t, owned("train-node-0", "j0", "js"), owned("other-node-0", "j1", "js2"),
+		owned("loop-a", "la", "j0", "lb"), owned("loop-b", "lb", "la"))
+	services := metadataStore(t, owned("train", "svc", "js"), owned("unowned", "svc2"))
+	got, err := ownedBy([]*sharedInformer{jobSets, jobs, services}, []string{"jobsets", "jobs", "services"}, "job")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"jobs/loop-a", "jobs/loop-b", "jobs/train-node-0", "jobsets/train", "services/train"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Fatalf("owned by the job: %v, want %v", got, want)
+	}
+	if got, _ := ownedBy([]*sharedInformer{jobSets, jobs, services}, []string{"jobsets", "jobs", "services"}, "gone"); len(got) != 0 {
+		t.Fatalf("an owner that owns nothing: %v", got)
+	}
+}
