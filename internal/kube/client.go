@@ -259,13 +259,23 @@ func (c *Client) Pods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 		return nil, err
 	}
 	tflog.Debug(ctx, "LIST pods of "+t.String(), map[string]any{"selector": t.PodSelector})
+	pods, err := listPods(ctx, core, t.Namespace, t.PodSelector, "LIST pods of "+t.String())
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of %s: %w", t, err)
+	}
+	return pods, nil
+}
+
+// listPods lists the namespace's pods that selector matches (empty: all), retrying what is
+// transient; what names the request in the retries' log.
+func listPods(ctx context.Context, core corev1client.CoreV1Interface, namespace, selector, what string) ([]corev1.Pod, error) {
 	var list *corev1.PodList
-	err = retry(ctx, "LIST pods of "+t.String(), func() (err error) {
-		list, err = core.Pods(t.Namespace).List(ctx, metav1.ListOptions{LabelSelector: t.PodSelector})
+	err := retry(ctx, what, func() (err error) {
+		list, err = core.Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("listing the pods of %s: %w", t, err)
+		return nil, err
 	}
 	return list.Items, nil
 }

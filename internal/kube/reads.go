@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -93,18 +92,14 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		if err != nil {
 			return err
 		}
-		var list *corev1.PodList
-		err = retry(ctx, what, func() (err error) {
-			list, err = core.Pods(key.namespace).List(ctx, metav1.ListOptions{})
-			return err
-		})
+		pods, err := listPods(ctx, core, key.namespace, "", what)
 		if err != nil {
 			return fmt.Errorf("listing pods in %s: %w", key.namespace, err)
 		}
-		for i := range list.Items {
-			list.Items[i].ManagedFields = nil
+		for i := range pods {
+			pods[i].ManagedFields = nil
 		}
-		l.pods = list.Items
+		l.pods = pods
 		return nil
 	}
 	items, err := c.List(ctx, key.gvr, key.namespace, "")
