@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,15 +55,19 @@ const (
 	// opPlanNoRefresh is the same plan without the refresh: Terraform's and the provider's own
 	// cost of planning N resources, with no API call, which puts the refresh's cost apart.
 	opPlanNoRefresh = "plan without refresh"
-	opRescale       = "rescale every elastic job"
-	opDestroy       = "destroy"
+	// opPlanSchemaFloor is opPlan of the training jobs' state with the real provider replaced by
+	// bench/schemafloor, which serves the same schema and does nothing: Terraform's own cost of
+	// planning N resources of this schema, the least any provider of it can take.
+	opPlanSchemaFloor = "plan, this schema, a provider doing nothing"
+	opRescale         = "rescale every elastic job"
+	opDestroy         = "destroy"
 	// opQuery is the operation only this provider has: `terraform query` of its list resources
 	// (Terraform 1.14+), which find the jobs with one list request per kind. It runs with
 	// queryTerraform.
 	opQuery = "query: list every job"
 )
 
-var operations = []string{opApply, opPlan, opPlanNoRefresh, opRescale, opQuery, opDestroy}
+var operations = []string{opApply, opPlan, opPlanNoRefresh, opPlanSchemaFloor, opRescale, opQuery, opDestroy}
 
 // queryTerraform is the Terraform (1.14+) that runs opQuery: the one make testacc builds into
 // ../.tools, or -query-terraform; without one opQuery is not run.
@@ -77,6 +82,8 @@ type measurement struct {
 	rssKiB               int64
 	// apiCPU is the API server's CPU time during the operation, in seconds.
 	apiCPU float64
+	// operators is, after an apply, how long the operators took to report each job running.
+	operators operatorTimes
 }
 
 // A result is an operation's runs: the median by time, and the fastest and slowest.
@@ -250,6 +257,7 @@ func buildProviders(root, work string) error {
 		{filepath.Join(root, "bench", "peers", "kubernetes"), "github.com/hashicorp/terraform-provider-kubernetes", filepath.Join(work, "real", "kubernetes")},
 		{filepath.Join(root, "bench", "peers", "kubectl"), "github.com/alekc/terraform-provider-kubectl", filepath.Join(work, "real", "kubectl")},
 		{filepath.Join(root, "bench"), "./rsswrap", filepath.Join(work, "rsswrap")},
+		{filepath.Join(root, "bench", "schemafloor"), ".", filepath.Join(work, "schemafloor", "terraform-provider-training")},
 	}
 	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
@@ -276,7 +284,17 @@ func buildProviders(root, work string) error {
   direct {}
 }
 `, overrides)
-	return os.WriteFile(filepath.Join(work, "terraformrc"), []byte(cliConfig), 0o644)
+	if err := os.WriteFile(filepath.Join(work, "terraformrc"), []byte(cliConfig), 0o644); err != nil {
+		return err
+	}
+	schemaFloorConfig := fmt.Sprintf(`provider_installation {
+  dev_overrides {
+    "kubetrain/training" = %q
+  }
+  direct {}
+}
+`, filepath.Join(work, "schemafloor"))
+	return os.WriteFile(filepath.Join(work, "terraformrc-schemafloor"), []byte(schemaFloorConfig), 0o644)
 }
 
 // measureTool runs apply, plan, rescale (query) and destroy runs times for n jobs. The
@@ -318,17 +336,22 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			args    []string
 			// dump is the folder the training tool's objects are read back into after the step.
 			dump string
+			// cliConfig, when set, replaces the CLI configuration (and so the providers).
+			cliConfig string
 		}
 		steps := []step{
-			{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1"},
-			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, ""},
-			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, ""},
-			{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2"},
+			{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1", ""},
+			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
+			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
 		}
+		if t.provider == "training" {
+			steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, "terraformrc-schemafloor")})
+		}
+		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
 		if t.provider == "training" && queryTerraform != "" {
-			steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, ""})
+			steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
 		}
-		steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, ""})
+		steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", ""})
 		for _, st := range steps {
 			_ = os.Remove(rssLog)
 			proxy.ResetCounts()
@@ -340,6 +363,9 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			}
 			cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
 			cmd.Dir, cmd.Env = dir, env
+			if st.cliConfig != "" {
+				cmd.Env = append(slices.Clone(env), "TF_CLI_CONFIG_FILE="+st.cliConfig)
+			}
 			output, err := cmd.CombinedOutput()
 			elapsed := time.Since(start).Seconds()
 			if err != nil {
@@ -357,9 +383,14 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			for _, count := range proxy.WatchPaths() {
 				m.watches += count
 			}
+			if st.op == opApply && t.provider != "" {
+				if m.operators, err = readOperatorTimes(ctx, c.Kubeconfig, namespace); err != nil {
+					logf("reading the operators' times: %v", err)
+				}
+			}
 			samples[st.op] = append(samples[st.op], m)
-			logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s",
-				t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU)
+			logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s %s",
+				t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU, m.operators.summary())
 			if t.provider == "training" && r == 0 && st.dump != "" {
 				if err := dumpManifests(ctx, c.Kubeconfig, namespace, filepath.Join(manifests, st.dump)); err != nil {
 					return nil, err

@@ -41,6 +41,10 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"- **kubernetes_manifest**, the same manifests: `wait` for the same condition or field on apply and rescale (by polling); "+
 		"server-side apply; destroy waits until the object is gone.\n"+
 		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the jobs' settings.\n"+
+		"- **plan, this schema, a provider doing nothing**: the training jobs' plan (with refresh) run with bench/schemafloor in place "+
+		"of this provider: it serves the same schema and does nothing else (no validation, no request, the plan Terraform proposes, the "+
+		"state as stored), so its time is Terraform's own for N resources of this schema, the least any provider of it can take; "+
+		"its last ratio is against terraform_data's plan.\n"+
 		"- **plan without refresh** (every tool): `terraform plan -refresh=false`, no API request: what Terraform and the provider "+
 		"process cost for N resources of that schema, apart from reading the cluster; the plan with refresh less this is the refresh.\n"+
 		"- **query** (this provider only, run by Terraform %s): `terraform query` of the four job list resources with "+
@@ -76,7 +80,10 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 				if r.runs > 1 {
 					cell += fmt.Sprintf(" (%.2f-%.2f)", r.min.seconds, r.max.seconds)
 				}
-				if t.provider != "" {
+				switch {
+				case op == opPlanSchemaFloor:
+					cell += fmt.Sprintf("<br>%d requests", m.requests)
+				case t.provider != "":
 					cell += fmt.Sprintf("<br>%.1f req/job, %d watches (%d open)<br>%d MiB, API CPU %.1f s",
 						float64(m.requests)/float64(n), m.watches, m.peakWatches, m.rssKiB/1024, m.apiCPU)
 				}
@@ -84,7 +91,16 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 			}
 			mine, ok := results[training][n][op]
 			for _, peer := range peers {
-				other, ok2 := results[peer][n][op]
+				peerOp := op
+				if op == opPlanSchemaFloor {
+					// Terraform's cost for this schema beside its cost for terraform_data's.
+					if peer != "floor: terraform_data" {
+						fmt.Fprintf(&b, " - |")
+						continue
+					}
+					peerOp = opPlan
+				}
+				other, ok2 := results[peer][n][peerOp]
 				if !ok || !ok2 || other.median.seconds == 0 {
 					fmt.Fprintf(&b, " - |")
 					continue
@@ -92,6 +108,25 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 				fmt.Fprintf(&b, " %.2f |", mine.median.seconds/other.median.seconds)
 			}
 			fmt.Fprintf(&b, "\n")
+		}
+		var operators []string
+		for _, t := range tools {
+			if r, ok := results[t.name][n][opApply]; ok && len(r.median.operators) > 0 {
+				operators = append(operators, fmt.Sprintf("%s: %s", t.name, r.median.operators.summary()))
+			}
+		}
+		if len(operators) > 0 {
+			fmt.Fprintf(&b, "\nThe operators' time from each job's creation to reporting it running (the Kubeflow kinds' Running condition, "+
+				"a Framework's `status.runTime`; whole seconds), median / slowest per kind, in the median apply: %s.\n", strings.Join(operators, "; "))
+		}
+		plan, ok := results[training][n][opPlan]
+		schema, ok2 := results[training][n][opPlanSchemaFloor]
+		floor, ok3 := results["floor: terraform_data"][n][opPlan]
+		if ok && ok2 && ok3 && schema.median.seconds > 0 && floor.median.seconds > 0 {
+			fmt.Fprintf(&b, "\nOf this provider's plan (%.2f s), Terraform with this schema and a provider doing nothing takes %.2f s, "+
+				"%.1fx terraform_data's plan: the rest, %.2f s, is this provider's own work (the plugin framework's plan of each resource "+
+				"and the refresh).\n", plan.median.seconds, schema.median.seconds, schema.median.seconds/floor.median.seconds,
+				plan.median.seconds-schema.median.seconds)
 		}
 	}
 	return b.String()
@@ -103,7 +138,7 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 	ops := []string{opApply, opPlan, opRescale, opDestroy}
 	colors := map[string]string{"training": "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", "floor: terraform_data": "#7f7f7f"}
 	const panelW, panelH, margin = 360.0, 260.0, 50.0
-	width, height := 2*panelW, 2*panelH+40
+	width, height := 2*panelW, 2*panelH+50
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
@@ -113,6 +148,9 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 		fmt.Fprintf(&b, `<line x1="%.0f" y1="15" x2="%.0f" y2="15" stroke="%s" stroke-width="2"/><text x="%.0f" y="19">%s</text>`+"\n", x, x+20, colors[t.name], x+24, t.name)
 		x += 40 + 7*float64(len(t.name))
 	}
+	// The plan panel also has the schema floor: Terraform with this schema and a provider doing nothing.
+	const schemaFloorName = "this schema, provider doing nothing (plan)"
+	fmt.Fprintf(&b, `<line x1="10" y1="32" x2="30" y2="32" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/><text x="34" y="36">%s</text>`+"\n", colors["training"], schemaFloorName)
 	minN, maxN := float64(ns[0]), float64(ns[0])
 	for _, n := range ns {
 		minN, maxN = math.Min(minN, float64(n)), math.Max(maxN, float64(n))
@@ -121,11 +159,19 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 		maxN = minN * 10
 	}
 	for i, op := range ops {
-		ox, oy := float64(i%2)*panelW, 40+float64(i/2)*panelH
-		minT, maxT := math.Inf(1), 0.0
+		ox, oy := float64(i%2)*panelW, 50+float64(i/2)*panelH
+		type series struct{ tool, op, dash string }
+		var lines []series
 		for _, t := range tools {
+			lines = append(lines, series{t.name, op, ""})
+		}
+		if op == opPlan {
+			lines = append(lines, series{"training", opPlanSchemaFloor, ` stroke-dasharray="4 3"`})
+		}
+		minT, maxT := math.Inf(1), 0.0
+		for _, l := range lines {
 			for _, n := range ns {
-				if r, ok := results[t.name][n][op]; ok && r.median.seconds > 0 {
+				if r, ok := results[l.tool][n][l.op]; ok && r.median.seconds > 0 {
 					minT, maxT = math.Min(minT, r.median.seconds), math.Max(maxT, r.median.seconds)
 				}
 			}
@@ -153,20 +199,20 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">%d</text>`+"\n", px(float64(n)), py(math.Pow(10, lo))+14, n)
 		}
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">jobs</text>`+"\n", px(math.Sqrt(minN*maxN)), py(math.Pow(10, lo))+28)
-		for _, t := range tools {
+		for _, l := range lines {
 			var points []string
 			for _, n := range ns {
-				if r, ok := results[t.name][n][op]; ok && r.median.seconds > 0 {
+				if r, ok := results[l.tool][n][l.op]; ok && r.median.seconds > 0 {
 					points = append(points, fmt.Sprintf("%.1f,%.1f", px(float64(n)), py(r.median.seconds)))
 				}
 			}
 			if len(points) == 0 {
 				continue
 			}
-			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`+"\n", strings.Join(points, " "), colors[t.name])
+			fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", strings.Join(points, " "), colors[l.tool], l.dash)
 			for _, p := range points {
 				xy := strings.Split(p, ",")
-				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], colors[t.name])
+				fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="%s"/>`+"\n", xy[0], xy[1], colors[l.tool])
 			}
 		}
 	}
