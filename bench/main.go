@@ -100,10 +100,11 @@ func main() {
 	slowRuns := flag.Int("slow-runs", 1, "runs of kubernetes_manifest above 10 jobs")
 	only := flag.String("tools", "", "comma-separated providers to run (training,kubernetes,kubectl,floor); default all")
 	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
+	mpiQueue := flag.Int("mpi-queue-rate-limit", 0, "mpi-operator's work-queue rate limit and burst (events a second); 0 keeps upstream's defaults, 10 and 100")
 	out := flag.String("out", "RESULTS.md", "report file")
 	plot := flag.String("plot", "scaling.svg", "plot file")
 	flag.Parse()
-	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot}
+	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue}
 	if err := run(*sizes, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -113,6 +114,8 @@ func main() {
 type benchConfig struct {
 	runs, oneRunAbove, slowMax, slowRuns int
 	only, out, plot                      string
+	// mpiQueue, when not 0, is mpi-operator's work-queue rate limit and burst.
+	mpiQueue int
 }
 
 // benchNodes are the bench cluster's simulated nodes: room for every pod of 300 jobs after the
@@ -169,6 +172,9 @@ func run(sizes string, cfg benchConfig) error {
 	nodes := 8
 	if err := os.WriteFile(opts.NodesFile, []byte(benchNodes(nodes)), 0o644); err != nil {
 		return err
+	}
+	if cfg.mpiQueue != 0 {
+		opts.MPIOperatorArgs = []string{fmt.Sprintf("--controller-queue-rate-limit=%d", cfg.mpiQueue), fmt.Sprintf("--controller-queue-burst=%d", cfg.mpiQueue)}
 	}
 	logf("starting the local cluster with the operators, on %d simulated nodes", nodes)
 	c, _, err := cluster.Start(ctx, opts)

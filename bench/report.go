@@ -10,11 +10,24 @@ import (
 func renderReport(results map[string]map[int]map[string]result, failures map[string]string, ns []int, cfg benchConfig, nodes int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmarks: this provider beside kubernetes_manifest, kubectl_manifest and Terraform's floor\n\n")
-	fmt.Fprintf(&b, "Produced by `make bench` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d`) on %s, in one run on one local "+
+	target, extra := "bench", ""
+	if cfg.only != "" {
+		extra += " -tools " + cfg.only
+	}
+	if cfg.mpiQueue != 0 {
+		target = "bench-mpi-queue"
+		extra += fmt.Sprintf(" -mpi-queue-rate-limit %d", cfg.mpiQueue)
+	}
+	fmt.Fprintf(&b, "Produced by `make %s` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d%s`) on %s, in one run on one local "+
 		"cluster with the real operators (mpi-operator, training-operator, FrameworkController) and KWOK's simulated kubelets on %d nodes, "+
 		"on this machine (2 cores). Each size holds a quarter of each kind: elastic Horovod MPIJobs, TFJobs, elastic PyTorchJobs and "+
 		"elastic PyTorch Frameworks with their own etcd. Every tool waits for the same thing: each job running on apply and rescale, "+
-		"each object gone on destroy.\n\n", joinInts(ns), cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, time.Now().UTC().Format("2006-01-02"), nodes)
+		"each object gone on destroy.\n\n", target, joinInts(ns), cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, extra, time.Now().UTC().Format("2006-01-02"), nodes)
+	if cfg.mpiQueue != 0 {
+		fmt.Fprintf(&b, "**Not upstream's defaults:** mpi-operator runs with `--controller-queue-rate-limit=%[1]d --controller-queue-burst=%[1]d` "+
+			"(upstream: 10 and 100), so that its work queue's rate limiter, through which every event about an MPIJob passes, does not "+
+			"hold the MPIJobs (`-mpi-queue-rate-limit %[1]d`).\n\n", cfg.mpiQueue)
+	}
 	fmt.Fprintf(&b, "Each cell: the median wall time of the whole `terraform` command (default parallelism 10) over the runs, with the fastest "+
 		"and slowest in brackets (%d runs; above %d jobs, 1 run); API requests per job and WATCH requests (watch connections opened; the most open at once in brackets), "+
 		"counted by a proxy in front of the API server; the peak resident memory of any one provider process (Terraform starts several "+

@@ -43,6 +43,9 @@ type Options struct {
 	// DieWithParent makes every process die with the one that started it (test binaries), so
 	// a killed test run leaves no cluster behind.
 	DieWithParent bool
+	// MPIOperatorArgs are added to mpi-operator's command line (its flags:
+	// components/mpi-operator/main.go).
+	MPIOperatorArgs []string
 }
 
 // Cluster is a running local cluster.
@@ -470,7 +473,7 @@ func (s *starter) startControllers() error {
 			// Ready again.
 			"--node-lease-duration-seconds=40",
 		}},
-		{"mpi-operator", []string{kubeconfig}},
+		{"mpi-operator", append([]string{kubeconfig}, s.opts.MPIOperatorArgs...)},
 		{"training-operator", []string{kubeconfig,
 			"--webhook-port=" + strconv.Itoa(s.c.Ports["training-operator-webhook"]),
 			"--cert-dir=" + p.webhookCertDir(),

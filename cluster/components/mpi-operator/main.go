@@ -28,6 +28,10 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "path to the kubeconfig of the cluster to manage")
 	threadiness := flag.Int("threadiness", 2, "number of MPIJobs reconciled at once")
+	// Upstream's flags and defaults: every event about an MPIJob or what it owns goes through the
+	// work queue's rate limiter, a token bucket shared by all MPIJobs.
+	queueRateLimit := flag.Int("controller-queue-rate-limit", 10, "rate limit of the controller events queue, per second")
+	queueBurst := flag.Int("controller-queue-burst", 100, "maximum burst of the controller events queue")
 	flag.Parse()
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -50,7 +54,7 @@ func main() {
 
 	kubeInformers := kubeinformers.NewSharedInformerFactory(kubeClient, 0)
 	mpiInformers := informers.NewSharedInformerFactory(mpiClient, 0)
-	opts := &options.ServerOption{Threadiness: *threadiness, ControllerRateLimit: 10, ControllerBurst: 100}
+	opts := &options.ServerOption{Threadiness: *threadiness, ControllerRateLimit: *queueRateLimit, ControllerBurst: *queueBurst}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctrl, err := controller.NewMPIJobController(ctx, kubeClient, mpiClient, nil, nil,
