@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -33,7 +34,7 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"counted by a proxy in front of the API server; the peak resident memory of any one provider process (Terraform starts several "+
 		"per command); the API server's CPU time during the command. kubernetes_manifest runs at most %d jobs, %d run%s above 10 "+
 		"(it takes minutes per operation).\n\n", cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, plural(cfg.slowRuns))
-	fmt.Fprintf(&b, "![Time per operation against the number of jobs](scaling.svg)\n\n")
+	fmt.Fprintf(&b, "![Time per operation against the number of jobs](%s)\n\n", filepath.Base(cfg.plot))
 	fmt.Fprintf(&b, "What each tool does, as configured here (bench/configs.go):\n\n"+
 		"- **training** (`training_mpi_job`, `training_tf_job`, `training_pytorch_job`, `training_elastic_job`), default `wait_for = \"running\"`: "+
 		"apply creates each job (an elastic job's two Services and NetworkPolicy first) and waits until its operator reports it running "+
