@@ -42,12 +42,7 @@ var dependentGVRs = []schema.GroupVersionResource{
 // configuration replaces with its own), status, UID, owner
 // references, managed fields, or a Service's allocated cluster IPs.
 func dumpManifests(ctx context.Context, kubeconfig, namespace, dir string) error {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamicClient(kubeconfig)
 	if err != nil {
 		return err
 	}
@@ -169,4 +164,14 @@ func withoutNulls(v any) any {
 		return out
 	}
 	return v
+}
+
+// dynamicClient is the bench's own client of the cluster, not rate-limited in practice.
+func dynamicClient(kubeconfig string) (*dynamic.DynamicClient, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	return dynamic.NewForConfig(cfg)
 }

@@ -303,7 +303,7 @@ func buildProviders(root, work string) error {
 	return os.WriteFile(filepath.Join(work, "terraformrc-schemafloor"), []byte(schemaFloorConfig), 0o644)
 }
 
-// measureTool runs apply, plan, rescale (query) and destroy runs times for n jobs. The
+// measureTool runs apply, plan, rescale (the schema floor's plan, query) and destroy runs times for n jobs. The
 // training tool runs first at each size: after its first apply and rescale its objects are read
 // back as the peers' manifests.
 func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (map[string]result, error) {

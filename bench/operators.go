@@ -9,8 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/tools/clientcmd"
 )
 
 // operatorTimes is, per kind, how long its operator took from each job's creation to reporting it
@@ -20,12 +18,7 @@ import (
 type operatorTimes map[string][]float64
 
 func readOperatorTimes(ctx context.Context, kubeconfig, namespace string) (operatorTimes, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-	if err != nil {
-		return nil, err
-	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, err := dynamicClient(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
