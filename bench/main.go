@@ -303,9 +303,9 @@ func buildProviders(root, work string) error {
 	return os.WriteFile(filepath.Join(work, "terraformrc-schemafloor"), []byte(schemaFloorConfig), 0o644)
 }
 
-// measureTool runs apply, plan, rescale (the schema floor's plan, query) and destroy runs times for n jobs. The
-// training tool runs first at each size: after its first apply and rescale its objects are read
-// back as the peers' manifests.
+// measureTool runs apply, the plans, rescale, (query) and destroy runs times for n jobs; the
+// training tool's plans include the schema floor's. The training tool runs first at each size:
+// after its first apply and rescale its objects are read back as the peers' manifests.
 func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (map[string]result, error) {
 	dir := filepath.Join(work, fmt.Sprintf("%s-%d", providerKey(t), n))
 	manifests := filepath.Join(work, fmt.Sprintf("manifests-%d", n))
