@@ -42,11 +42,17 @@ type tool struct {
 	config   func(n int) string
 }
 
+// The names of this provider's and Terraform's floor in tools, which the report refers to.
+const (
+	trainingTool = "training"
+	floorTool    = "floor: terraform_data"
+)
+
 var tools = []tool{
-	{"training", "training", trainingConfig},
+	{trainingTool, "training", trainingConfig},
 	{"kubernetes_manifest", "kubernetes", kubernetesConfig},
 	{"kubectl_manifest", "kubectl", kubectlConfig},
-	{"floor: terraform_data", "", floorConfig},
+	{floorTool, "", floorConfig},
 }
 
 const (

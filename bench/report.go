@@ -69,8 +69,7 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 			fmt.Fprintf(&b, "**%s could not manage these jobs**, so it is not measured: %s\n\n", t.name, why)
 		}
 	}
-	const training = "training"
-	peers := []string{"kubernetes_manifest", "kubectl_manifest", "floor: terraform_data"}
+	peers := []string{"kubernetes_manifest", "kubectl_manifest", floorTool}
 	for _, n := range ns {
 		fmt.Fprintf(&b, "\n## %d jobs\n\n| operation |", n)
 		for _, t := range tools {
@@ -103,12 +102,12 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 				}
 				fmt.Fprintf(&b, " %s |", cell)
 			}
-			mine, ok := results[training][n][op]
+			mine, ok := results[trainingTool][n][op]
 			for _, peer := range peers {
 				peerOp := op
 				if op == opPlanSchemaFloor {
 					// Terraform's cost for this schema beside its cost for terraform_data's.
-					if peer != "floor: terraform_data" {
+					if peer != floorTool {
 						fmt.Fprintf(&b, " - |")
 						continue
 					}
@@ -133,9 +132,9 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 			fmt.Fprintf(&b, "\nThe operators' time from each job's creation to reporting it running (the Kubeflow kinds' Running condition, "+
 				"a Framework's `status.runTime`; whole seconds), median / slowest per kind, in the median apply: %s.\n", strings.Join(operators, "; "))
 		}
-		plan, ok := results[training][n][opPlan]
-		schema, ok2 := results[training][n][opPlanSchemaFloor]
-		floor, ok3 := results["floor: terraform_data"][n][opPlan]
+		plan, ok := results[trainingTool][n][opPlan]
+		schema, ok2 := results[trainingTool][n][opPlanSchemaFloor]
+		floor, ok3 := results[floorTool][n][opPlan]
 		if ok && ok2 && ok3 && schema.median.seconds > 0 && floor.median.seconds > 0 {
 			fmt.Fprintf(&b, "\nOf this provider's plan (%.2f s), Terraform with this schema and a provider doing nothing takes %.2f s, "+
 				"%.1fx terraform_data's plan: the rest, %.2f s, is this provider's own work (the plugin framework's plan of each resource "+
@@ -150,7 +149,7 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 // jobs, one line per tool, on log-log axes: a line's slope is how its cost grows.
 func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 	ops := []string{opApply, opPlan, opRescale, opDestroy}
-	colors := map[string]string{"training": "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", "floor: terraform_data": "#7f7f7f"}
+	colors := map[string]string{trainingTool: "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", floorTool: "#7f7f7f"}
 	const panelW, panelH, margin = 360.0, 260.0, 50.0
 	width, height := 2*panelW, 2*panelH+50
 	var b strings.Builder
@@ -164,7 +163,7 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 	}
 	// The plan panel also has the schema floor: Terraform with this schema and a provider doing nothing.
 	const schemaFloorName = "this schema, provider doing nothing (plan)"
-	fmt.Fprintf(&b, `<line x1="10" y1="32" x2="30" y2="32" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/><text x="34" y="36">%s</text>`+"\n", colors["training"], schemaFloorName)
+	fmt.Fprintf(&b, `<line x1="10" y1="32" x2="30" y2="32" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/><text x="34" y="36">%s</text>`+"\n", colors[trainingTool], schemaFloorName)
 	minN, maxN := float64(ns[0]), float64(ns[0])
 	for _, n := range ns {
 		minN, maxN = math.Min(minN, float64(n)), math.Max(maxN, float64(n))
@@ -180,7 +179,7 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 			lines = append(lines, series{t.name, op, ""})
 		}
 		if op == opPlan {
-			lines = append(lines, series{"training", opPlanSchemaFloor, ` stroke-dasharray="4 3"`})
+			lines = append(lines, series{trainingTool, opPlanSchemaFloor, ` stroke-dasharray="4 3"`})
 		}
 		minT, maxT := math.Inf(1), 0.0
 		for _, l := range lines {

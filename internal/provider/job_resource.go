@@ -864,9 +864,9 @@ func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32
 
 // delete deletes the job object Terraform made (by UID), with its TensorBoard, and waits within
 // the delete timeout until they, their pods and what the operator made for the job are gone.
-// Its dependents (an elastic job's Services) are deleted by name too, as an imported job's may have no owner reference; but only
-// those that are the job's, owned by it or made by this provider: one of that name that is
-// somebody else's is left alone, with a warning.
+// Its dependents (an elastic job's Services) are deleted by name too, as an imported job's may
+// have no owner reference; but only those that are the job's, owned by it or made by this
+// provider: one of that name that is somebody else's is left alone, with a warning.
 func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse, m jobModel) {
 	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
 	if resp.Diagnostics.HasError() {
