@@ -200,16 +200,25 @@ func kubectlConfig(n int) string {
 
 // floorConfig is Terraform's own cost for N resources holding the jobs' settings, with no
 // provider process and no API call.
-func floorConfig(n int) string {
+func floorConfig(n int) string { return dataConfig(n, "terraform_data", "") }
+
+// pluginFloorConfig is floorConfig's resources served by bench/schemafloor/plugin, a provider
+// doing nothing: what a plugin process costs Terraform for them.
+func pluginFloorConfig(n int) string {
+	return dataConfig(n, "training_floor_data", `training = { source = "kubetrain/training" }`)
+}
+
+// dataConfig is N resources of a type whose one attribute, input, holds the jobs' settings.
+func dataConfig(n int, resourceType, providers string) string {
 	m := mixOf(n)
 	var b strings.Builder
-	fmt.Fprintf(&b, header, "")
+	fmt.Fprintf(&b, header, providers)
 	for _, r := range []struct {
 		kind  string
 		count int
 	}{{"mpi", m.mpi}, {"tf", m.tf}, {"pytorch", m.pytorch}, {"elastic", m.elastic}} {
 		fmt.Fprintf(&b, `
-resource "terraform_data" %q {
+resource %q %q {
   count = %d
   input = {
     name         = "%s-${count.index}"
@@ -221,7 +230,7 @@ resource "terraform_data" %q {
     elastic      = { min_workers = 1, max_workers = 4 }
   }
 }
-`, r.kind, r.count, r.kind)
+`, resourceType, r.kind, r.count, r.kind)
 	}
 	return b.String()
 }

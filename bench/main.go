@@ -37,23 +37,38 @@ import (
 
 // A tool is one way of managing the same N jobs with Terraform.
 type tool struct {
-	name     string // column heading
-	provider string // provider binary name (terraform-provider-NAME), "" for the floor
+	name string // column heading
+	key  string // its name in -tools, its work folder and its namespace
+	// provider is the provider binary name (terraform-provider-NAME) that the RSS wrapper runs,
+	// "" for the floors, which make no API request.
+	provider string
 	config   func(n int) string
+	// cliConfig is the CLI configuration file in the work folder, which picks the providers.
+	cliConfig string
 }
 
-// The names of this provider's and Terraform's floor in tools, which the report refers to.
+// The names of this provider and of the floors in tools, which the report refers to.
 const (
-	trainingTool = "training"
-	floorTool    = "floor: terraform_data"
+	trainingTool    = "training"
+	floorTool       = "floor: terraform_data"
+	pluginFloorTool = "floor: a plugin doing nothing"
 )
 
 var tools = []tool{
-	{trainingTool, "training", trainingConfig},
-	{"kubernetes_manifest", "kubernetes", kubernetesConfig},
-	{"kubectl_manifest", "kubectl", kubectlConfig},
-	{floorTool, "", floorConfig},
+	{trainingTool, "training", "training", trainingConfig, cliConfigFile},
+	{"kubernetes_manifest", "kubernetes", "kubernetes", kubernetesConfig, cliConfigFile},
+	{"kubectl_manifest", "kubectl", "kubectl", kubectlConfig, cliConfigFile},
+	{floorTool, "floor", "", floorConfig, cliConfigFile},
+	{pluginFloorTool, "plugin-floor", "", pluginFloorConfig, pluginFloorCLIConfigFile},
 }
+
+// The CLI configurations buildProviders writes: the measured providers (through the RSS
+// wrapper), bench/schemafloor in place of this provider, and bench/schemafloor/plugin.
+const (
+	cliConfigFile            = "terraformrc"
+	schemaFloorCLIConfigFile = "terraformrc-schemafloor"
+	pluginFloorCLIConfigFile = "terraformrc-pluginfloor"
+)
 
 const (
 	opApply = "apply from empty"
@@ -104,7 +119,7 @@ func main() {
 	oneRunAbove := flag.Int("one-run-above", 100, "sizes above this get one run per tool (a run of 300 jobs takes minutes)")
 	slowMax := flag.Int("slow-max", 100, "largest number of jobs kubernetes_manifest is run with (it takes minutes per operation)")
 	slowRuns := flag.Int("slow-runs", 1, "runs of kubernetes_manifest above 10 jobs")
-	only := flag.String("tools", "", "comma-separated providers to run (training,kubernetes,kubectl,floor); default all")
+	only := flag.String("tools", "", "comma-separated tools to run (training,kubernetes,kubectl,floor,plugin-floor); default all")
 	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
 	mpiQueue := flag.Int("mpi-queue-rate-limit", 0, "mpi-operator's work-queue rate limit and burst (events a second); 0 keeps upstream's defaults, 10 and 100")
 	out := flag.String("out", "RESULTS.md", "report file")
@@ -203,7 +218,7 @@ func run(sizes string, cfg benchConfig) error {
 	failures := map[string]string{}                   // tool -> why it could not be measured
 	for _, n := range ns {
 		for _, t := range tools {
-			if cfg.only != "" && !strings.Contains(","+cfg.only+",", ","+providerKey(t)+",") {
+			if cfg.only != "" && !strings.Contains(","+cfg.only+",", ","+t.key+",") {
 				continue
 			}
 			r := cfg.runs
@@ -246,13 +261,6 @@ func run(sizes string, cfg benchConfig) error {
 	return os.WriteFile(cfg.out, []byte(report), 0o644)
 }
 
-func providerKey(t tool) string {
-	if t.provider == "" {
-		return "floor"
-	}
-	return t.provider
-}
-
 func logf(format string, args ...any) {
 	_, _ = fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
@@ -270,6 +278,7 @@ func buildProviders(root, work string) error {
 		{filepath.Join(root, "bench", "peers", "kubectl"), "github.com/alekc/terraform-provider-kubectl", filepath.Join(work, "real", "kubectl")},
 		{filepath.Join(root, "bench"), "./rsswrap", filepath.Join(work, "rsswrap")},
 		{filepath.Join(root, "bench", "schemafloor"), ".", filepath.Join(work, "schemafloor", "terraform-provider-training")},
+		{filepath.Join(root, "bench", "schemafloor"), "./plugin", filepath.Join(work, "pluginfloor", "terraform-provider-training")},
 	}
 	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", b.out, b.pkg)
@@ -287,33 +296,31 @@ func buildProviders(root, work string) error {
 			return err
 		}
 	}
-	cliConfig := fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "kubetrain/training"   = %[1]q
-    "hashicorp/kubernetes" = %[1]q
-    "alekc/kubectl"        = %[1]q
-  }
-  direct {}
-}
-`, overrides)
-	if err := os.WriteFile(filepath.Join(work, "terraformrc"), []byte(cliConfig), 0o644); err != nil {
+	if err := writeCLIConfig(filepath.Join(work, cliConfigFile), overrides, "kubetrain/training", "hashicorp/kubernetes", "alekc/kubectl"); err != nil {
 		return err
 	}
-	schemaFloorConfig := fmt.Sprintf(`provider_installation {
-  dev_overrides {
-    "kubetrain/training" = %q
-  }
-  direct {}
+	if err := writeCLIConfig(filepath.Join(work, schemaFloorCLIConfigFile), filepath.Join(work, "schemafloor"), "kubetrain/training"); err != nil {
+		return err
+	}
+	return writeCLIConfig(filepath.Join(work, pluginFloorCLIConfigFile), filepath.Join(work, "pluginfloor"), "kubetrain/training")
 }
-`, filepath.Join(work, "schemafloor"))
-	return os.WriteFile(filepath.Join(work, "terraformrc-schemafloor"), []byte(schemaFloorConfig), 0o644)
+
+// writeCLIConfig writes a CLI configuration that takes the providers of sources from dir.
+func writeCLIConfig(path, dir string, sources ...string) error {
+	var b strings.Builder
+	b.WriteString("provider_installation {\n  dev_overrides {\n")
+	for _, source := range sources {
+		fmt.Fprintf(&b, "    %q = %q\n", source, dir)
+	}
+	b.WriteString("  }\n  direct {}\n}\n")
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // measureTool runs apply, the plans, rescale, (query) and destroy runs times for n jobs; the
 // training tool's plans include the schema floor's. The training tool runs first at each size:
 // after its first apply and rescale its objects are read back as the peers' manifests.
 func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (map[string]result, error) {
-	dir := filepath.Join(work, fmt.Sprintf("%s-%d", providerKey(t), n))
+	dir := filepath.Join(work, fmt.Sprintf("%s-%d", t.key, n))
 	manifests := filepath.Join(work, fmt.Sprintf("manifests-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -326,13 +333,13 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			return nil, err
 		}
 	}
-	namespace := "bench-" + providerKey(t)
+	namespace := "bench-" + t.key
 	if err := ensureNamespace(ctx, c.Kubeconfig, namespace); err != nil {
 		return nil, err
 	}
 	rssLog := filepath.Join(dir, "rss.log")
 	env := append(os.Environ(),
-		"TF_CLI_CONFIG_FILE="+filepath.Join(work, "terraformrc"),
+		"TF_CLI_CONFIG_FILE="+filepath.Join(work, t.cliConfig),
 		"TF_IN_AUTOMATION=1",
 		"KUBECONFIG="+kubeconfig, "KUBE_CONFIG_PATH="+kubeconfig,
 		"BENCH_RSS_LOG="+rssLog,
@@ -357,7 +364,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
 		}
 		if t.provider == "training" {
-			steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, "terraformrc-schemafloor")})
+			steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, schemaFloorCLIConfigFile)})
 		}
 		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
 		if t.provider == "training" && queryTerraform != "" {

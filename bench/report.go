@@ -55,6 +55,10 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"- **kubernetes_manifest**, the same manifests: `wait` for the same condition or field on apply and rescale (by polling); "+
 		"server-side apply; destroy waits until the object is gone.\n"+
 		"- **terraform_data**: no provider and no API call; Terraform's own cost for N resources holding the jobs' settings.\n"+
+		"- **a plugin doing nothing**: terraform_data's configuration, the same settings in one attribute, `input`, of a resource "+
+		"type served by bench/schemafloor/plugin, a provider that does nothing (no validation, no request, the plan Terraform "+
+		"proposes, the state as stored) and holds nothing but the plugin framework: what serving N resources from a plugin process "+
+		"costs Terraform before any schema or provider work, the least any provider can take for them.\n"+
 		"- **plan, this schema, a provider doing nothing**: the training jobs' plan (with refresh) run with bench/schemafloor in place "+
 		"of this provider: it serves the same schema and does nothing else (no validation, no request, the plan Terraform proposes, the "+
 		"state as stored), so its time is Terraform's own for N resources of this schema, the least any provider of it can take; "+
@@ -138,8 +142,14 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		if ok && ok2 && ok3 && schema.median.seconds > 0 && floor.median.seconds > 0 {
 			fmt.Fprintf(&b, "\nOf this provider's plan (%.2f s), Terraform with this schema and a provider doing nothing takes %.2f s, "+
 				"%.1fx terraform_data's plan: the rest, %.2f s, is this provider's own work (the plugin framework's plan of each resource "+
-				"and the refresh).\n", plan.median.seconds, schema.median.seconds, schema.median.seconds/floor.median.seconds,
+				"and the refresh).", plan.median.seconds, schema.median.seconds, schema.median.seconds/floor.median.seconds,
 				plan.median.seconds-schema.median.seconds)
+			if plugin, ok := results[pluginFloorTool][n][opPlan]; ok {
+				fmt.Fprintf(&b, " A provider doing nothing with terraform_data's one attribute takes %.2f s, %.2fx terraform_data's plan: "+
+					"that much is the plugin protocol's alone, the rest of the schema floor (%.2f s) is this schema's.",
+					plugin.median.seconds, plugin.median.seconds/floor.median.seconds, schema.median.seconds-plugin.median.seconds)
+			}
+			b.WriteString("\n")
 		}
 	}
 	return b.String()
@@ -149,21 +159,30 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 // jobs, one line per tool, on log-log axes: a line's slope is how its cost grows.
 func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 	ops := []string{opApply, opPlan, opRescale, opDestroy}
-	colors := map[string]string{trainingTool: "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", floorTool: "#7f7f7f"}
+	colors := map[string]string{trainingTool: "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", floorTool: "#7f7f7f", pluginFloorTool: "#8c564b"}
 	const panelW, panelH, margin = 360.0, 260.0, 50.0
 	width, height := 2*panelW, 2*panelH+50
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	// The legend.
-	x := 10.0
+	// The legend, in rows as wide as the plot; after the tools, the plan panel's schema floor:
+	// Terraform with this schema and a provider doing nothing.
+	type entry struct{ name, color, dash string }
+	var legend []entry
 	for _, t := range tools {
-		fmt.Fprintf(&b, `<line x1="%.0f" y1="15" x2="%.0f" y2="15" stroke="%s" stroke-width="2"/><text x="%.0f" y="19">%s</text>`+"\n", x, x+20, colors[t.name], x+24, t.name)
-		x += 40 + 7*float64(len(t.name))
+		legend = append(legend, entry{t.name, colors[t.name], ""})
 	}
-	// The plan panel also has the schema floor: Terraform with this schema and a provider doing nothing.
-	const schemaFloorName = "this schema, provider doing nothing (plan)"
-	fmt.Fprintf(&b, `<line x1="10" y1="32" x2="30" y2="32" stroke="%s" stroke-width="2" stroke-dasharray="4 3"/><text x="34" y="36">%s</text>`+"\n", colors[trainingTool], schemaFloorName)
+	legend = append(legend, entry{"this schema, provider doing nothing (plan)", colors[trainingTool], ` stroke-dasharray="4 3"`})
+	x, y := 10.0, 15.0
+	for _, e := range legend {
+		w := 40 + 7*float64(len(e.name))
+		if x > 10 && x+w > width {
+			x, y = 10, y+17
+		}
+		fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="2"%s/><text x="%.0f" y="%.0f">%s</text>`+"\n",
+			x, y, x+20, y, e.color, e.dash, x+24, y+4, e.name)
+		x += w
+	}
 	minN, maxN := float64(ns[0]), float64(ns[0])
 	for _, n := range ns {
 		minN, maxN = math.Min(minN, float64(n)), math.Max(maxN, float64(n))
