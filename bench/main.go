@@ -122,10 +122,11 @@ func main() {
 	only := flag.String("tools", "", "comma-separated tools to run (training,kubernetes,kubectl,floor,plugin-floor); default all")
 	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
 	mpiQueue := flag.Int("mpi-queue-rate-limit", 0, "mpi-operator's work-queue rate limit and burst (events a second); 0 keeps upstream's defaults, 10 and 100")
+	keep := flag.Bool("keep", false, "keep the work folder (each tool's configuration, state and every command's output) and print where it is")
 	out := flag.String("out", "RESULTS.md", "report file")
 	plot := flag.String("plot", "scaling.svg", "plot file")
 	flag.Parse()
-	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue}
+	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue, keep: *keep}
 	if err := run(*sizes, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -137,6 +138,8 @@ type benchConfig struct {
 	only, out, plot                      string
 	// mpiQueue, when not 0, is mpi-operator's work-queue rate limit and burst.
 	mpiQueue int
+	// keep leaves the work folder in place.
+	keep bool
 }
 
 // benchNodes are the bench cluster's simulated nodes: room for every pod of 300 jobs after the
@@ -169,7 +172,11 @@ func run(sizes string, cfg benchConfig) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.RemoveAll(work) }()
+	if cfg.keep {
+		logf("the work folder is %s; it is kept", work)
+	} else {
+		defer func() { _ = os.RemoveAll(work) }()
+	}
 
 	var ns []int
 	for _, s := range strings.Split(sizes, ",") {
@@ -387,6 +394,10 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			}
 			output, err := cmd.CombinedOutput()
 			elapsed := time.Since(start).Seconds()
+			logName := fmt.Sprintf("%s-run%d.log", strings.NewReplacer(" ", "-", ",", "", ":", "").Replace(st.op), r+1)
+			if werr := os.WriteFile(filepath.Join(dir, logName), output, 0o644); werr != nil {
+				return nil, werr
+			}
 			if err != nil {
 				// Leave nothing behind for the next tool.
 				destroy := exec.CommandContext(ctx, "terraform", "destroy", "-auto-approve", "-input=false", "-no-color", "-var", "workers=1")
