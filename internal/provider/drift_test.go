@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -17,8 +18,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -353,5 +356,57 @@ import {
 	return []resource.TestStep{
 		{Config: forgotten},
 		{Config: imported, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{check}}},
+	}
+}
+
+// A TrainJob's trainer is immutable in Trainer's API, and its runtime patches may change only
+// while it is suspended and its JobSet's jobs are inactive: the drifts are what the API lets
+// anyone change behind Terraform's back.
+func TestAccTrainJob_driftShowsInPlan(t *testing.T) {
+	name := acctest.RandomWithPrefix("tf-acc-tjd")
+	const podSpec = "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec"
+	testDrift(t, jobs.Train, "training_train_job.test", name,
+		trainJobConfig(name, 1, "  wait_for      = \"created\"\n  annotations   = { owner = \"ml\" }\n"), []drift{
+			{name: "equivalent", patch: []map[string]any{op("add", "/metadata/labels/added-by-someone", "x")}},
+			{name: "labels", patch: []map[string]any{op("replace", "/metadata/labels/team", "other")}, want: []string{"labels"}, replace: true},
+			{name: "annotations", patch: []map[string]any{op("remove", "/metadata/annotations/owner", nil)}, want: []string{"annotations"}, replace: true},
+			{name: "suspended", patch: []map[string]any{op("add", "/spec/suspend", true)}, want: []string{"suspend"}, podsGo: true},
+			{name: "tolerations, suspended", do: suspendedThen(op("add", podSpec+"/tolerations/-", map[string]any{"key": "extra", "operator": "Exists"})),
+				want: []string{"suspend", "tolerations"}, replace: true},
+			{name: "node selector, suspended", do: suspendedThen(op("add", podSpec+"/nodeSelector", map[string]any{"zone": "b"})),
+				want: []string{"suspend", "node_selector"}, replace: true},
+			// The labels are read from the TrainJob object, as every kind's are from its job object.
+			{name: "runtime patch removed, suspended", do: suspendedThen(op("remove", "/spec/runtimePatches/0", nil)),
+				want: []string{"suspend", "tolerations"}, replace: true},
+		})
+}
+
+// suspendedThen suspends a TrainJob, waits until its JobSet has no active job (Trainer's
+// webhook refuses a runtime patch change before that), then applies patch.
+func suspendedThen(patch ...map[string]any) func(a *api, job string) error {
+	return func(a *api, job string) error {
+		if err := makeDrift(a, jobs.Train, job, drift{patch: []map[string]any{op("add", "/spec/suspend", true)}}); err != nil {
+			return err
+		}
+		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			jobSet, err := a.get(jobSetGVR, "default", job)
+			if err != nil {
+				return false, err
+			}
+			statuses, _, err := unstructured.NestedSlice(jobSet.Object, "status", "replicatedJobsStatus")
+			if err != nil {
+				return false, err
+			}
+			for _, s := range statuses {
+				if active, _, _ := unstructured.NestedInt64(s.(map[string]any), "active"); active > 0 {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for the suspended JobSet's jobs to be inactive: %w", err)
+		}
+		return makeDrift(a, jobs.Train, job, drift{patch: patch})
 	}
 }

@@ -487,7 +487,7 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if observed == nil {
 		return
 	}
-	imported := m.pod().Image.IsNull()
+	imported := m.pod().imported()
 	resp.Diagnostics.Append(m.read(ctx, jobs.WithoutAdmission(observed.Object, observed.Workload))...)
 	if resp.Diagnostics.HasError() {
 		return

@@ -23,6 +23,9 @@ type jobSchemaSpec struct {
 	roles, tolerated string
 	// running says what `wait_for = "running"` waits for.
 	running string
+	// metadata says what the labels and annotations go to and what changing them does; by
+	// default jobMetadata(roles).
+	metadata metadataDoc
 	// own are the kind's attributes (name and worker_count among them) and blocks.
 	own    map[string]schema.Attribute
 	blocks map[string]schema.Block
@@ -68,7 +71,7 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 		// raises the version and adds the upgrader from the one before.
 		Version:             jobSchemaVersion,
 		MarkdownDescription: s.description,
-		Attributes:          mergeAttributes(shared, podAttributes(s.roles), statusAttributes(), s.own),
+		Attributes:          mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles))), statusAttributes(), s.own),
 		Blocks:              blocks,
 	}
 }

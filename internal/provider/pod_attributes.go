@@ -74,9 +74,20 @@ type tolerationModel struct {
 
 var effects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
 
-// podAttributes are the shared attributes; all of them are baked into the pods, so changing
-// any of them replaces the job. role names the pods they apply to, for the descriptions.
-func podAttributes(role string) map[string]schema.Attribute {
+// metadataDoc says, in the labels' and annotations' descriptions, what objects they are put on
+// and what changing them does.
+type metadataDoc struct{ on, change string }
+
+// jobMetadata is a Kubeflow job's or a Framework's: their operators pass label and annotation
+// changes on to the pods they run.
+var jobMetadata = func(role string) metadataDoc {
+	return metadataDoc{on: "the job object and of " + role, change: "Changing them updates the job object, its pod templates and its running pods in place."}
+}
+
+// podAttributes are the shared attributes; all of them but the labels and annotations are baked
+// into the pods, so changing any of them replaces the job. role names the pods they apply to,
+// and meta what the labels and annotations go to, for the descriptions.
+func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	replaceMap := []planmodifier.Map{mapplanmodifier.RequiresReplace()}
 	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
@@ -119,12 +130,12 @@ func podAttributes(role string) map[string]schema.Attribute {
 			MarkdownDescription: "Secrets in the job's namespace whose every key becomes an environment variable of " + role + " (`envFrom`)."},
 		"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
-			MarkdownDescription: "Labels of the job object and of " + role + ". Changing them updates the job object, its pod " +
-				"templates and its running pods in place. Only these keys are Terraform's: labels others add are left alone and not shown as changes."},
+			MarkdownDescription: "Labels of " + meta.on + ". " + meta.change +
+				" Only these keys are Terraform's: labels others add are left alone and not shown as changes."},
 		"annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule)},
-			MarkdownDescription: "Annotations of the job object and of " + role + " (Arena: `--annotation`). Changing them updates the job " +
-				"object, its pod templates and its running pods in place. Only these keys are Terraform's: annotations others add are left alone and not shown as changes."},
+			MarkdownDescription: "Annotations of " + meta.on + " (Arena: `--annotation`). " + meta.change +
+				" Only these keys are Terraform's: annotations others add are left alone and not shown as changes."},
 		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
 			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
 			MarkdownDescription: "Node labels " + role + " must run on (Arena: `--selector`)."},
@@ -240,6 +251,11 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 	return o, diags
 }
 
+// imported says whether the model is an import's (or a list resource's) before its first read:
+// gpus has a default, so every state a plan or an apply wrote holds it. (The image is no sign:
+// a TrainJob's is optional.)
+func (m *podModel) imported() bool { return m.GPUs.IsNull() }
+
 // setFromPodOptions sets the shared attributes from what the cluster holds. The model holds the
 // prior state (null on import): where the cluster says the same as the state in other words (a
 // quantity written `16384Mi` for `16Gi`, a toleration string written as a block), the state's words are kept, so that only a real difference shows in a
@@ -248,7 +264,7 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 // tools and controllers write (jobs.SystemKey).
 func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) diag.Diagnostics {
 	var diags diag.Diagnostics
-	imported := m.Image.IsNull()
+	imported := m.imported()
 	prior, priorDiags := m.podOptions(ctx)
 	var priorSensitive map[string]string
 	priorDiags.Append(m.SensitiveEnv.ElementsAs(ctx, &priorSensitive, true)...)

@@ -165,7 +165,8 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 
 func (r *objectResource[M, PM]) runtimeSchema(ctx context.Context) schema.Schema {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	attributes := inPlace(podAttributes("every node"))
+	attributes := inPlace(podAttributes("every node", metadataDoc{on: "the pod templates of every node",
+		change: "Changing them updates the runtime in place: jobs already made from it keep theirs."}))
 	own := map[string]schema.Attribute{
 		"id": idAttribute("`name`, or `namespace/name` of a TrainingRuntime."),
 		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString, Validators: kueueObjectNames,

@@ -129,7 +129,9 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"job of the runtime. Trainer's API makes all of these immutable, so changing any of them replaces the job; `suspend` changes in " +
 			"place. `env_from_secrets`, `priority_class_name`, `image_pull_policy` and `tensorboard` cannot be set on a TrainJob (a plan error " +
 			"says why). Destroy deletes the TrainJob and waits until it, its JobSet, Jobs, Service and pods are gone.",
-		roles:   "every node",
+		roles: "every node",
+		metadata: metadataDoc{on: "the TrainJob object and, through this provider's runtime patch, of every node's pods",
+			change: "Changing them replaces the job: Trainer's API lets the runtime patch change only while the job is suspended."},
 		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
 		own:     own,
 	})
