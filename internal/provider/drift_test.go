@@ -398,7 +398,11 @@ func suspendedThen(patch ...map[string]any) func(a *api, job string) error {
 				return false, err
 			}
 			for _, s := range statuses {
-				if active, _, _ := unstructured.NestedInt64(s.(map[string]any), "active"); active > 0 {
+				status, ok := s.(map[string]any)
+				if !ok {
+					return false, fmt.Errorf("JobSet %s: a replicated job's status is %T", job, s)
+				}
+				if active, _, _ := unstructured.NestedInt64(status, "active"); active > 0 {
 					return false, nil
 				}
 			}
