@@ -1,5 +1,6 @@
-# The demo's configuration: the Arena walkthrough's MPI job on the ssd_node node, and
-# FrameworkController's elastic PyTorch example, on the local cluster.
+# The demo's configuration: the Arena walkthrough's MPI job on the ssd_node node,
+# FrameworkController's elastic PyTorch example, and a Kubeflow Trainer v2 TrainJob on a
+# training runtime the platform team publishes, on the local cluster.
 terraform {
   required_providers {
     training = { source = "kubetrain/training" }
@@ -41,11 +42,30 @@ resource "training_elastic_job" "pet" {
   tolerations  = ["gpu_node"]
 }
 
+# The platform team's blueprint: a ClusterTrainingRuntime for torchrun.
+resource "training_runtime" "torch" {
+  name      = "torch-demo"
+  framework = "torch"
+  image     = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  command   = ["torchrun", "/workspace/train.py"]
+}
+
+# A practitioner's TrainJob on it: 2 nodes x 1 GPU on the GPU nodes.
+resource "training_train_job" "finetune" {
+  name        = "finetune"
+  runtime     = training_runtime.torch.name
+  command     = ["torchrun", "/workspace/train.py", "--epochs", "3"]
+  num_nodes   = 2
+  gpus        = 1
+  tolerations = ["gpu_node"]
+}
+
 # Like the instance table of `arena get`.
 output "instances" {
   value = join("\n", concat(
     [format("%-10s %-10s %-32s %-9s %-24s %s", "JOB", "STATUS", "INSTANCE", "ROLE", "STATE", "NODE")],
     [for i in training_mpi_job.mpi_dist.instances : format("%-10s %-10s %-32s %-9s %-24s %s", training_mpi_job.mpi_dist.name, training_mpi_job.mpi_dist.status, i.name, i.role, i.phase, i.node)],
     [for i in training_elastic_job.pet.instances : format("%-10s %-10s %-32s %-9s %-24s %s", training_elastic_job.pet.name, training_elastic_job.pet.status, i.name, "${i.role}-${i.index}", i.phase, i.node)],
+    [for i in training_train_job.finetune.instances : format("%-10s %-10s %-32s %-9s %-24s %s", training_train_job.finetune.name, training_train_job.finetune.status, i.name, "${i.role}-${i.index}", i.phase, i.node)],
   ))
 }

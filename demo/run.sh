@@ -44,7 +44,7 @@ cp "$root/demo/main.tf" "$work/"
 cd "$work"
 tf() { terraform "$@" -var "kubeconfig=$kubeconfig"; }
 
-step "terraform apply: an MPI job tolerating ssd_node, and an elastic PyTorch job with 4 workers"
+step "terraform apply: an MPI job tolerating ssd_node, an elastic PyTorch job with 4 workers, and a Trainer v2 TrainJob of 2 nodes on a runtime"
 tf apply -auto-approve -no-color | grep -E '^(training_|Apply complete)'
 took
 
@@ -60,14 +60,14 @@ tf apply -auto-approve -no-color -var elastic_workers=2 | grep -E '^(training_|A
 took
 terraform output -raw instances; echo
 
-step "terraform destroy: the jobs, the etcd, the Services and every pod"
+step "terraform destroy: the jobs, the etcd, the Services, the runtime and every pod"
 tf destroy -auto-approve -no-color -var elastic_workers=2 | grep -E '^(training_|Destroy complete)'
 took
 
 step "What is left in the cluster"
 if command -v kubectl >/dev/null; then
-  left=$(kubectl --kubeconfig "$kubeconfig" get mpijobs,frameworks,services,pods -n default --no-headers 2>&1 | grep -v '^service/kubernetes ' || true)
-  if [ -z "$left" ]; then echo "    no MPIJob, Framework, Service or pod is left"; else echo "$left"; exit 1; fi
+  left=$(kubectl --kubeconfig "$kubeconfig" get mpijobs,frameworks,trainjobs,jobsets,services,pods -n default --no-headers 2>&1 | grep -v '^service/kubernetes ' || true)
+  if [ -z "$left" ]; then echo "    no MPIJob, Framework, TrainJob, JobSet, Service or pod is left"; else echo "$left"; exit 1; fi
 else
   echo "kubectl is not installed; skipping the look at the cluster"
 fi
