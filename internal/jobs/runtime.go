@@ -142,7 +142,9 @@ type replicatedJob struct {
 	Template struct {
 		Metadata *metav1.ObjectMeta `json:"metadata,omitempty"`
 		Spec     struct {
-			Template corev1.PodTemplateSpec `json:"template"`
+			// Parallelism is how many pods of the job run at once (the trainer's job: Trainer sets it).
+			Parallelism *int32                 `json:"parallelism,omitempty"`
+			Template    corev1.PodTemplateSpec `json:"template"`
 		} `json:"spec"`
 	} `json:"template"`
 }

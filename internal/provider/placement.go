@@ -6,13 +6,22 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
+
+// runtimePlaced is a job model whose pods are made from a training runtime in the cluster (a
+// TrainJob): the placement check reads them with it.
+type runtimePlaced interface {
+	// runtime reads the job's runtime: nil when it is not there yet (made by the same apply).
+	runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error)
+}
 
 // checkPlacement warns in the plan when no node of the cluster can host a role of the job, or
 // the nodes cannot hold all its pods at once (jobs.CheckPlacement), for a job that is created or
-// changed. It never fails a plan: the cluster may change before apply, and a plan without a
+// changed; a TrainJob's pods are those Trainer makes of it on its runtime (jobs.TrainJobRoles). It never fails a plan: the cluster may change before apply, and a plan without a
 // reachable cluster (or without the right to list nodes) skips the check, with a debug log.
 func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel) {
 	if !r.placementCheck || r.client == nil || req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
@@ -20,6 +29,15 @@ func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPla
 	}
 	if diags := req.Plan.Get(ctx, m); diags.HasError() {
 		return
+	}
+	var runtime *unstructured.Unstructured
+	if p, ok := m.(runtimePlaced); ok {
+		rt, err := p.runtime(ctx, r.client)
+		if err != nil || rt == nil {
+			tflog.Debug(ctx, "placement check skipped: the job's runtime cannot be read, or is made by this apply", map[string]any{"error": fmt.Sprint(err)})
+			return
+		}
+		runtime = rt
 	}
 	spec, diags := m.spec(ctx)
 	if diags.HasError() {
@@ -31,6 +49,9 @@ func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPla
 		return // the apply says why
 	}
 	roles, err := jobs.Roles(obj)
+	if runtime != nil {
+		roles, err = jobs.TrainJobRoles(obj, runtime)
+	}
 	if err != nil {
 		tflog.Debug(ctx, "placement check skipped", map[string]any{"error": err.Error()})
 		return

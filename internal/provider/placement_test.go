@@ -72,3 +72,45 @@ func TestAccPlacement_planWarnings(t *testing.T) {
 		t.Errorf("a plan without a cluster warns:\n%s", out)
 	}
 }
+
+// A TrainJob's pods are made from its runtime: the plan checks those Trainer will make, on
+// Trainer's own torch-distributed runtime, with the job's placement merged in; a runtime this
+// apply makes cannot be read yet, so that plan says nothing.
+func TestAccPlacement_trainJobOnItsRuntime(t *testing.T) {
+	newAPI(t)
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	w := newWorkspace(t)
+	warning := regexp.MustCompile(`Warning: TrainJob default/tf-acc-placement-tj cannot run on this cluster as it is: its node pods`)
+	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
+	job := func(runtime, extra string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "training_train_job" "p" {
+  name      = "tf-acc-placement-tj"
+  runtime   = %s
+  num_nodes = 2
+  gpus      = 1
+%s}
+`, runtime, extra)
+	}
+	w.write(job(`"torch-distributed"`, ""))
+	out := w.run("plan", "-input=false")
+	if !warning.MatchString(out) || !strings.Contains(flat(out), "which it does not tolerate (tolerations = [\"gpu_node\"] would)") {
+		t.Errorf("a GPU TrainJob that tolerates no taint: want a warning naming gpu_node, got:\n%s", out)
+	}
+	w.write(job(`"torch-distributed"`, "  tolerations = [\"gpu_node\"]\n"))
+	if out := w.run("plan", "-input=false"); warning.MatchString(out) {
+		t.Errorf("a TrainJob tolerating gpu_node: want no warning, got:\n%s", out)
+	}
+	w.write(job("training_runtime.new.name", "") + `
+resource "training_runtime" "new" {
+  name      = "tf-acc-placement-rt"
+  framework = "torch"
+  image     = "pytorch/pytorch:2"
+}
+`)
+	if out := w.run("plan", "-input=false"); warning.MatchString(out) {
+		t.Errorf("a TrainJob on a runtime this apply makes: want no warning, got:\n%s", out)
+	}
+}

@@ -161,10 +161,12 @@ func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.Vali
 	}
 }
 
-// ModifyPlan replaces the job when an attribute Trainer's API makes immutable changes (all but
-// suspend and what Terraform alone holds); the attributes with a replace modifier of their own
-// say so themselves.
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and
+// replaces the job when an attribute Trainer's API makes immutable changes (all but suspend and
+// what Terraform alone holds); the attributes with a replace modifier of their own say so
+// themselves.
 func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkPlacement(ctx, req, resp, &trainJobModel{})
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
@@ -236,12 +238,7 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 // runtime patch places.
 func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag.Diagnostics) bool {
 	kind, name := m.RuntimeKind.ValueString(), m.Runtime.ValueString()
-	t := kube.Target{GVR: jobs.ClusterTrainingRuntimeGVR, Kind: kind, Name: name}
-	where := "the cluster"
-	if kind == jobs.TrainingRuntimeKind {
-		t.GVR, t.Namespace = jobs.TrainingRuntimeGVR, m.Namespace.ValueString()
-		where = "namespace " + t.Namespace
-	}
+	t, where := m.runtimeTarget()
 	obj, err := c.Get(ctx, t)
 	if err != nil {
 		diags.AddAttributeError(path.Root("runtime"), "Error reading "+t.String(), fmt.Sprintf("%v (is Kubeflow Trainer installed?). Nothing was created.", err))
@@ -261,6 +258,31 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 	diags.AddAttributeError(path.Root("runtime"), "No "+kind+" "+name,
 		fmt.Sprintf("runtime names %s %q, which %s does not have (%ss there: %s). Nothing was created.", kind, name, where, kind, there))
 	return false
+}
+
+// runtimeTarget is the job's runtime, and where it is, in words.
+func (m *trainJobModel) runtimeTarget() (kube.Target, string) {
+	kind := m.RuntimeKind.ValueString()
+	t := kube.Target{GVR: jobs.ClusterTrainingRuntimeGVR, Kind: kind, Name: m.Runtime.ValueString()}
+	if kind == jobs.TrainingRuntimeKind {
+		t.GVR, t.Namespace = jobs.TrainingRuntimeGVR, m.Namespace.ValueString()
+		return t, "namespace " + t.Namespace
+	}
+	return t, "the cluster"
+}
+
+// runtime reads the job's runtime for the placement check (runtimePlaced), and keeps its
+// replicated jobs, which the runtime patch places.
+func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error) {
+	if m.Runtime.IsUnknown() || m.RuntimeKind.IsUnknown() || m.Namespace.IsUnknown() {
+		return nil, nil
+	}
+	t, _ := m.runtimeTarget()
+	obj, err := c.Get(ctx, t)
+	if obj != nil {
+		m.runtimeJobs = jobs.RuntimeJobs(obj)
+	}
+	return obj, err
 }
 
 func (r *trainJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
