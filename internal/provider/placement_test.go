@@ -11,19 +11,8 @@ import (
 // each, three tainted control-plane nodes) warn, through the real CLI, about jobs no node can
 // host, naming the cause and the fix; jobs that fit, and plans without a cluster, say nothing.
 func TestAccPlacement_planWarnings(t *testing.T) {
-	newAPI(t)
-	t.Parallel()
-	nodeTaintsMu.RLock()
-	defer nodeTaintsMu.RUnlock()
-	w := newWorkspace(t)
-	plan := func(provider, job string) string {
-		t.Helper()
-		w.write(provider + job)
-		return w.run("plan", "-input=false")
-	}
+	plan := placementPlans(t)
 	warning := regexp.MustCompile(`Warning: MPIJob default/\S+ cannot run on this cluster as it is`)
-	// The CLI wraps warnings: compare with whitespace collapsed.
-	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	job := func(extra string) string { return mpiJobBlock("p", "tf-acc-placement", extra) }
 	cases := []struct {
 		name, job string
@@ -77,15 +66,10 @@ func TestAccPlacement_planWarnings(t *testing.T) {
 // Trainer's own torch-distributed runtime, with the job's placement merged in; a runtime this
 // apply makes cannot be read yet, so that plan says nothing.
 func TestAccPlacement_trainJobOnItsRuntime(t *testing.T) {
-	newAPI(t)
-	t.Parallel()
-	nodeTaintsMu.RLock()
-	defer nodeTaintsMu.RUnlock()
-	w := newWorkspace(t)
+	plan := placementPlans(t)
 	warning := regexp.MustCompile(`Warning: TrainJob default/tf-acc-placement-tj cannot run on this cluster as it is: its node pods`)
-	flat := func(s string) string { return strings.Join(strings.Fields(s), " ") }
 	job := func(runtime, extra string) string {
-		return providerConfig() + fmt.Sprintf(`
+		return fmt.Sprintf(`
 resource "training_train_job" "p" {
   name      = "tf-acc-placement-tj"
   runtime   = %s
@@ -94,23 +78,38 @@ resource "training_train_job" "p" {
 %s}
 `, runtime, extra)
 	}
-	w.write(job(`"torch-distributed"`, ""))
-	out := w.run("plan", "-input=false")
+	out := plan(providerConfig(), job(`"torch-distributed"`, ""))
 	if !warning.MatchString(out) || !strings.Contains(flat(out), "which it does not tolerate (tolerations = [\"gpu_node\"] would)") {
 		t.Errorf("a GPU TrainJob that tolerates no taint: want a warning naming gpu_node, got:\n%s", out)
 	}
-	w.write(job(`"torch-distributed"`, "  tolerations = [\"gpu_node\"]\n"))
-	if out := w.run("plan", "-input=false"); warning.MatchString(out) {
+	if out := plan(providerConfig(), job(`"torch-distributed"`, "  tolerations = [\"gpu_node\"]\n")); warning.MatchString(out) {
 		t.Errorf("a TrainJob tolerating gpu_node: want no warning, got:\n%s", out)
 	}
-	w.write(job("training_runtime.new.name", "") + `
+	if out := plan(providerConfig(), job("training_runtime.new.name", "")+`
 resource "training_runtime" "new" {
   name      = "tf-acc-placement-rt"
   framework = "torch"
   image     = "pytorch/pytorch:2"
 }
-`)
-	if out := w.run("plan", "-input=false"); warning.MatchString(out) {
+`); warning.MatchString(out) {
 		t.Errorf("a TrainJob on a runtime this apply makes: want no warning, got:\n%s", out)
 	}
 }
+
+// placementPlans runs its tests in parallel on the local cluster with the seed's node taints
+// held as they are, and gives a plan of a provider block and a configuration through the CLI.
+func placementPlans(t *testing.T) func(provider, config string) string {
+	newAPI(t)
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	t.Cleanup(nodeTaintsMu.RUnlock)
+	w := newWorkspace(t)
+	return func(provider, config string) string {
+		t.Helper()
+		w.write(provider + config)
+		return w.run("plan", "-input=false")
+	}
+}
+
+// flat collapses whitespace: the CLI wraps warnings.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }

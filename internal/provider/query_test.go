@@ -163,10 +163,10 @@ list "training_node_taint" "gpu" {
 	if strings.Join(jobsImported, ",") != strings.Join(want, ",") || strings.Contains(string(generated), decoy) {
 		t.Fatalf("the query found jobs %v, want exactly %v (and not %s):\n%s", jobsImported, want, decoy, generated)
 	}
-	if !strings.Contains(strings.Join(strings.Fields(out), " "), "Framework "+ns+"/gpt is not listed: training_elastic_job cannot express it") {
+	flatOut := flat(out)
+	if !strings.Contains(flatOut, "Framework "+ns+"/gpt is not listed: training_elastic_job cannot express it") {
 		t.Errorf("the query does not say why the elastic job is left out:\n%s", out)
 	}
-	flatOut := strings.Join(strings.Fields(out), " ")
 	if !strings.Contains(flatOut, "TFJob "+ns+"/mnist: the generated configuration cannot say everything it holds") ||
 		!strings.Contains(flatOut, "training_tf_job has no attribute for: worker: initContainers.") {
 		t.Errorf("the query does not mark what it cannot express:\n%s", out)
