@@ -21,8 +21,10 @@ type runtimePlaced interface {
 
 // checkPlacement warns in the plan when no node of the cluster can host a role of the job, or
 // the nodes cannot hold all its pods at once (jobs.CheckPlacement), for a job that is created or
-// changed; a TrainJob's pods are those Trainer makes of it on its runtime (jobs.TrainJobRoles). It never fails a plan: the cluster may change before apply, and a plan without a
-// reachable cluster (or without the right to list nodes) skips the check, with a debug log.
+// changed; a TrainJob's pods are those Trainer makes of it on its runtime (jobs.TrainJobRoles).
+// It never fails a plan: the cluster may change before apply, and a plan without a reachable
+// cluster (or without the right to list nodes or read the runtime) skips the check, with a
+// debug log.
 func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel) {
 	if !r.placementCheck || r.client == nil || req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
 		return
