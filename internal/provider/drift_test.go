@@ -18,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -381,36 +380,25 @@ func TestAccTrainJob_driftShowsInPlan(t *testing.T) {
 		})
 }
 
-// suspendedThen suspends a TrainJob, waits until its JobSet has no active job (Trainer's
-// webhook refuses a runtime patch change before that), then applies patch.
+// suspendedThen suspends a TrainJob, then applies patch once Trainer's webhook takes it: it
+// refuses a runtime patch change while the job's JobSet still has an active job, which it
+// reads from the JobSet's status, so the patch is retried until the suspension has gone through.
 func suspendedThen(patch ...map[string]any) func(a *api, job string) error {
 	return func(a *api, job string) error {
 		if err := makeDrift(a, jobs.Train, job, drift{patch: []map[string]any{op("add", "/spec/suspend", true)}}); err != nil {
 			return err
 		}
-		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			jobSet, err := a.get(jobSetGVR, "default", job)
-			if err != nil {
-				return false, err
+		var refused error
+		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			refused = makeDrift(a, jobs.Train, job, drift{patch: patch})
+			if refused != nil && strings.Contains(refused.Error(), "is still active") {
+				return false, nil
 			}
-			statuses, _, err := unstructured.NestedSlice(jobSet.Object, "status", "replicatedJobsStatus")
-			if err != nil {
-				return false, err
-			}
-			for _, s := range statuses {
-				status, ok := s.(map[string]any)
-				if !ok {
-					return false, fmt.Errorf("JobSet %s: a replicated job's status is %T", job, s)
-				}
-				if active, _, _ := unstructured.NestedInt64(status, "active"); active > 0 {
-					return false, nil
-				}
-			}
-			return true, nil
+			return true, refused
 		})
-		if err != nil {
-			return fmt.Errorf("waiting for the suspended JobSet's jobs to be inactive: %w", err)
+		if err != nil && refused != nil {
+			return fmt.Errorf("patching the suspended TrainJob: %w", refused)
 		}
-		return makeDrift(a, jobs.Train, job, drift{patch: patch})
+		return err
 	}
 }
