@@ -1,6 +1,8 @@
 // Command bench measures this provider against kubernetes_manifest (hashicorp/kubernetes),
-// kubectl_manifest (alekc/kubectl) and Terraform's own floor (terraform_data, no API call) on
-// one local cluster with the real operators, in one run: apply from empty, plan with refresh
+// kubectl_manifest (alekc/kubectl) and Terraform's own floors (terraform_data, no API call;
+// the same configuration served by a provider doing nothing, bench/schemafloor/plugin; this
+// provider's schema served by one, bench/schemafloor) on one local cluster with the real
+// operators, in one run: apply from empty, plan with refresh
 // and no change, a rescale of every elastic job, and destroy, for N jobs of mixed kinds. Every
 // tool waits for the same thing: the jobs running on apply and rescale, gone on destroy. It
 // reports wall time (median and spread of the runs), API requests per job and watch
@@ -272,8 +274,9 @@ func logf(format string, args ...any) {
 	_, _ = fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
 }
 
-// buildProviders builds the three providers and places the RSS wrapper, under their binary
-// names, in WORK/overrides, which the CLI config's dev_overrides point at.
+// buildProviders builds the three measured providers and places the RSS wrapper, under their
+// binary names, in WORK/overrides, which the CLI config's dev_overrides point at; and the two
+// do-nothing providers of the floors, each with a CLI config of its own.
 func buildProviders(root, work string) error {
 	overrides := filepath.Join(work, "overrides")
 	if err := os.MkdirAll(overrides, 0o755); err != nil {
