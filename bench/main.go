@@ -124,11 +124,12 @@ func main() {
 	only := flag.String("tools", "", "comma-separated tools to run (training,kubernetes,kubectl,floor,plugin-floor); default all")
 	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
 	mpiQueue := flag.Int("mpi-queue-rate-limit", 0, "mpi-operator's work-queue rate limit and burst (events a second); 0 keeps upstream's defaults, 10 and 100")
+	apiQPS := flag.Int("controller-manager-api-qps", 0, "kube-controller-manager's client rate limit (requests a second; burst twice that), which its garbage collector deletes dependents under; 0 keeps upstream's defaults, 20 and 30")
 	keep := flag.Bool("keep", false, "keep the work folder (each tool's configuration, state and every command's output) and print where it is")
 	out := flag.String("out", "RESULTS.md", "report file")
 	plot := flag.String("plot", "scaling.svg", "plot file")
 	flag.Parse()
-	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue, keep: *keep}
+	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue, apiQPS: *apiQPS, keep: *keep}
 	if err := run(*sizes, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -140,6 +141,8 @@ type benchConfig struct {
 	only, out, plot                      string
 	// mpiQueue, when not 0, is mpi-operator's work-queue rate limit and burst.
 	mpiQueue int
+	// apiQPS, when not 0, is kube-controller-manager's client rate limit (burst twice that).
+	apiQPS int
 	// keep leaves the work folder in place.
 	keep bool
 }
@@ -205,6 +208,9 @@ func run(sizes string, cfg benchConfig) error {
 	}
 	if cfg.mpiQueue != 0 {
 		opts.MPIOperatorArgs = []string{fmt.Sprintf("--controller-queue-rate-limit=%d", cfg.mpiQueue), fmt.Sprintf("--controller-queue-burst=%d", cfg.mpiQueue)}
+	}
+	if cfg.apiQPS != 0 {
+		opts.ControllerManagerArgs = []string{fmt.Sprintf("--kube-api-qps=%d", cfg.apiQPS), fmt.Sprintf("--kube-api-burst=%d", 2*cfg.apiQPS)}
 	}
 	logf("starting the local cluster with the operators, on %d simulated nodes", nodes)
 	c, _, err := cluster.Start(ctx, opts)

@@ -19,6 +19,10 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		target = "bench-mpi-queue"
 		extra += fmt.Sprintf(" -mpi-queue-rate-limit %d", cfg.mpiQueue)
 	}
+	if cfg.apiQPS != 0 {
+		target = "bench-gc"
+		extra += fmt.Sprintf(" -controller-manager-api-qps %d", cfg.apiQPS)
+	}
 	fmt.Fprintf(&b, "Produced by `make %s` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d%s`) on %s, in one run on one local "+
 		"cluster with the real operators (mpi-operator, training-operator, FrameworkController) and KWOK's simulated kubelets on %d nodes, "+
 		"on this machine (2 cores). Each size holds a quarter of each kind: elastic Horovod MPIJobs, TFJobs, elastic PyTorchJobs and "+
@@ -28,6 +32,12 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		fmt.Fprintf(&b, "**Not upstream's defaults:** mpi-operator runs with `--controller-queue-rate-limit=%[1]d --controller-queue-burst=%[1]d` "+
 			"(upstream: 10 and 100), so that its work queue's rate limiter, through which every event about an MPIJob passes, does not "+
 			"hold the MPIJobs (`-mpi-queue-rate-limit %[1]d`).\n\n", cfg.mpiQueue)
+	}
+	if cfg.apiQPS != 0 {
+		fmt.Fprintf(&b, "**Not upstream's defaults:** kube-controller-manager runs with `--kube-api-qps=%d --kube-api-burst=%d` "+
+			"(upstream: 20 and 30), so that the garbage collector, which deletes what each job owned (pods, Services, ConfigMaps, "+
+			"launcher Jobs, and with foreground deletion the job itself), is not held by its client's rate limit "+
+			"(`-controller-manager-api-qps %[1]d`).\n\n", cfg.apiQPS, 2*cfg.apiQPS)
 	}
 	fmt.Fprintf(&b, "Each cell: the median wall time of the whole `terraform` command (default parallelism 10) over the runs, with the fastest "+
 		"and slowest in brackets (%d runs; above %d jobs, 1 run); API requests per job and WATCH requests (watch connections opened; the most open at once in brackets), "+

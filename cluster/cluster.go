@@ -46,6 +46,8 @@ type Options struct {
 	// MPIOperatorArgs are added to mpi-operator's command line (its flags:
 	// components/mpi-operator/main.go).
 	MPIOperatorArgs []string
+	// ControllerManagerArgs are added to kube-controller-manager's command line.
+	ControllerManagerArgs []string
 }
 
 // Cluster is a running local cluster.
@@ -447,14 +449,14 @@ func (s *starter) startControllers() error {
 		name string
 		args []string
 	}{
-		{"kube-controller-manager", []string{kubeconfig,
+		{"kube-controller-manager", append([]string{kubeconfig,
 			"--authentication-kubeconfig=" + s.c.Kubeconfig, "--authorization-kubeconfig=" + s.c.Kubeconfig,
 			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.c.Ports["kube-controller-manager"]),
 			"--leader-elect=false",
 			"--use-service-account-credentials=true",
 			"--service-account-private-key-file=" + p.saPrivateKey(),
 			"--root-ca-file=" + p.caCert(),
-		}},
+		}, s.opts.ControllerManagerArgs...)},
 		{"kube-scheduler", []string{kubeconfig,
 			"--authentication-kubeconfig=" + s.c.Kubeconfig, "--authorization-kubeconfig=" + s.c.Kubeconfig,
 			"--bind-address=127.0.0.1", "--secure-port=" + strconv.Itoa(s.c.Ports["kube-scheduler"]),
