@@ -171,6 +171,8 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 	ops := []string{opApply, opPlan, opRescale, opDestroy}
 	colors := map[string]string{trainingTool: "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", floorTool: "#7f7f7f", pluginFloorTool: "#8c564b"}
 	const panelW, panelH, margin = 360.0, 260.0, 50.0
+	// schemaFloorDash draws the schema floor's line, in the plan panel and in the legend.
+	const schemaFloorDash = ` stroke-dasharray="4 3"`
 	width, height := 2*panelW, 2*panelH+50
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" font-family="sans-serif" font-size="11">`+"\n", width, height)
@@ -182,7 +184,7 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 	for _, t := range tools {
 		legend = append(legend, entry{t.name, colors[t.name], ""})
 	}
-	legend = append(legend, entry{"this schema, provider doing nothing (plan)", colors[trainingTool], ` stroke-dasharray="4 3"`})
+	legend = append(legend, entry{"this schema, provider doing nothing (plan)", colors[trainingTool], schemaFloorDash})
 	x, y := 10.0, 15.0
 	for _, e := range legend {
 		w := 40 + 7*float64(len(e.name))
@@ -208,7 +210,7 @@ func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 			lines = append(lines, series{t.name, op, ""})
 		}
 		if op == opPlan {
-			lines = append(lines, series{trainingTool, opPlanSchemaFloor, ` stroke-dasharray="4 3"`})
+			lines = append(lines, series{trainingTool, opPlanSchemaFloor, schemaFloorDash})
 		}
 		minT, maxT := math.Inf(1), 0.0
 		for _, l := range lines {

@@ -50,9 +50,11 @@ func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPla
 	if err != nil {
 		return // the apply says why
 	}
-	roles, err := jobs.Roles(obj)
+	var roles []jobs.RolePods
 	if runtime != nil {
 		roles, err = jobs.TrainJobRoles(obj, runtime)
+	} else {
+		roles, err = jobs.Roles(obj)
 	}
 	if err != nil {
 		tflog.Debug(ctx, "placement check skipped", map[string]any{"error": err.Error()})

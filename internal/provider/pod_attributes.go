@@ -80,7 +80,7 @@ type metadataDoc struct{ on, change string }
 
 // jobMetadata is a Kubeflow job's or a Framework's: their operators pass label and annotation
 // changes on to the pods they run.
-var jobMetadata = func(role string) metadataDoc {
+func jobMetadata(role string) metadataDoc {
 	return metadataDoc{on: "the job object and of " + role, change: "Changing them updates the job object, its pod templates and its running pods in place."}
 }
 

@@ -239,13 +239,12 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag.Diagnostics) bool {
 	kind, name := m.RuntimeKind.ValueString(), m.Runtime.ValueString()
 	t, where := m.runtimeTarget()
-	obj, err := c.Get(ctx, t)
+	obj, err := m.runtime(ctx, c)
 	if err != nil {
 		diags.AddAttributeError(path.Root("runtime"), "Error reading "+t.String(), fmt.Sprintf("%v (is Kubeflow Trainer installed?). Nothing was created.", err))
 		return false
 	}
 	if obj != nil {
-		m.runtimeJobs = jobs.RuntimeJobs(obj)
 		return true
 	}
 	names, err := c.Names(ctx, t.GVR, t.Namespace)
@@ -271,8 +270,9 @@ func (m *trainJobModel) runtimeTarget() (kube.Target, string) {
 	return t, "the cluster"
 }
 
-// runtime reads the job's runtime for the placement check (runtimePlaced), and keeps its
-// replicated jobs, which the runtime patch places.
+// runtime reads the job's runtime (for create, and for the placement check: runtimePlaced),
+// and keeps its replicated jobs, which the runtime patch places. It reads nothing while the
+// runtime's name is not known yet (a plan).
 func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error) {
 	if m.Runtime.IsUnknown() || m.RuntimeKind.IsUnknown() || m.Namespace.IsUnknown() {
 		return nil, nil
