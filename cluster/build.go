@@ -26,6 +26,8 @@ type binary struct {
 	component string // folder under components/ holding the module that builds it
 	pkg       string // package to build, relative to that module
 	ldflags   string
+	// static builds without cgo: the binary goes into an image that has no C library.
+	static bool
 }
 
 var binaries = []binary{
@@ -40,6 +42,13 @@ var binaries = []binary{
 	{name: "kueue", component: "kueue", pkg: "."},
 	{name: "jobset", component: "jobset", pkg: "sigs.k8s.io/jobset"},
 	{name: "trainer", component: "trainer", pkg: "."},
+	// The real node (node.go): its kubelet, kube-proxy and cluster DNS run on the machine; pause
+	// and etcd-image go into the images it builds (images.go).
+	{name: "kubelet", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kubelet", ldflags: versionLDFlags()},
+	{name: "kube-proxy", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-proxy", ldflags: versionLDFlags()},
+	{name: "coredns", component: "coredns", pkg: "github.com/coredns/coredns", static: true},
+	{name: "pause", component: "pause", pkg: ".", static: true},
+	{name: "etcd-image", component: "etcd-image", pkg: "go.etcd.io/etcd/server/v3", static: true},
 }
 
 func versionLDFlags() string {
@@ -100,6 +109,9 @@ func goBuild(ctx context.Context, moduleDir string, b binary, out string) error 
 	cmd.Dir = moduleDir
 	// GOFLAGS from the caller (say -race from a test run) would change what is built.
 	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if b.static {
+		cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+	}
 	if output, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building %s in %s: %w\n%s", b.name, moduleDir, err, output)
 	}
@@ -111,6 +123,9 @@ func goBuild(ctx context.Context, moduleDir string, b binary, out string) error 
 func buildKey(moduleDir string, b binary) (string, error) {
 	h := sha256.New()
 	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n%s/%s\n", runtime.Version(), b.pkg, b.ldflags, runtime.GOOS, runtime.GOARCH)
+	if b.static {
+		_, _ = fmt.Fprintln(h, "static")
+	}
 	entries, err := os.ReadDir(moduleDir)
 	if err != nil {
 		return "", fmt.Errorf("reading component %s: %w", b.component, err)

@@ -48,6 +48,9 @@ type Options struct {
 	MPIOperatorArgs []string
 	// ControllerManagerArgs are added to kube-controller-manager's command line.
 	ControllerManagerArgs []string
+	// RealNode adds the real node (node.go), on which containers really run; see
+	// RealNodeUnavailable for what the machine needs.
+	RealNode bool
 }
 
 // Cluster is a running local cluster.
@@ -57,6 +60,8 @@ type Cluster struct {
 	Processes  map[string]int    `json:"processes"` // component name -> PID
 	Ports      map[string]int    `json:"ports"`
 	Binaries   map[string]string `json:"binaries"` // component name -> executable
+	// Node is the real node, when the cluster has one (Options.RealNode).
+	Node *NodeInfo `json:"node,omitempty"`
 }
 
 const stateFile = "cluster.json"
@@ -191,6 +196,11 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 	if err := s.waitControllers(ctx, client); err != nil {
 		return err
 	}
+	if opts.RealNode {
+		if err := s.startRealNode(ctx, client); err != nil {
+			return fmt.Errorf("starting the real node: %w", err)
+		}
+	}
 	if err := c.save(); err != nil {
 		return err
 	}
@@ -238,6 +248,11 @@ func (c *Cluster) alive(name string, pid int) bool {
 // removes its run folder.
 func (c *Cluster) Stop() error {
 	var errs []error
+	if c.Node != nil {
+		if err := c.stopRealNode(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the real node: %w", err))
+		}
+	}
 	for _, name := range stopOrder {
 		pid, ok := c.Processes[name]
 		if !ok || !c.alive(name, pid) {
@@ -313,6 +328,11 @@ type starter struct {
 
 // run starts one component in the background with its output in its log file.
 func (s *starter) run(name, dir string, args ...string) error {
+	return s.runEnv(name, dir, nil, args...)
+}
+
+// runEnv is run with extra environment variables.
+func (s *starter) runEnv(name, dir string, env []string, args ...string) error {
 	logFile, err := os.Create(s.c.LogPath(name))
 	if err != nil {
 		return err
@@ -322,7 +342,7 @@ func (s *starter) run(name, dir string, args ...string) error {
 	cmd := exec.Command(s.c.Binaries[name], args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), "HOME="+s.c.RunDir) // KWOK and the operators read ~/.kube, ~/.kwok
+	cmd.Env = append(append(os.Environ(), "HOME="+s.c.RunDir), env...) // KWOK and the operators read ~/.kube, ~/.kwok
 	// Own process group: a Ctrl-C on `make cluster` must not reach a cluster meant to outlive it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if s.opts.DieWithParent {
@@ -337,7 +357,7 @@ func (s *starter) run(name, dir string, args ...string) error {
 		return err
 	}
 	if s.exited == nil {
-		s.exited = make(chan string, len(binaries))
+		s.exited = make(chan string, len(binaries)+1) // containerd besides the binaries built here
 	}
 	go func() {
 		_ = cmd.Wait()
@@ -429,6 +449,8 @@ func (s *starter) startAPIServer(ctx context.Context) error {
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
 		"--profiling=false",
+		// The real node's name resolves nowhere; its address does (logs, exec).
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 	); err != nil {
 		return err
 	}

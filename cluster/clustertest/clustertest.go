@@ -18,10 +18,19 @@ import (
 // KubeconfigEnv names an existing cluster's kubeconfig to test against.
 const KubeconfigEnv = "TRAINING_TEST_KUBECONFIG"
 
-var kubeconfig string
+var (
+	kubeconfig string
+	realNode   *cluster.NodeInfo
+	// noRealNode says why the cluster has no real node.
+	noRealNode = "the real node's lane was not asked for (" + cluster.RealNodeEnv + "=1, make testacc-real-node)"
+)
 
 // Kubeconfig is the path of the kubeconfig of the cluster the tests run against; it is set by Run.
 func Kubeconfig() string { return kubeconfig }
+
+// RealNode is the cluster's real node, or nil and why it has none: a test that needs real
+// containers skips with that reason.
+func RealNode() (*cluster.NodeInfo, string) { return realNode, noRealNode }
 
 // Run provides the cluster, runs the tests and returns their exit code: use it as
 // `os.Exit(clustertest.Run(m))` in TestMain. Each setup runs first, with the cluster's admin
@@ -59,6 +68,7 @@ func Run(m *testing.M, setup ...func(kubeconfig string) error) int {
 		return 1
 	}
 	kubeconfig = c.Kubeconfig
+	realNode = c.Node
 	code := runTests()
 	if err := c.Stop(); err != nil {
 		fmt.Fprintln(os.Stderr, "clustertest: stopping the local cluster:", err)
@@ -77,6 +87,13 @@ func start() (*cluster.Cluster, error) {
 	opts, err := DefaultOptions(wd)
 	if err != nil {
 		return nil, err
+	}
+	if os.Getenv(cluster.RealNodeEnv) == "1" {
+		if reason := cluster.RealNodeUnavailable(); reason != "" {
+			noRealNode = reason
+		} else {
+			opts.RealNode = true
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute) // a cold build included
 	defer cancel()

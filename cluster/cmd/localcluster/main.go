@@ -3,6 +3,8 @@
 //	localcluster up     build what is missing, start (or reuse) the cluster, print the KUBECONFIG line
 //	localcluster down   stop the processes it started and remove the cluster's data
 //	localcluster build  only build the binaries
+//
+// With -real-node (or TRAINING_REAL_NODE=1) the cluster also has the real node, where containers run.
 package main
 
 import (
@@ -22,6 +24,7 @@ func main() {
 	dir := fs.String("dir", envOr("TRAINING_CLUSTER_DIR", ".cluster"), "folder for the running cluster's state, logs and kubeconfig")
 	cache := fs.String("cache", os.Getenv("TRAINING_CLUSTER_CACHE"), "folder for the built binaries (default: DIR/bin)")
 	nodes := fs.String("nodes", os.Getenv("TRAINING_CLUSTER_NODES"), "node layout file replacing the default nodes.yaml")
+	realNode := fs.Bool("real-node", os.Getenv(cluster.RealNodeEnv) == "1", "add the real node, where containers run (root, cgroups, make real-node-packages)")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build\n")
 		fs.PrintDefaults()
@@ -33,13 +36,13 @@ func main() {
 	verb := os.Args[1]
 	_ = fs.Parse(os.Args[2:])
 
-	if err := run(verb, *dir, *cache, *nodes); err != nil {
+	if err := run(verb, *dir, *cache, *nodes, *realNode); err != nil {
 		_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(verb, dir, cache, nodes string) error {
+func run(verb, dir, cache, nodes string, realNode bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, err := filepath.Abs(dir)
@@ -63,6 +66,7 @@ func run(verb, dir, cache, nodes string) error {
 		RunDir:    filepath.Join(dir, "run"),
 		NodesFile: nodes,
 		Log:       os.Stderr,
+		RealNode:  realNode,
 	}
 	switch verb {
 	case "build":

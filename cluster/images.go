@@ -1,0 +1,426 @@
+package cluster
+
+import (
+	"archive/tar"
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// The real node's images are built here, without a registry, and loaded into its containerd: a
+// docker-archive (manifest.json, config.json, layer tars) is all `ctr images import` needs. Each
+// is content-addressed (a key hashing what it is made of), cached under the user's cache folder,
+// where a fresh clone on the same machine finds it as it finds the Go build cache, and imported
+// only when containerd does not hold that key yet.
+
+// The roles of the real node's images, the keys of NodeInfo.Images.
+const (
+	ImagePause    = "pause"
+	ImageEtcd     = "etcd"
+	ImageTraining = "training"
+	// ImageTrainingEtcd is the training image with python-etcd added, on purpose: torchrun's
+	// etcd rendezvous backends import it, and the upstream PyTorch images do not ship it.
+	ImageTrainingEtcd = "training-etcd"
+)
+
+// PauseImage is the name containerd's sandbox_image names: the pause program built here is
+// loaded under it, so nothing is ever pulled.
+const PauseImage = "registry.k8s.io/pause:3.10.1"
+
+// etcdImageRepository is the upstream repository of the elastic job's default etcd image; the
+// tag is the etcd-image component's release of etcd.
+const etcdImageRepository = "quay.io/coreos/etcd"
+
+// trainingImageRepository names the training images (kubetrain.local/ROLE); each one's tag is
+// its key.
+const trainingImageRepository = "kubetrain.local"
+
+// imageKeyLabel records on an imported image the key of what it was built from.
+const imageKeyLabel = "training.kubetrain.io/image-key"
+
+// trainingPackages are the training image's Debian packages: what the upstream PyTorch and MPI
+// images it stands for hold (python-etcd is not among them, and not here either).
+var trainingPackages = []string{
+	"python3", "python3-torch", "python3-numpy", "openmpi-bin", "python3-mpi4py",
+	"openssh-server", "openssh-client", "netbase", "procps",
+}
+
+// trainingSuite is the Debian release the training image is made of (python3-torch 1.13.1).
+const trainingSuite = "bookworm"
+
+// EtcdImageName is the name the etcd image is loaded under: the upstream image of the release
+// the etcd-image component builds.
+func EtcdImageName(ctx context.Context, sourceDir string) (string, error) {
+	v, err := moduleVersion(ctx, sourceDir, "etcd-image", "go.etcd.io/etcd/server/v3")
+	if err != nil {
+		return "", err
+	}
+	return etcdImageRepository + ":" + v, nil
+}
+
+// imageCacheDir is where built images are kept between runs and clones.
+func imageCacheDir() (string, error) {
+	if dir := os.Getenv("TRAINING_IMAGE_CACHE"); dir != "" {
+		return dir, nil
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "terraform-provider-training", "images"), nil
+}
+
+// imageConfig is the part of an image configuration the images here set.
+type imageConfig struct {
+	Env        []string `json:"Env,omitempty"`
+	Entrypoint []string `json:"Entrypoint,omitempty"`
+	Cmd        []string `json:"Cmd,omitempty"`
+	WorkingDir string   `json:"WorkingDir,omitempty"`
+}
+
+// image is one image to build: its name, its configuration and its layers (tar files), and the
+// key of all that.
+type image struct {
+	role, name string
+	config     imageConfig
+	layers     []string
+	key        string
+}
+
+// loadImages builds what is missing and imports into containerd each image it does not hold yet.
+func (s *starter) loadImages(ctx context.Context) (map[string]string, error) {
+	cache, err := imageCacheDir()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, err
+	}
+	unlock, err := lockFile(filepath.Join(cache, ".lock"))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	images, err := s.images(ctx, cache)
+	if err != nil {
+		return nil, err
+	}
+	held, err := importedImages(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	var missing []image
+	for _, img := range images {
+		names[img.role] = img.name
+		if held[img.name] != img.key {
+			missing = append(missing, img)
+		}
+	}
+	if len(missing) == 0 {
+		return names, nil
+	}
+	started := time.Now()
+	// One archive for all: the images share their layers, which are written once.
+	archive := filepath.Join(cache, "import.docker.tar")
+	if err := writeDockerArchive(archive, missing); err != nil {
+		return nil, fmt.Errorf("writing the images: %w", err)
+	}
+	defer func() { _ = os.Remove(archive) }() // the layers stay cached; the archive only wraps them
+	if err := ctr(ctx, "images", "import", archive); err != nil {
+		return nil, fmt.Errorf("importing the images: %w", err)
+	}
+	for _, img := range missing {
+		if err := ctr(ctx, "images", "label", img.name, imageKeyLabel+"="+img.key); err != nil {
+			return nil, err
+		}
+		_, _ = fmt.Fprintf(s.log, "loaded image %s\n", img.name)
+	}
+	_, _ = fmt.Fprintf(s.log, "loaded %d images in %s\n", len(missing), time.Since(started).Round(100*time.Millisecond))
+	return names, nil
+}
+
+// images makes (or finds in the cache) the layers of the real node's images.
+func (s *starter) images(ctx context.Context, cache string) ([]image, error) {
+	pause := image{role: ImagePause, name: PauseImage, config: imageConfig{Entrypoint: []string{"/pause"}}}
+	layer, err := binaryLayer(cache, s.c.Binaries["pause"], "pause", nil)
+	if err != nil {
+		return nil, err
+	}
+	pause.layers = []string{layer}
+
+	etcdName, err := EtcdImageName(ctx, s.opts.SourceDir)
+	if err != nil {
+		return nil, err
+	}
+	// As the upstream image: the etcd binary on a base without a shell, its folders, its CMD.
+	etcd := image{role: ImageEtcd, name: etcdName, config: imageConfig{
+		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Cmd: []string{"/usr/local/bin/etcd"}, WorkingDir: "/var/lib/etcd/",
+	}}
+	if layer, err = binaryLayer(cache, s.c.Binaries["etcd-image"], "usr/local/bin/etcd", []string{"tmp", "var/etcd", "var/lib/etcd"}); err != nil {
+		return nil, err
+	}
+	etcd.layers = []string{layer}
+
+	training, err := s.trainingImage(ctx, cache)
+	if err != nil {
+		return nil, err
+	}
+	pythonEtcd, err := pythonEtcdLayer(ctx, cache)
+	if err != nil {
+		return nil, err
+	}
+	trainingEtcd := training
+	trainingEtcd.role = ImageTrainingEtcd
+	trainingEtcd.layers = append(append([]string{}, training.layers...), pythonEtcd)
+	all := []image{pause, etcd, training, trainingEtcd}
+	for i := range all {
+		all[i].key = imageKey(all[i])
+		if all[i].name == "" {
+			all[i].name = trainingImageRepository + "/" + all[i].role + ":" + all[i].key
+		}
+	}
+	return all, nil
+}
+
+// imageKey hashes an image's name, configuration and layer files (their names are their keys).
+func imageKey(img image) string {
+	h := sha256.New()
+	cfg, _ := json.Marshal(img.config)
+	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n", img.role, img.name, cfg)
+	for _, l := range img.layers {
+		_, _ = fmt.Fprintln(h, filepath.Base(l))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// binaryLayer is a layer holding one program at path and empty folders dirs, cached by the
+// program's content.
+func binaryLayer(cache, program, path string, dirs []string) (string, error) {
+	data, err := os.ReadFile(program)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(append([]byte(path+"\n"+strings.Join(dirs, ",")+"\n"), data...))
+	out := filepath.Join(cache, "layer-"+filepath.Base(path)+"-"+hex.EncodeToString(sum[:])[:12]+".tar")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	return out, writeTarAtomically(out, func(tw *tar.Writer) error {
+		seen := map[string]bool{}
+		for _, d := range append(dirs, parents(path)...) {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0)}); err != nil {
+				return err
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: path, Mode: 0o755, Size: int64(len(data)), ModTime: time.Unix(0, 0)}); err != nil {
+			return err
+		}
+		_, err := tw.Write(data)
+		return err
+	})
+}
+
+// parents are the folders above a relative path, outermost first.
+func parents(path string) []string {
+	var ps []string
+	for d := filepath.Dir(path); d != "." && d != "/"; d = filepath.Dir(d) {
+		ps = append([]string{d}, ps...)
+	}
+	return ps
+}
+
+func writeTarAtomically(out string, write func(*tar.Writer) error) error {
+	tmp := out + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(f)
+	if err := write(tw); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		_ = f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, out)
+}
+
+// writeDockerArchive writes images as one docker-archive: manifest.json, a configuration per
+// image (its diff_ids its layers' digests) and each layer once.
+func writeDockerArchive(out string, images []image) error {
+	type file struct {
+		name string
+		data []byte
+	}
+	var files []file
+	var manifest []map[string]any
+	layerFiles := map[string]string{} // archive name -> path
+	for i, img := range images {
+		var diffIDs, names []string
+		for _, l := range img.layers {
+			digest, err := fileDigest(l)
+			if err != nil {
+				return err
+			}
+			diffIDs = append(diffIDs, "sha256:"+digest)
+			names = append(names, digest+".tar")
+			layerFiles[digest+".tar"] = l
+		}
+		config, err := json.Marshal(map[string]any{
+			"architecture": runtime.GOARCH, "os": "linux", "config": img.config,
+			"rootfs":  map[string]any{"type": "layers", "diff_ids": diffIDs},
+			"created": time.Unix(0, 0).UTC().Format(time.RFC3339),
+		})
+		if err != nil {
+			return err
+		}
+		configName := fmt.Sprintf("config-%d.json", i)
+		files = append(files, file{configName, config})
+		manifest = append(manifest, map[string]any{"Config": configName, "RepoTags": []string{img.name}, "Layers": names})
+	}
+	manifestJSON, err := json.Marshal(manifest)
+	if err != nil {
+		return err
+	}
+	files = append([]file{{"manifest.json", manifestJSON}}, files...)
+	var layerNames []string
+	for name := range layerFiles {
+		layerNames = append(layerNames, name)
+	}
+	sort.Strings(layerNames)
+	return writeTarAtomically(out, func(tw *tar.Writer) error {
+		for _, f := range files {
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: f.name, Mode: 0o644, Size: int64(len(f.data)), ModTime: time.Unix(0, 0)}); err != nil {
+				return err
+			}
+			if _, err := tw.Write(f.data); err != nil {
+				return err
+			}
+		}
+		for _, name := range layerNames {
+			if err := copyIntoTar(tw, layerFiles[name], name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func copyIntoTar(tw *tar.Writer, path, name string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: name, Mode: 0o644, Size: st.Size(), ModTime: time.Unix(0, 0)}); err != nil {
+		return err
+	}
+	_, err = io.Copy(tw, bufio.NewReaderSize(f, 1<<20))
+	return err
+}
+
+// fileDigest is the hex sha256 of a file, cached beside it (the training layer is 1.4 GB).
+func fileDigest(path string) (string, error) {
+	sidecar := path + ".sha256"
+	if data, err := os.ReadFile(sidecar); err == nil {
+		return strings.TrimSpace(string(data)), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	return sum, os.WriteFile(sidecar, []byte(sum+"\n"), 0o644)
+}
+
+// importedImages maps the names of the images containerd holds to their key label.
+func importedImages(ctx context.Context) (map[string]string, error) {
+	out, err := exec.CommandContext(ctx, "ctr", "--address", containerdSocket, "-n", "k8s.io", "images", "ls").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ctr images ls: %w", err)
+	}
+	held := map[string]string{}
+	for _, line := range strings.Split(string(out), "\n")[1:] {
+		fields := strings.Fields(line)
+		if len(fields) == 0 {
+			continue
+		}
+		held[fields[0]] = ""
+		for _, label := range strings.Split(fields[len(fields)-1], ",") {
+			if v, ok := strings.CutPrefix(label, imageKeyLabel+"="); ok {
+				held[fields[0]] = v
+			}
+		}
+	}
+	return held, nil
+}
+
+// ctr runs containerd's client against the real node's containerd, in the CRI's namespace.
+func ctr(ctx context.Context, args ...string) error {
+	out, err := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket, "-n", "k8s.io"}, args...)...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// sortedValues returns a map's values in order.
+func sortedValues(m map[string]string) []string {
+	var vs []string
+	for _, v := range m {
+		vs = append(vs, v)
+	}
+	sort.Strings(vs)
+	return vs
+}
+
+// walkFiles lists the regular files under dir, relative to it, in order.
+func walkFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			rel, err := filepath.Rel(dir, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, rel)
+		}
+		return nil
+	})
+	return files, err
+}

@@ -1,0 +1,252 @@
+package cluster
+
+import (
+	"archive/tar"
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// The training image: Debian's PyTorch, NumPy, Open MPI, mpi4py and OpenSSH, made with
+// debootstrap (cached as one layer keyed by this recipe), and the repository's training
+// programs (images/training/, a small layer of their own, so that editing one does not make
+// the base again). It stands for the upstream PyTorch and MPI images and is shaped like them.
+
+// trainingSetup runs in the new root. Debian's torch 1.13 on Python 3.11 cannot parse torchrun's
+// default --redirects and --tee (it iterates the Std enum, which 3.11 no longer makes yield its
+// flag combinations): the loop is patched to iterate the members, so that the commands the
+// operators generate run unchanged, as they do in the upstream images. sshd and ssh are set up
+// as mpi-operator's base image sets them up.
+const trainingSetup = `set -eu
+api=/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py
+grep -q 'for s in Std:' "$api" || { echo "torch's elastic api.py has no 'for s in Std:' to patch" >&2; exit 1; }
+sed -i 's/for s in Std:/for s in Std.__members__.values():/' "$api"
+sed -i 's/^#\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config
+printf 'Host *\n    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n' >> /etc/ssh/ssh_config
+mkdir -p /run/sshd
+rm -f /var/cache/apt/archives/*.deb
+rm -rf /var/lib/apt/lists/*
+`
+
+// TrainingProgramsDir is where the training programs are in the training image.
+const TrainingProgramsDir = "/opt/kubetrain"
+
+func (s *starter) trainingImage(ctx context.Context, cache string) (image, error) {
+	base, err := trainingBaseLayer(ctx, cache, s.log)
+	if err != nil {
+		return image{}, err
+	}
+	programs, err := programsLayer(cache, filepath.Join(s.opts.SourceDir, "images", "training"))
+	if err != nil {
+		return image{}, err
+	}
+	return image{role: ImageTraining, layers: []string{base, programs}, config: imageConfig{
+		Env: []string{
+			"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"PYTHONUNBUFFERED=1",
+			// Open MPI as root in a container, as the upstream MPI images run it.
+			"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+			"OMPI_MCA_btl_vader_single_copy_mechanism=none",
+		},
+		Cmd: []string{"python3"}, WorkingDir: "/",
+	}}, nil
+}
+
+// trainingBaseLayer debootstraps the base system and tars it, once per recipe.
+func trainingBaseLayer(ctx context.Context, cache string, log interface{ Write([]byte) (int, error) }) (string, error) {
+	h := sha256.New()
+	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n", trainingSuite, strings.Join(trainingPackages, ","), trainingSetup)
+	key := hex.EncodeToString(h.Sum(nil))[:12]
+	out := filepath.Join(cache, "layer-training-base-"+key+".tar")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	mirror, err := debianMirror()
+	if err != nil {
+		return "", err
+	}
+	root := filepath.Join(cache, "rootfs-"+key)
+	// debootstrap mounts /proc and /sys in the new root: never remove through a mount.
+	removeRoot := func() error {
+		if err := unmountUnder(root); err != nil {
+			return err
+		}
+		return os.RemoveAll(root)
+	}
+	if err := removeRoot(); err != nil {
+		return "", err
+	}
+	defer func() { _ = removeRoot() }()
+	started := time.Now()
+	_, _ = fmt.Fprintf(log, "building the training image's base (debootstrap %s: %s)...\n", trainingSuite, strings.Join(trainingPackages, " "))
+	steps := [][]string{
+		{"debootstrap", "--variant=minbase", "--include=" + strings.Join(trainingPackages, ","), trainingSuite, root, mirror},
+		{"chroot", root, "/bin/sh", "-c", trainingSetup},
+		{"tar", "--numeric-owner", "-C", root, "-cf", out + ".tmp",
+			"--exclude=./dev/*", "--exclude=./proc/*", "--exclude=./sys/*", "--exclude=./tmp/*", "."},
+	}
+	for _, step := range steps {
+		cmd := exec.CommandContext(ctx, step[0], step[1:]...)
+		if output, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("%s: %w\n%s", strings.Join(step, " "), err, lastLines(string(output), 30))
+		}
+	}
+	if err := os.Rename(out+".tmp", out); err != nil {
+		return "", err
+	}
+	_, _ = fmt.Fprintf(log, "built the training image's base in %s\n", time.Since(started).Round(time.Second))
+	return out, nil
+}
+
+// programsLayer puts the files of dir under TrainingProgramsDir, cached by their content.
+func programsLayer(cache, dir string) (string, error) {
+	files, err := walkFiles(dir)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	contents := map[string][]byte{}
+	for _, f := range files {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			return "", err
+		}
+		contents[f] = data
+		_, _ = fmt.Fprintf(h, "%s %d\n", f, len(data))
+		_, _ = h.Write(data)
+	}
+	out := filepath.Join(cache, "layer-programs-"+hex.EncodeToString(h.Sum(nil))[:12]+".tar")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	base := strings.TrimPrefix(TrainingProgramsDir, "/")
+	return out, writeTarAtomically(out, func(tw *tar.Writer) error {
+		for _, d := range append(parents(base+"/x"), base) {
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0)}); err != nil {
+				return err
+			}
+		}
+		for _, f := range files {
+			data := contents[f]
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: base + "/" + f, Mode: 0o755, Size: int64(len(data)), ModTime: time.Unix(0, 0)}); err != nil {
+				return err
+			}
+			if _, err := tw.Write(data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// debianMirror is the Debian mirror this machine's apt uses (TRAINING_DEBIAN_MIRROR overrides it):
+// the first source that serves the training image's suite.
+func debianMirror() (string, error) {
+	if m := os.Getenv("TRAINING_DEBIAN_MIRROR"); m != "" {
+		return m, nil
+	}
+	files, _ := filepath.Glob("/etc/apt/sources.list.d/*.sources")
+	for _, path := range files {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// deb822 stanzas: URIs and Suites.
+		for _, stanza := range strings.Split(string(data), "\n\n") {
+			var uris, suites []string
+			for _, line := range strings.Split(stanza, "\n") {
+				if v, ok := strings.CutPrefix(line, "URIs:"); ok {
+					uris = strings.Fields(v)
+				}
+				if v, ok := strings.CutPrefix(line, "Suites:"); ok {
+					suites = strings.Fields(v)
+				}
+			}
+			if len(uris) > 0 && slicesContain(suites, trainingSuite) {
+				return uris[0], nil
+			}
+		}
+	}
+	if f, err := os.Open("/etc/apt/sources.list"); err == nil {
+		defer func() { _ = f.Close() }()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) >= 3 && fields[0] == "deb" && !strings.HasPrefix(fields[1], "[") && fields[2] == trainingSuite {
+				return fields[1], nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no apt source serves Debian %s on this machine (set TRAINING_DEBIAN_MIRROR)", trainingSuite)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// pythonEtcdPackages are what the training-etcd image adds: python-etcd and the one dependency
+// the base does not hold (python3-urllib3 is there).
+var pythonEtcdPackages = []string{"python3-etcd", "python3-dnspython"}
+
+// pythonEtcdLayer unpacks the packages of python-etcd, downloaded by this machine's apt (of the
+// same Debian release as the image), into a layer.
+func pythonEtcdLayer(ctx context.Context, cache string) (string, error) {
+	h := sha256.New()
+	_, _ = fmt.Fprintf(h, "%s\n%s\n", trainingSuite, strings.Join(pythonEtcdPackages, ","))
+	out := filepath.Join(cache, "layer-python-etcd-"+hex.EncodeToString(h.Sum(nil))[:12]+".tar")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	if codename := osReleaseCodename(); codename != trainingSuite {
+		return "", fmt.Errorf("the training-etcd image takes python-etcd from this machine's apt, which must be Debian %s (it is %q)", trainingSuite, codename)
+	}
+	tmp, err := os.MkdirTemp(cache, "python-etcd-")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	download := exec.CommandContext(ctx, "apt-get", append([]string{"download"}, pythonEtcdPackages...)...)
+	download.Dir = tmp
+	if output, err := download.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("apt-get download %s (run apt-get update first if apt has no package lists): %w\n%s",
+			strings.Join(pythonEtcdPackages, " "), err, lastLines(string(output), 10))
+	}
+	debs, err := filepath.Glob(filepath.Join(tmp, "*.deb"))
+	if err != nil || len(debs) != len(pythonEtcdPackages) {
+		return "", fmt.Errorf("apt-get download gave %v for %v", debs, pythonEtcdPackages)
+	}
+	root := filepath.Join(tmp, "root")
+	for _, deb := range debs {
+		if output, err := exec.CommandContext(ctx, "dpkg-deb", "-x", deb, root).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("dpkg-deb -x %s: %w: %s", deb, err, output)
+		}
+	}
+	if output, err := exec.CommandContext(ctx, "tar", "--numeric-owner", "-C", root, "-cf", out+".tmp", ".").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("tar: %w: %s", err, output)
+	}
+	return out, os.Rename(out+".tmp", out)
+}
+
+func osReleaseCodename() string {
+	data, err := os.ReadFile("/etc/os-release")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VERSION_CODENAME="); ok {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
+}
