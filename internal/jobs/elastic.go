@@ -215,14 +215,39 @@ func (s ElasticJobSpec) Expect() map[string]int {
 	return map[string]int{EtcdRole: 1, WorkerRole: int(s.Workers)}
 }
 
-// workerCommand runs the script under the launcher, with an etcd rendezvous at the job's own
-// etcd Service, the rendezvous ID being the job's name: torchelastic's launcher as the example
-// runs it, or torchrun with the same rendezvous (its etcd-v2 backend, PyTorch's current etcd
-// rendezvous; like the example's, it speaks etcd's v2 API through the python-etcd package).
+// workerCommand waits for the job's etcd to answer, then runs the script under the launcher,
+// with an etcd rendezvous at the job's own etcd Service, the rendezvous ID being the job's name:
+// torchelastic's launcher as the example runs it, or torchrun with the same rendezvous (its
+// etcd-v2 backend, PyTorch's current etcd rendezvous; like the example's, it speaks etcd's v2
+// API through the python-etcd package).
+//
+// The wait: python-etcd does not retry, so a launcher started before its etcd answers fails at
+// once ("The connection to etcd has failed"), and workers start as soon as the etcd's pod does.
+// --max_restarts: a worker removed by a rescale fails the collectives of the others, which
+// counts as one restart of their workers (a worker added does not); torchrun's default, 0,
+// would end the job at its first scale-down.
 func (s ElasticJobSpec) workerCommand() []string {
 	if len(s.Command) > 0 {
 		return s.Command
 	}
+	wait := "until $(command -v python3 || command -v python) -c " +
+		`"import socket; socket.create_connection(('${FC_FRAMEWORK_NAME}-etcd', ` + strconv.Itoa(etcdPort) + `), 2)"` +
+		" 2>/dev/null; do sleep 1; done; "
+	return []string{"sh", "-c", wait + s.launchLine(fmt.Sprintf("--max_restarts=%d", ElasticMaxRestarts))}
+}
+
+// ElasticMaxRestarts is how often each worker's launcher restarts its training processes, each
+// scale-down costing one, before the worker fails.
+const ElasticMaxRestarts = 100
+
+// legacyWorkerCommand is the command of jobs made by releases before the wait and
+// --max_restarts: a refresh of such a job reads it as generated, not as edited.
+func (s ElasticJobSpec) legacyWorkerCommand() []string {
+	return []string{"sh", "-c", s.launchLine("")}
+}
+
+// launchLine is the launcher's command line, with extra flags after the rendezvous ones.
+func (s ElasticJobSpec) launchLine(extra string) string {
 	launcher, backend := "torchrun", "etcd-v2"
 	if s.Launcher == LauncherTorchelastic {
 		launcher, backend = "python -m torchelastic.distributed.launch", "etcd"
@@ -234,12 +259,15 @@ func (s ElasticJobSpec) workerCommand() []string {
 		"--rdzv_id=${FC_FRAMEWORK_NAME}",
 		fmt.Sprintf("--nnodes=%d:%d", s.MinWorkers, s.MaxWorkers),
 		fmt.Sprintf("--nproc_per_node=%d", s.ProcsPerNode),
-		shellQuote(s.Script),
 	}
+	if extra != "" {
+		parts = append(parts, extra)
+	}
+	parts = append(parts, shellQuote(s.Script))
 	for _, a := range s.ScriptArgs {
 		parts = append(parts, shellQuote(a))
 	}
-	return []string{"sh", "-c", strings.Join(parts, " ")}
+	return strings.Join(parts, " ")
 }
 
 // CheckEtcdImage says why an etcd image cannot serve the rendezvous, or nil: the etcd runs with
@@ -280,13 +308,15 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
 }
 
-var etcdCommand = []string{"sh", "-c", strings.Join([]string{
+// etcdCommand is the example's etcd command line, run without a shell: etcd's images have had
+// none since 3.5.7 (a distroless base), and `sh -c` never starts there.
+var etcdCommand = []string{
 	"/usr/local/bin/etcd",
-	"--data-dir /var/lib/etcd --enable-v2",
-	"--listen-client-urls http://0.0.0.0:2379",
-	"--advertise-client-urls http://0.0.0.0:2379",
-	"--initial-cluster-state new",
-}, " ")}
+	"--data-dir", "/var/lib/etcd", "--enable-v2",
+	"--listen-client-urls", "http://0.0.0.0:2379",
+	"--advertise-client-urls", "http://0.0.0.0:2379",
+	"--initial-cluster-state", "new",
+}
 
 // framework mirrors the fields of frameworkcontroller.microsoft.com/v1 Framework this provider
 // sets; FrameworkController's own module is from Kubernetes 1.16 and cannot be imported here.
@@ -492,7 +522,8 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	spec.EtcdImage, spec.EtcdCPU, spec.EtcdMemory = etcdPod.Image, etcdPod.CPU, etcdPod.Memory
 	// The annotation says what the command was made from; a command edited since (kubectl
 	// edit) is what the workers run, and is read as such, so that a refresh shows the change.
-	if containers := worker.Task.Pod.Spec.Containers; len(containers) > 0 && !slices.Equal(containers[0].Command, spec.workerCommand()) {
+	if containers := worker.Task.Pod.Spec.Containers; len(containers) > 0 &&
+		!slices.Equal(containers[0].Command, spec.workerCommand()) && !slices.Equal(containers[0].Command, spec.legacyWorkerCommand()) {
 		spec.Command, spec.Script, spec.ScriptArgs = containers[0].Command, "", nil
 	}
 	return spec, nil

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -99,7 +100,10 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"PyTorch image) or `torchelastic` (`python -m torchelastic.distributed.launch`, the 2020 torchelastic package of the " +
 				"FrameworkController example's `torchelastic/examples` image). Both meet at the job's etcd (`--rdzv_endpoint=NAME-etcd:2379`, " +
 				"`--rdzv_id=NAME`, `--nnodes=MIN:MAX`); torchrun through its `etcd-v2` backend, which like torchelastic's needs the " +
-				"`python-etcd` package in the image. Ignored with `command`."},
+				"`python-etcd` package in the image: the upstream PyTorch images do not ship it (`pip install python-etcd` in yours). " +
+				"Each worker waits until the etcd answers before it starts the launcher (python-etcd does not retry), and the launcher " +
+				"restarts its training processes up to " + strconv.Itoa(jobs.ElasticMaxRestarts) + " times (`--max_restarts`): each scale-down " +
+				"costs the remaining workers one restart, as the processes of a removed worker leave their collectives. Ignored with `command`."},
 		"script": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
 			Validators:          []validator.String{nonBlankRule},
 			MarkdownDescription: "The training script the launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `command` is set."},
@@ -109,7 +113,8 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
 			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "Escape hatch: the workers' whole command, in exec form, instead of the generated " +
-				"`torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N SCRIPT ARGS`."},
+				"`torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N --max_restarts=" +
+				strconv.Itoa(jobs.ElasticMaxRestarts) + " SCRIPT ARGS`, which `sh -c` runs once the etcd answers. The command must wait for the etcd itself."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
 			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: alwaysInPlace, description: "in place"}},
 			MarkdownDescription: "Number of workers, within `min_workers` and `max_workers`. Changing it rescales the running job in place " +

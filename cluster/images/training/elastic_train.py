@@ -6,7 +6,8 @@ It prints one JSON line per event (the tests read them in the pod logs):
   {"event": "step", "step", "loss", "world_size"}                        rank 0, each step
   {"event": "done", "step", "world_size", "w", "b"}                       rank 0, at the end
 Rank 0 checkpoints the model and the step to --checkpoint (a folder the job's pods share) every
-step, so that a restart after a rescale resumes from the last step, never from step 0. Training
+step, so that a restart after a rescale resumes from the last step, never from step 0; at each
+start every rank takes rank 0's step and parameters. Training
 ends after --steps steps, or at the first step after the file --finish-when exists.
 """
 import argparse
@@ -34,7 +35,7 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     torch.manual_seed(0)
     model = torch.nn.Linear(1, 1)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
     path = os.path.join(args.checkpoint, "checkpoint.pt")
     step = 0
     if os.path.exists(path):
@@ -42,6 +43,12 @@ def main():
         model.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         step = state["step"]
+    # Every rank goes on from rank 0's state, whatever it found.
+    resumed = torch.tensor([step])
+    dist.broadcast(resumed, 0)
+    step = int(resumed.item())
+    for param in model.parameters():
+        dist.broadcast(param.data, 0)
     emit(event="start", rank=rank, world_size=world, resumed_from=step,
          restart=int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")))
 

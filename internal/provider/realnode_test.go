@@ -1,0 +1,211 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+)
+
+// The real node's lane (make testacc-real-node): jobs whose pods run real containers on the
+// local cluster's real node, judged by what the training programs print in their pods' logs.
+
+// realNode returns the cluster's real node, or skips the test saying why it has none.
+func realNode(t *testing.T) *cluster.NodeInfo {
+	t.Helper()
+	node, reason := clustertest.RealNode()
+	if node == nil {
+		t.Skip("no real node: " + reason)
+	}
+	return node
+}
+
+// onRealNode is the HCL that puts a job's pods on the real node and nowhere else.
+var onRealNode = fmt.Sprintf(`
+  node_selector = { %[1]q = "true" }
+  tolerations   = [%[2]q]
+`, cluster.RealNodeLabel, cluster.RealNodeTaint)
+
+// sharedVolume makes a PersistentVolumeClaim in the default namespace bound to a folder of this
+// machine (the real node's host): storage every pod of a job shares, as a checkpoint store.
+// It returns the claim's name and the folder, which the test reads and writes directly.
+func (a *api) sharedVolume(t *testing.T, name string) (claim, dir string) {
+	t.Helper()
+	dir = t.TempDir()
+	ctx := context.Background()
+	capacity := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      capacity,
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "",
+			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}},
+		},
+	}
+	if _, err := a.kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	empty := ""
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			StorageClassName: &empty,
+			VolumeName:       name,
+			Resources:        corev1.VolumeResourceRequirements{Requests: capacity},
+		},
+	}
+	if _, err := a.kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = a.kube.CoreV1().PersistentVolumeClaims("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = a.kube.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return name, dir
+}
+
+// event is one line a training program prints (cluster/images/training): what happened, at
+// which world size and rank, at which step.
+type event struct {
+	Event       string  `json:"event"`
+	Rank        int     `json:"rank"`
+	WorldSize   int     `json:"world_size"`
+	Step        int     `json:"step"`
+	ResumedFrom int     `json:"resumed_from"`
+	Loss        float64 `json:"loss"`
+}
+
+// events reads a pod's log and returns the program's events in order (other lines, torchrun's
+// own, are skipped). A pod that is not there yet has none.
+func (a *api) events(pod string) ([]event, string) {
+	data, err := a.kube.CoreV1().Pods("default").GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(context.Background())
+	if err != nil {
+		return nil, err.Error()
+	}
+	var events []event
+	for _, line := range strings.Split(string(data), "\n") {
+		start := strings.Index(line, `{"`)
+		if start < 0 {
+			continue
+		}
+		var e event
+		if json.Unmarshal([]byte(line[start:]), &e) == nil && e.Event != "" {
+			events = append(events, e)
+		}
+	}
+	return events, string(data)
+}
+
+// podsEvents are the events of every pod that matches selector, pod after pod, and their logs.
+func (a *api) podsEvents(selector string) ([]event, string) {
+	var all []event
+	var logs []string
+	for _, p := range a.pods("default", selector) {
+		events, log := a.events(p.Name)
+		all = append(all, events...)
+		logs = append(logs, "--- "+p.Name+"\n"+lastLogLines(log, 25))
+	}
+	return all, strings.Join(logs, "\n")
+}
+
+// waitEvents waits until the events of the pods that match selector satisfy ok, and fails the
+// test with their logs and states if they never do.
+func (a *api) waitEvents(t *testing.T, selector string, limit time.Duration, what string, ok func([]event) bool) []event {
+	t.Helper()
+	var events []event
+	var logs string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, limit, true, func(context.Context) (bool, error) {
+		events, logs = a.podsEvents(selector)
+		return ok(events), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: the pods' logs never showed it within %s:\n%s\n%s", what, limit, logs, a.podStates())
+	}
+	return events
+}
+
+// podStates describes the default namespace's pods, with their containers' states, for a
+// failure message.
+func (a *api) podStates() string {
+	list, err := a.kube.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var lines []string
+	for _, p := range list.Items {
+		line := fmt.Sprintf("pod %s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
+		for _, c := range p.Status.ContainerStatuses {
+			switch {
+			case c.State.Waiting != nil:
+				line += fmt.Sprintf("; %s waiting: %s %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
+			case c.State.Terminated != nil:
+				line += fmt.Sprintf("; %s terminated: %s exit %d %s", c.Name, c.State.Terminated.Reason, c.State.Terminated.ExitCode, c.State.Terminated.Message)
+			}
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func lastLogLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// trainsAt is true when the program has started at that world size and stepped at it.
+func trainsAt(size int) func([]event) bool {
+	return func(events []event) bool {
+		started, stepped := false, false
+		for _, e := range events {
+			started = started || e.Event == "start" && e.WorldSize == size
+			stepped = stepped || e.Event == "step" && e.WorldSize == size
+		}
+		return started && stepped
+	}
+}
+
+// atSize sums up the events at one world size: the fewest steps any rank resumed from, the
+// first and last step, how many ranks started.
+type atSize struct {
+	starts, minResumed, firstStep, lastStep int
+}
+
+func summarize(events []event, size int) atSize {
+	s := atSize{minResumed: -1, firstStep: -1}
+	for _, e := range events {
+		if e.WorldSize != size {
+			continue
+		}
+		switch e.Event {
+		case "start":
+			s.starts++
+			if s.minResumed < 0 || e.ResumedFrom < s.minResumed {
+				s.minResumed = e.ResumedFrom
+			}
+		case "step":
+			if s.firstStep < 0 || e.Step < s.firstStep {
+				s.firstStep = e.Step
+			}
+			if e.Step > s.lastStep {
+				s.lastStep = e.Step
+			}
+		}
+	}
+	return s
+}
