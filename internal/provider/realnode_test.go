@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // The real node's lane (make testacc-real-node): jobs whose pods run real containers on the
@@ -86,6 +88,13 @@ type event struct {
 	Step        int     `json:"step"`
 	ResumedFrom int     `json:"resumed_from"`
 	Loss        float64 `json:"loss"`
+	// mpi_allreduce.py
+	Sum, Expected int
+	Hosts         []string
+	// tf_config_check.py
+	Task           string
+	Index          int
+	Tasks, Reached []string
 }
 
 // events reads a pod's log and returns the program's events in order (other lines, torchrun's
@@ -208,4 +217,24 @@ func summarize(events []event, size int) atSize {
 		}
 	}
 	return s
+}
+
+// The elastic job's default etcd image is the one the real node builds from the same release,
+// so that the real node's tests run the default as it is.
+func TestDefaultEtcdImageIsTheOneTheRealNodeBuilds(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	source, err := cluster.FindSourceDir(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	built, err := cluster.EtcdImageName(context.Background(), source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if built != jobs.DefaultEtcdImage {
+		t.Errorf("the real node builds %s, the elastic job's default is %s: change cluster/components/etcd-image to the default's release", built, jobs.DefaultEtcdImage)
+	}
 }
