@@ -48,6 +48,7 @@ var binaries = []binary{
 	{name: "kube-proxy", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-proxy", ldflags: versionLDFlags()},
 	{name: "coredns", component: "coredns", pkg: "github.com/coredns/coredns", static: true},
 	{name: "pause", component: "pause", pkg: ".", static: true},
+	{name: "nslookup", component: "nslookup", pkg: ".", static: true},
 	{name: "etcd-image", component: "etcd-image", pkg: "go.etcd.io/etcd/server/v3", static: true},
 }
 

@@ -33,7 +33,17 @@ const (
 	// ImageTrainingEtcd is the training image with python-etcd added, on purpose: torchrun's
 	// etcd rendezvous backends import it, and the upstream PyTorch images do not ship it.
 	ImageTrainingEtcd = "training-etcd"
+	// ImagePyTorchInit stands for the image of the init container training-operator gives a
+	// PyTorchJob's workers (they wait for the master's name to resolve with sh, seq, nslookup and
+	// sleep): the training image's Debian base and an nslookup that resolves as alpine 3.10's
+	// (components/nslookup), loaded under training-operator v1.9.0's default name.
+	ImagePyTorchInit = "pytorch-init"
 )
+
+// PyTorchInitImage is training-operator v1.9.0's config.PyTorchInitContainerImageDefault
+// ("alpine:3.10"), as containerd names it; TestPyTorchInitImageIsTrainingOperatorsDefault binds
+// the two.
+const PyTorchInitImage = "docker.io/library/alpine:3.10"
 
 // PauseImage is the name containerd's sandbox_image names: the pause program built here is
 // loaded under it, so nothing is ever pulled.
@@ -186,7 +196,15 @@ func (s *starter) images(ctx context.Context, cache string) ([]image, error) {
 	trainingEtcd := training
 	trainingEtcd.role = ImageTrainingEtcd
 	trainingEtcd.layers = append(append([]string{}, training.layers...), pythonEtcd)
-	all := []image{pause, etcd, training, trainingEtcd}
+	nslookup, err := binaryLayer(cache, s.c.Binaries["nslookup"], "usr/local/bin/nslookup", nil)
+	if err != nil {
+		return nil, err
+	}
+	// The training image's base (its layer is shared, so this costs no room): sh, seq and sleep.
+	pytorchInit := image{role: ImagePyTorchInit, name: PyTorchInitImage, layers: []string{training.layers[0], nslookup}, config: imageConfig{
+		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, Cmd: []string{"/bin/sh"},
+	}}
+	all := []image{pause, etcd, training, trainingEtcd, pytorchInit}
 	for i := range all {
 		all[i].key = imageKey(all[i])
 		if all[i].name == "" {

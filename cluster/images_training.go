@@ -199,32 +199,37 @@ func lastLines(s string, n int) string {
 // the base does not hold (python3-urllib3 is there).
 var pythonEtcdPackages = []string{"python3-etcd", "python3-dnspython"}
 
-// pythonEtcdLayer unpacks the packages of python-etcd, downloaded by this machine's apt (of the
-// same Debian release as the image), into a layer.
+// pythonEtcdLayer unpacks the packages of python-etcd into a layer.
 func pythonEtcdLayer(ctx context.Context, cache string) (string, error) {
+	return packagesLayer(ctx, cache, "python-etcd", pythonEtcdPackages)
+}
+
+// packagesLayer unpacks Debian packages, downloaded by this machine's apt (of the same Debian
+// release as the images), into a layer named after what.
+func packagesLayer(ctx context.Context, cache, what string, packages []string) (string, error) {
 	h := sha256.New()
-	_, _ = fmt.Fprintf(h, "%s\n%s\n", trainingSuite, strings.Join(pythonEtcdPackages, ","))
-	out := filepath.Join(cache, "layer-python-etcd-"+hex.EncodeToString(h.Sum(nil))[:12]+".tar")
+	_, _ = fmt.Fprintf(h, "%s\n%s\n", trainingSuite, strings.Join(packages, ","))
+	out := filepath.Join(cache, "layer-"+what+"-"+hex.EncodeToString(h.Sum(nil))[:12]+".tar")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
 	if codename := osReleaseCodename(); codename != trainingSuite {
-		return "", fmt.Errorf("the training-etcd image takes python-etcd from this machine's apt, which must be Debian %s (it is %q)", trainingSuite, codename)
+		return "", fmt.Errorf("the %s layer takes packages from this machine's apt, which must be Debian %s (it is %q)", what, trainingSuite, codename)
 	}
-	tmp, err := os.MkdirTemp(cache, "python-etcd-")
+	tmp, err := os.MkdirTemp(cache, what+"-")
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }()
-	download := exec.CommandContext(ctx, "apt-get", append([]string{"download"}, pythonEtcdPackages...)...)
+	download := exec.CommandContext(ctx, "apt-get", append([]string{"download"}, packages...)...)
 	download.Dir = tmp
 	if output, err := download.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("apt-get download %s (run apt-get update first if apt has no package lists): %w\n%s",
-			strings.Join(pythonEtcdPackages, " "), err, lastLines(string(output), 10))
+			strings.Join(packages, " "), err, lastLines(string(output), 10))
 	}
 	debs, err := filepath.Glob(filepath.Join(tmp, "*.deb"))
-	if err != nil || len(debs) != len(pythonEtcdPackages) {
-		return "", fmt.Errorf("apt-get download gave %v for %v", debs, pythonEtcdPackages)
+	if err != nil || len(debs) != len(packages) {
+		return "", fmt.Errorf("apt-get download gave %v for %v", debs, packages)
 	}
 	root := filepath.Join(tmp, "root")
 	for _, deb := range debs {

@@ -157,9 +157,13 @@ func (k *Kind) PriorityClass(obj *unstructured.Unstructured) string { return k.p
 // has exactly the expected number of pods Running and none left over (so a rescale is done when
 // the removed ones are gone); for a kind whose object lists its tasks, each of those runs too. A
 // job that finished before a wait saw it run counts as having run. It fails fast, with the
-// reason, on a job that failed, that its operator refused, or that is being deleted.
+// reason, on a job that failed, that its operator refused, that is being deleted, or one of whose
+// pods cannot run (PodFailure: an image that cannot be pulled, a Secret that does not exist).
 func (k *Kind) Running(o Observed, expect map[string]int) (bool, error) {
 	if reason := k.failure(o); reason != "" {
+		return false, fmt.Errorf("%s", reason)
+	}
+	if reason := PodFailure(o.Pods); reason != "" {
 		return false, fmt.Errorf("%s", reason)
 	}
 	if o.Object == nil {

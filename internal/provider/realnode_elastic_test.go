@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -87,17 +85,7 @@ func TestAccRealNode_elasticJobTrainsThroughRescales(t *testing.T) {
 					if err := os.WriteFile(filepath.Join(dir, "finish"), nil, 0o644); err != nil {
 						t.Fatal(err)
 					}
-					err := wait.PollUntilContextTimeout(context.Background(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-						obj, err := a.get(jobs.Elastic.GVR, "default", name)
-						if err != nil {
-							return false, err
-						}
-						s, err := jobs.Elastic.Status(jobs.Observed{Object: obj}, time.Now())
-						return err == nil && (s.Phase == jobs.Succeeded || s.Phase == jobs.Failed), err
-					})
-					if err != nil {
-						t.Fatalf("the job did not complete: %v\n%s", err, a.podStates())
-					}
+					a.waitJobPhase(t, jobs.Elastic, name, jobs.Succeeded)
 				},
 				RefreshState: true,
 				Check:        resource.TestCheckResourceAttr("training_elastic_job.test", "status", jobs.Succeeded),

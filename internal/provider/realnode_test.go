@@ -238,3 +238,25 @@ func TestDefaultEtcdImageIsTheOneTheRealNodeBuilds(t *testing.T) {
 		t.Errorf("the real node builds %s, the elastic job's default is %s: change cluster/components/etcd-image to the default's release", built, jobs.DefaultEtcdImage)
 	}
 }
+
+// waitJobPhase waits until the operator's status of a job in the default namespace reads phase,
+// and fails the test if it reads another final phase or never does.
+func (a *api) waitJobPhase(t *testing.T, kind *jobs.Kind, name, phase string) {
+	t.Helper()
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		obj, err := a.get(kind.GVR, "default", name)
+		if err != nil {
+			return false, err
+		}
+		s, err := kind.Status(jobs.Observed{Object: obj}, time.Now())
+		if err != nil {
+			return false, err
+		}
+		last = s.Phase
+		return s.Phase == phase || s.Phase == jobs.Succeeded || s.Phase == jobs.Failed, nil
+	})
+	if err != nil || last != phase {
+		t.Fatalf("%s %s: want %s, last read %q (%v)\n%s", kind.Object, name, phase, last, err, a.podStates())
+	}
+}

@@ -11,9 +11,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
@@ -81,6 +84,12 @@ func run(verb, dir, cache, nodes string, realNode bool) error {
 			_, _ = fmt.Fprintln(os.Stderr, "the cluster is already running; reusing it")
 		}
 		fmt.Printf("export KUBECONFIG=%s\n", c.Kubeconfig)
+		if c.Node != nil {
+			// The real node's images, by role: TRAINING_IMAGE_TRAINING_ETCD=kubetrain.local/...
+			for _, role := range slices.Sorted(maps.Keys(c.Node.Images)) {
+				fmt.Printf("export TRAINING_IMAGE_%s=%s\n", strings.ToUpper(strings.ReplaceAll(role, "-", "_")), c.Node.Images[role])
+			}
+		}
 		return nil
 	case "down":
 		return cluster.Stop(opts.RunDir)
