@@ -187,13 +187,14 @@ func killContainers() error {
 func cgroupProcs(name string) []int {
 	seen := map[int]bool{}
 	for _, root := range cgroupRoots(name) {
-		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
-				return nil
+		// A cgroup removed while the tree is walked is skipped: its processes are gone too.
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, walkErr error) error {
+			if walkErr != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+				return nil //nolint:nilerr // skipped, see above
 			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return nil
+			data, readErr := os.ReadFile(path)
+			if readErr != nil {
+				return nil //nolint:nilerr // skipped, see above
 			}
 			for _, f := range strings.Fields(string(data)) {
 				var pid int

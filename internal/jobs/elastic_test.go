@@ -173,24 +173,27 @@ func TestReadElasticJobTakesTheEarlierGeneratedCommandAsGenerated(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles, _, _ := unstructured.NestedSlice(fw.Object, "spec", "taskRoles")
-	worker := roles[workerRoleIndex].(map[string]any)
-	containers, _, _ := unstructured.NestedSlice(worker, "task", "pod", "spec", "containers")
+	withCommand := func(command string) *unstructured.Unstructured {
+		var f framework
+		if err := fromUnstructured(fw, &f); err != nil {
+			t.Fatal(err)
+		}
+		f.Spec.TaskRoles[workerRoleIndex].Task.Pod.Spec.Containers[0].Command = []string{"sh", "-c", command}
+		obj, err := toUnstructured(&f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return obj
+	}
 	earlier := `torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=${FC_FRAMEWORK_NAME}-etcd:2379 --rdzv_id=${FC_FRAMEWORK_NAME} --nnodes=1:4 --nproc_per_node=1 /workspace/examples/imagenet/main.py --arch=resnet18 --batch-size=32 --epochs=2 /workspace/data/tiny-imagenet-200`
-	containers[0].(map[string]any)["command"] = []any{"sh", "-c", earlier}
-	_ = unstructured.SetNestedSlice(worker, containers, "task", "pod", "spec", "containers")
-	_ = unstructured.SetNestedSlice(fw.Object, roles, "spec", "taskRoles")
-	read, err := ReadElasticJob(fw)
+	read, err := ReadElasticJob(withCommand(earlier))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(read.Command) > 0 || read.Script != spec.Script {
 		t.Errorf("the earlier generated command read as an edit: command %q, script %q", read.Command, read.Script)
 	}
-	containers[0].(map[string]any)["command"] = []any{"sh", "-c", earlier + " --extra"}
-	_ = unstructured.SetNestedSlice(worker, containers, "task", "pod", "spec", "containers")
-	_ = unstructured.SetNestedSlice(fw.Object, roles, "spec", "taskRoles")
-	if read, err = ReadElasticJob(fw); err != nil || len(read.Command) != 3 {
+	if read, err = ReadElasticJob(withCommand(earlier + " --extra")); err != nil || len(read.Command) != 3 {
 		t.Errorf("an edited command must read as the command: %q (%v)", read.Command, err)
 	}
 }

@@ -85,7 +85,7 @@ func TestAccRealNode_elasticJobTrainsThroughRescales(t *testing.T) {
 					if err := os.WriteFile(filepath.Join(dir, "finish"), nil, 0o644); err != nil {
 						t.Fatal(err)
 					}
-					a.waitJobPhase(t, jobs.Elastic, name, jobs.Succeeded)
+					a.waitSucceeded(t, jobs.Elastic, name)
 				},
 				RefreshState: true,
 				Check:        resource.TestCheckResourceAttr("training_elastic_job.test", "status", jobs.Succeeded),

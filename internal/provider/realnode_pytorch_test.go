@@ -51,7 +51,7 @@ resource "training_pytorch_job" "test" {
 				return nil
 			}},
 			{
-				PreConfig:    func() { a.waitJobPhase(t, jobs.PyTorch, name, jobs.Succeeded) },
+				PreConfig:    func() { a.waitSucceeded(t, jobs.PyTorch, name) },
 				RefreshState: true,
 				Check:        resource.TestCheckResourceAttr("training_pytorch_job.test", "status", jobs.Succeeded),
 			},
@@ -60,8 +60,9 @@ resource "training_pytorch_job" "test" {
 }
 
 // TestAccRealNode_elasticPyTorchJobRescalesInPlaceAndTheProgramSeesIt: an elastic PyTorchJob
-// (c10d on the first worker) trains at 2 workers, is scaled up to 3 and back down to 2 in place,
-// and the running program goes on at each new world size from its last checkpoint.
+// (c10d on the first worker) trains at 2 workers, is scaled up to 3 and down to 1 in place, and
+// the running program goes on at each new world size from its last checkpoint. Without
+// max_restarts the scale-down ends the job (the plan warns).
 func TestAccRealNode_elasticPyTorchJobRescalesInPlaceAndTheProgramSeesIt(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
@@ -76,8 +77,9 @@ resource "training_pytorch_job" "test" {
   worker_count = %[4]d
   data_volumes = ["%[5]s:/checkpoint"]
   elastic {
-    min_workers = 1
-    max_workers = 3
+    min_workers  = 1
+    max_workers  = 3
+    max_restarts = 10
   }
 %[6]s
 }

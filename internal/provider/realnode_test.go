@@ -239,9 +239,10 @@ func TestDefaultEtcdImageIsTheOneTheRealNodeBuilds(t *testing.T) {
 	}
 }
 
-// waitJobPhase waits until the operator's status of a job in the default namespace reads phase,
-// and fails the test if it reads another final phase or never does.
-func (a *api) waitJobPhase(t *testing.T, kind *jobs.Kind, name, phase string) {
+// waitSucceeded waits until the operator's status of a job in the default namespace reads
+// SUCCEEDED, and fails the test if it reads FAILED or never does.
+func (a *api) waitSucceeded(t *testing.T, kind *jobs.Kind, name string) {
+	const phase = jobs.Succeeded
 	t.Helper()
 	var last string
 	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -254,7 +255,7 @@ func (a *api) waitJobPhase(t *testing.T, kind *jobs.Kind, name, phase string) {
 			return false, err
 		}
 		last = s.Phase
-		return s.Phase == phase || s.Phase == jobs.Succeeded || s.Phase == jobs.Failed, nil
+		return s.Phase == jobs.Succeeded || s.Phase == jobs.Failed, nil
 	})
 	if err != nil || last != phase {
 		t.Fatalf("%s %s: want %s, last read %q (%v)\n%s", kind.Object, name, phase, last, err, a.podStates())

@@ -49,7 +49,7 @@ resource "training_tf_job" "test" {
 				return nil
 			}},
 			{
-				PreConfig:    func() { a.waitJobPhase(t, jobs.TF, name, jobs.Succeeded) },
+				PreConfig:    func() { a.waitSucceeded(t, jobs.TF, name) },
 				RefreshState: true,
 				Check:        resource.TestCheckResourceAttr("training_tf_job.test", "status", jobs.Succeeded),
 			},

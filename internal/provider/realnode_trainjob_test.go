@@ -57,7 +57,7 @@ resource "training_train_job" "test" {
 				return nil
 			}},
 			{
-				PreConfig:    func() { a.waitJobPhase(t, jobs.Train, name, jobs.Succeeded) },
+				PreConfig:    func() { a.waitSucceeded(t, jobs.Train, name) },
 				RefreshState: true,
 				Check:        resource.TestCheckResourceAttr("training_train_job.test", "status", jobs.Succeeded),
 			},

@@ -105,7 +105,10 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 					"rendezvous_endpoint": schema.StringAttribute{Optional: true, Validators: []validator.String{rendezvousEndpointRule},
 						MarkdownDescription: "`host:port` of the rendezvous; required with an etcd backend. Default: `NAME-worker-0:" + "23456`."},
 					"max_restarts": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
-						MarkdownDescription: "How often torchrun restarts the workers after a failure before the job fails (`--max_restarts`); joining and leaving workers do not count."},
+						MarkdownDescription: "How often torchrun restarts the workers after a failure before the job fails (`--max_restarts`). " +
+							"A worker that joins does not count; a worker that leaves (a scale-down) does: the processes of the others fail " +
+							"their collectives and are restarted. Unset, torchrun's default of 0 ends the job at its first scale-down, which " +
+							"the plan warns about."},
 				}},
 			},
 		},
@@ -124,6 +127,12 @@ func (r *pytorchJobResource) ValidateConfig(ctx context.Context, req resource.Va
 	}
 	if err := jobs.CheckRendezvous(e.RendezvousBackend.ValueString(), e.RendezvousEndpoint.ValueString()); err != nil {
 		resp.Diagnostics.AddAttributeError(at.AtName("rendezvous_endpoint"), "Invalid rendezvous", err.Error()+".")
+	}
+	if e.MaxRestarts.IsNull() {
+		resp.Diagnostics.AddAttributeWarning(at.AtName("max_restarts"), "The first scale-down will end this job",
+			"Without max_restarts torchrun restarts nothing (its default is 0), and a scale-down fails the collectives of the "+
+				"workers that stay: the job fails instead of going on at the new size. Set max_restarts (for example 100) "+
+				"to let the workers restart at each scale-down.")
 	}
 }
 
