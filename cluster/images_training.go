@@ -128,7 +128,15 @@ func programsLayer(cache, dir string) (string, error) {
 	}
 	base := strings.TrimPrefix(TrainingProgramsDir, "/")
 	return out, writeTarAtomically(out, func(tw *tar.Writer) error {
-		for _, d := range append(parents(base+"/x"), base) {
+		dirs := append(parents(base+"/x"), base)
+		for _, f := range files {
+			for _, d := range parents(f) {
+				if d := base + "/" + d; !slicesContain(dirs, d) {
+					dirs = append(dirs, d)
+				}
+			}
+		}
+		for _, d := range dirs {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d + "/", Mode: 0o755, ModTime: time.Unix(0, 0)}); err != nil {
 				return err
 			}

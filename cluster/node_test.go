@@ -103,11 +103,18 @@ def get(url):
 print("service", get("http://web/"), "clusterip", socket.gethostbyname("web"), flush=True)
 print("pod name", get("http://server.sub:8080/"), flush=True)
 `)
+	created := time.Now()
 	for _, p := range []*corev1.Pod{server, client} {
 		if _, err := kube.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// A figure for the README, not a check: how long the two pods took to run.
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		p, err := kube.CoreV1().Pods(ns).Get(ctx, "server", metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, nil
+	})
+	t.Logf("pods created to the server Running: %s", time.Since(created).Round(10*time.Millisecond))
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		p, err := kube.CoreV1().Pods(ns).Get(ctx, "client", metav1.GetOptions{})
 		if err != nil {

@@ -1,6 +1,8 @@
 # The demo's configuration: the Arena walkthrough's MPI job on the ssd_node node,
 # FrameworkController's elastic PyTorch example, and a Kubeflow Trainer v2 TrainJob on a
-# training runtime the platform team publishes, on the local cluster.
+# training runtime the platform team publishes, on the local cluster. With training_image set
+# (the local cluster's real node), the elastic job trains for real there: a small data-parallel
+# program that checkpoints to a claim its pods share and goes on after each rescale.
 terraform {
   required_providers {
     training = { source = "kubetrain/training" }
@@ -14,6 +16,17 @@ variable "kubeconfig" {
 variable "elastic_workers" {
   type    = number
   default = 4
+}
+
+# The real node's training image (with python-etcd, which the etcd rendezvous needs), or "" to
+# run the example's job on the simulated GPU nodes.
+variable "training_image" {
+  type    = string
+  default = ""
+}
+
+locals {
+  real = var.training_image != ""
 }
 
 provider "training" {
@@ -30,16 +43,20 @@ resource "training_mpi_job" "mpi_dist" {
 }
 
 resource "training_elastic_job" "pet" {
-  name         = "pet"
-  image        = "torchelastic/examples:0.2.0"
-  launcher     = "torchelastic"
-  script       = "/workspace/examples/imagenet/main.py"
-  script_args  = ["--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"]
-  worker_count = var.elastic_workers
-  min_workers  = 1
-  max_workers  = 4
-  gpus         = 1
-  tolerations  = ["gpu_node"]
+  name     = "pet"
+  image    = local.real ? var.training_image : "torchelastic/examples:0.2.0"
+  launcher = local.real ? "torchrun" : "torchelastic"
+  script   = local.real ? "/opt/kubetrain/elastic_train.py" : "/workspace/examples/imagenet/main.py"
+  script_args = local.real ? ["--checkpoint=/checkpoint", "--step-seconds=0.5"] : [
+    "--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"
+  ]
+  worker_count  = var.elastic_workers
+  min_workers   = 1
+  max_workers   = 4
+  gpus          = local.real ? 0 : 1
+  tolerations   = local.real ? ["training.kubetrain.io/real-node"] : ["gpu_node"]
+  node_selector = local.real ? { "training.kubetrain.io/real-node" = "true" } : null
+  data_volumes  = local.real ? ["pet-checkpoint:/checkpoint"] : null
 }
 
 # The platform team's blueprint: a ClusterTrainingRuntime for torchrun.

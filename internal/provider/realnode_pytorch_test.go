@@ -36,25 +36,8 @@ resource "training_pytorch_job" "test" {
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkGone(a, jobs.PyTorch, name),
 		Steps: []resource.TestStep{
-			{Config: config, Check: func(*terraform.State) error {
-				events := a.waitEvents(t, jobs.PyTorch.PodSelector(name), 3*time.Minute, "the training to complete", func(events []event) bool {
-					for _, e := range events {
-						if e.Event == "done" {
-							return true
-						}
-					}
-					return false
-				})
-				if s := summarize(events, 2); s.starts != 2 || s.lastStep != 20 {
-					return fmt.Errorf("want 2 ranks to start at world size 2 and rank 0 to reach step 20, got %+v", s)
-				}
-				return nil
-			}},
-			{
-				PreConfig:    func() { a.waitSucceeded(t, jobs.PyTorch, name) },
-				RefreshState: true,
-				Check:        resource.TestCheckResourceAttr("training_pytorch_job.test", "status", jobs.Succeeded),
-			},
+			{Config: config, Check: a.completedAt(t, jobs.PyTorch.PodSelector(name), 2, 20)},
+			a.succeeded(t, jobs.PyTorch, name, "training_pytorch_job.test"),
 		},
 	})
 }

@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -39,42 +41,16 @@ var onRealNode = fmt.Sprintf(`
 `, cluster.RealNodeLabel, cluster.RealNodeTaint)
 
 // sharedVolume makes a PersistentVolumeClaim in the default namespace bound to a folder of this
-// machine (the real node's host): storage every pod of a job shares, as a checkpoint store.
-// It returns the claim's name and the folder, which the test reads and writes directly.
+// machine (the real node's host): storage every pod of a job shares, as a checkpoint store. It
+// returns the claim's name and the folder, which the test reads and writes directly.
 func (a *api) sharedVolume(t *testing.T, name string) (claim, dir string) {
 	t.Helper()
 	dir = t.TempDir()
-	ctx := context.Background()
-	capacity := corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}
-	pv := &corev1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: corev1.PersistentVolumeSpec{
-			Capacity:                      capacity,
-			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
-			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
-			StorageClassName:              "",
-			PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}},
-		},
-	}
-	if _, err := a.kube.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	empty := ""
-	pvc := &corev1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
-		Spec: corev1.PersistentVolumeClaimSpec{
-			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
-			StorageClassName: &empty,
-			VolumeName:       name,
-			Resources:        corev1.VolumeResourceRequirements{Requests: capacity},
-		},
-	}
-	if _, err := a.kube.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+	if err := cluster.SharedVolume(context.Background(), clustertest.Kubeconfig(), "default", name, dir); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = a.kube.CoreV1().PersistentVolumeClaims("default").Delete(context.Background(), name, metav1.DeleteOptions{})
-		_ = a.kube.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = cluster.DeleteSharedVolume(context.Background(), clustertest.Kubeconfig(), "default", name)
 	})
 	return name, dir
 }
@@ -91,6 +67,8 @@ type event struct {
 	// mpi_allreduce.py
 	Sum, Expected int
 	Hosts         []string
+	// horovodrun (the stand-in): a host discovered or reached
+	Host string
 	// tf_config_check.py
 	Task           string
 	Index          int
@@ -259,5 +237,29 @@ func (a *api) waitSucceeded(t *testing.T, kind *jobs.Kind, name string) {
 	})
 	if err != nil || last != phase {
 		t.Fatalf("%s %s: want %s, last read %q (%v)\n%s", kind.Object, name, phase, last, err, a.podStates())
+	}
+}
+
+// completedAt checks that the training program ran to its end at world size size: every rank
+// started at that size and rank 0 reached step steps.
+func (a *api) completedAt(t *testing.T, selector string, size, steps int) resource.TestCheckFunc {
+	return func(*terraform.State) error {
+		events := a.waitEvents(t, selector, 3*time.Minute, "the training to complete", func(events []event) bool {
+			return slices.ContainsFunc(events, func(e event) bool { return e.Event == "done" })
+		})
+		if s := summarize(events, size); s.starts != size || s.lastStep != steps {
+			return fmt.Errorf("want %d ranks to start at world size %d and rank 0 to reach step %d, got %+v", size, size, steps, s)
+		}
+		return nil
+	}
+}
+
+// succeeded is a step that waits until the job's operator says it succeeded, then checks that a
+// refresh reads SUCCEEDED.
+func (a *api) succeeded(t *testing.T, kind *jobs.Kind, name, address string) resource.TestStep {
+	return resource.TestStep{
+		PreConfig:    func() { a.waitSucceeded(t, kind, name) },
+		RefreshState: true,
+		Check:        resource.TestCheckResourceAttr(address, "status", jobs.Succeeded),
 	}
 }

@@ -48,11 +48,7 @@ resource "training_tf_job" "test" {
 				}
 				return nil
 			}},
-			{
-				PreConfig:    func() { a.waitSucceeded(t, jobs.TF, name) },
-				RefreshState: true,
-				Check:        resource.TestCheckResourceAttr("training_tf_job.test", "status", jobs.Succeeded),
-			},
+			a.succeeded(t, jobs.TF, name, "training_tf_job.test"),
 		},
 	})
 }

@@ -3,11 +3,9 @@ package provider
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -42,25 +40,9 @@ resource "training_train_job" "test" {
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkGone(a, jobs.Train, name),
 		Steps: []resource.TestStep{
-			{Config: config, Check: func(*terraform.State) error {
-				events := a.waitEvents(t, jobs.Train.PodSelector(name), 3*time.Minute, "the training to complete", func(events []event) bool {
-					for _, e := range events {
-						if e.Event == "done" {
-							return true
-						}
-					}
-					return false
-				})
-				if s := summarize(events, 2); s.starts != 2 || s.lastStep != 10 {
-					return fmt.Errorf("want 2 ranks to start at world size 2 and rank 0 to reach step 10, got %+v", s)
-				}
-				return nil
-			}},
-			{
-				PreConfig:    func() { a.waitSucceeded(t, jobs.Train, name) },
-				RefreshState: true,
-				Check:        resource.TestCheckResourceAttr("training_train_job.test", "status", jobs.Succeeded),
-			},
+			{Config: config, Check: a.completedAt(t, jobs.Train.PodSelector(name), 2, 10)},
+			a.succeeded(t, jobs.Train, name, "training_train_job.test"),
 		},
 	})
 }
+

@@ -3,6 +3,7 @@
 //	localcluster up     build what is missing, start (or reuse) the cluster, print the KUBECONFIG line
 //	localcluster down   stop the processes it started and remove the cluster's data
 //	localcluster build  only build the binaries
+//	localcluster volume NAME FOLDER   a PersistentVolumeClaim NAME in default bound to FOLDER of this machine
 //
 // With -real-node (or TRAINING_REAL_NODE=1) the cluster also has the real node, where containers run.
 package main
@@ -38,6 +39,13 @@ func main() {
 	}
 	verb := os.Args[1]
 	_ = fs.Parse(os.Args[2:])
+	if verb == "volume" {
+		if err := volume(*dir, fs.Args()); err != nil {
+			_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 
 	if err := run(verb, *dir, *cache, *nodes, *realNode); err != nil {
 		_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
@@ -96,6 +104,26 @@ func run(verb, dir, cache, nodes string, realNode bool) error {
 	default:
 		return fmt.Errorf("unknown command %q (want up, down or build)", verb)
 	}
+}
+
+// volume makes a PersistentVolumeClaim in the default namespace of the running cluster, bound to
+// a folder of this machine that the real node's pods share.
+func volume(dir string, args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: localcluster volume NAME FOLDER")
+	}
+	folder, err := filepath.Abs(args[1])
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return err
+	}
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	return cluster.SharedVolume(context.Background(), filepath.Join(dir, "run", "kubeconfig"), "default", args[0], folder)
 }
 
 func envOr(name, fallback string) string {
