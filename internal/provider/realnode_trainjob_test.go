@@ -45,4 +45,3 @@ resource "training_train_job" "test" {
 		},
 	})
 }
-
