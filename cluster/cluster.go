@@ -254,18 +254,26 @@ func (c *Cluster) Stop() error {
 		}
 	}
 	for _, name := range stopOrder {
-		pid, ok := c.Processes[name]
-		if !ok || !c.alive(name, pid) {
-			continue
-		}
-		if err := stopProcess(pid, func() bool { return c.alive(name, pid) }); err != nil {
-			errs = append(errs, fmt.Errorf("stopping %s (pid %d): %w", name, pid, err))
+		if err := c.stopComponent(name); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	return os.RemoveAll(c.RunDir)
+}
+
+// stopComponent ends the process this cluster started for name, if it still runs.
+func (c *Cluster) stopComponent(name string) error {
+	pid, ok := c.Processes[name]
+	if !ok || !c.alive(name, pid) {
+		return nil
+	}
+	if err := stopProcess(pid, func() bool { return c.alive(name, pid) }); err != nil {
+		return fmt.Errorf("stopping %s (pid %d): %w", name, pid, err)
+	}
+	return nil
 }
 
 // Stop stops the cluster recorded in runDir, if any.

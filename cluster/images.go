@@ -92,6 +92,9 @@ func imageCacheDir() (string, error) {
 	return filepath.Join(dir, "terraform-provider-training", "images"), nil
 }
 
+// imagePath is the PATH of every image here, the one the upstream images set.
+const imagePath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // imageConfig is the part of an image configuration the images here set.
 type imageConfig struct {
 	Env        []string `json:"Env,omitempty"`
@@ -149,11 +152,11 @@ func (s *starter) loadImages(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("writing the images: %w", err)
 	}
 	defer func() { _ = os.Remove(archive) }() // the layers stay cached; the archive only wraps them
-	if err := ctr(ctx, "images", "import", archive); err != nil {
+	if _, err := ctr(ctx, "images", "import", archive); err != nil {
 		return nil, fmt.Errorf("importing the images: %w", err)
 	}
 	for _, img := range missing {
-		if err := ctr(ctx, "images", "label", img.name, imageKeyLabel+"="+img.key); err != nil {
+		if _, err := ctr(ctx, "images", "label", img.name, imageKeyLabel+"="+img.key); err != nil {
 			return nil, err
 		}
 		_, _ = fmt.Fprintf(s.log, "loaded image %s\n", img.name)
@@ -177,7 +180,7 @@ func (s *starter) images(ctx context.Context, cache string) ([]image, error) {
 	}
 	// As the upstream image: the etcd binary on a base without a shell, its folders, its CMD.
 	etcd := image{role: ImageEtcd, name: etcdName, config: imageConfig{
-		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Env: []string{imagePath},
 		Cmd: []string{"/usr/local/bin/etcd"}, WorkingDir: "/var/lib/etcd/",
 	}}
 	if layer, err = binaryLayer(cache, s.c.Binaries["etcd-image"], "usr/local/bin/etcd", []string{"tmp", "var/etcd", "var/lib/etcd"}); err != nil {
@@ -202,7 +205,7 @@ func (s *starter) images(ctx context.Context, cache string) ([]image, error) {
 	}
 	// The training image's base (its layer is shared, so this costs no room): sh, seq and sleep.
 	pytorchInit := image{role: ImagePyTorchInit, name: PyTorchInitImage, layers: []string{training.layers[0], nslookup}, config: imageConfig{
-		Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, Cmd: []string{"/bin/sh"},
+		Env: []string{imagePath}, Cmd: []string{"/bin/sh"},
 	}}
 	all := []image{pause, etcd, training, trainingEtcd, pytorchInit}
 	for i := range all {
@@ -385,12 +388,12 @@ func fileDigest(path string) (string, error) {
 
 // importedImages maps the names of the images containerd holds to their key label.
 func importedImages(ctx context.Context) (map[string]string, error) {
-	out, err := exec.CommandContext(ctx, "ctr", "--address", containerdSocket, "-n", "k8s.io", "images", "ls").Output()
+	out, err := ctr(ctx, "images", "ls")
 	if err != nil {
-		return nil, fmt.Errorf("ctr images ls: %w", err)
+		return nil, err
 	}
 	held := map[string]string{}
-	for _, line := range strings.Split(string(out), "\n")[1:] {
+	for _, line := range strings.Split(out, "\n")[1:] {
 		fields := strings.Fields(line)
 		if len(fields) == 0 {
 			continue
@@ -405,23 +408,17 @@ func importedImages(ctx context.Context) (map[string]string, error) {
 	return held, nil
 }
 
-// ctr runs containerd's client against the real node's containerd, in the CRI's namespace.
-func ctr(ctx context.Context, args ...string) error {
-	out, err := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket, "-n", "k8s.io"}, args...)...).CombinedOutput()
+// ctr runs containerd's client against the real node's containerd, in the CRI's namespace, and
+// returns what it printed.
+func ctr(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket, "-n", "k8s.io"}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+		return "", fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
-	return nil
-}
-
-// sortedValues returns a map's values in order.
-func sortedValues(m map[string]string) []string {
-	var vs []string
-	for _, v := range m {
-		vs = append(vs, v)
-	}
-	sort.Strings(vs)
-	return vs
+	return string(out), nil
 }
 
 // walkFiles lists the regular files under dir, relative to it, in order.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -49,7 +50,7 @@ func (s *starter) trainingImage(ctx context.Context, cache string) (image, error
 	}
 	return image{role: ImageTraining, layers: []string{base, programs}, config: imageConfig{
 		Env: []string{
-			"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			imagePath,
 			"PYTHONUNBUFFERED=1",
 			// Open MPI as root in a container, as the upstream MPI images run it.
 			"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
@@ -131,7 +132,7 @@ func programsLayer(cache, dir string) (string, error) {
 		dirs := append(parents(base+"/x"), base)
 		for _, f := range files {
 			for _, d := range parents(f) {
-				if d := base + "/" + d; !slicesContain(dirs, d) {
+				if d := base + "/" + d; !slices.Contains(dirs, d) {
 					dirs = append(dirs, d)
 				}
 			}
@@ -177,7 +178,7 @@ func debianMirror() (string, error) {
 					suites = strings.Fields(v)
 				}
 			}
-			if len(uris) > 0 && slicesContain(suites, trainingSuite) {
+			if len(uris) > 0 && slices.Contains(suites, trainingSuite) {
 				return uris[0], nil
 			}
 		}

@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -133,8 +134,8 @@ func (s *starter) startRealNode(ctx context.Context, c *clients) error {
 		return err
 	}
 	if err := s.waitFor(ctx, "containerd", 30*time.Second, func(ctx context.Context) (bool, error) {
-		out, err := exec.CommandContext(ctx, "ctr", "--address", containerdSocket, "version").CombinedOutput()
-		return err == nil, fmt.Errorf("ctr version: %w: %s", err, out)
+		_, err := ctr(ctx, "version")
+		return err == nil, err
 	}); err != nil {
 		return err
 	}
@@ -203,7 +204,7 @@ func (s *starter) startRealNode(ctx context.Context, c *clients) error {
 	}); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(s.log, "real node %s ready in %s (images: %s)\n", RealNodeName, time.Since(started).Round(100*time.Millisecond), strings.Join(sortedValues(images), ", "))
+	_, _ = fmt.Fprintf(s.log, "real node %s ready in %s (images: %s)\n", RealNodeName, time.Since(started).Round(100*time.Millisecond), strings.Join(slices.Sorted(maps.Values(images)), ", "))
 	return nil
 }
 
@@ -357,15 +358,13 @@ func (s *starter) corefile() string {
 // machine. The control plane must still run.
 func (c *Cluster) stopRealNode() error {
 	var errs []error
-	if client, err := newClients(c.Kubeconfig); err == nil && c.processAlive("kubelet") {
-		errs = append(errs, drainRealNode(client))
+	if pid, ok := c.Processes["kubelet"]; ok && c.alive("kubelet", pid) {
+		if client, err := newClients(c.Kubeconfig); err == nil {
+			errs = append(errs, drainRealNode(client))
+		}
 	}
 	for _, name := range []string{"coredns", "kube-proxy", "kubelet"} {
-		if pid, ok := c.Processes[name]; ok && c.alive(name, pid) {
-			if err := stopProcess(pid, func() bool { return c.alive(name, pid) }); err != nil {
-				errs = append(errs, fmt.Errorf("stopping %s: %w", name, err))
-			}
-		}
+		errs = append(errs, c.stopComponent(name))
 	}
 	if bin, ok := c.Binaries["kube-proxy"]; ok {
 		// kube-proxy removes its own chains and rules.
@@ -373,19 +372,9 @@ func (c *Cluster) stopRealNode() error {
 			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w: %s", err, out))
 		}
 	}
-	if pid, ok := c.Processes["containerd"]; ok && c.alive("containerd", pid) {
-		errs = append(errs, killContainers())
-		if err := stopProcess(pid, func() bool { return c.alive("containerd", pid) }); err != nil {
-			errs = append(errs, fmt.Errorf("stopping containerd: %w", err))
-		}
-	}
-	errs = append(errs, restoreMachine())
+	// The containers outlive containerd in their shims: restoreMachine kills them.
+	errs = append(errs, c.stopComponent("containerd"), restoreMachine())
 	return errors.Join(errs...)
-}
-
-func (c *Cluster) processAlive(name string) bool {
-	pid, ok := c.Processes[name]
-	return ok && c.alive(name, pid)
 }
 
 // drainRealNode deletes every pod bound to the real node at once and waits (up to 60 s) for the
@@ -401,22 +390,18 @@ func drainRealNode(c *clients) error {
 	for _, p := range pods.Items {
 		_ = c.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 	}
+	left := len(pods.Items)
 	for {
 		pods, err := c.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: selector})
-		if err == nil && len(pods.Items) == 0 {
-			return nil
+		if err == nil {
+			if left = len(pods.Items); left == 0 {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the real node's pods were not gone after 60 s: %d left", len(podsOrEmpty(pods)))
+			return fmt.Errorf("the real node's pods were not gone after 60 s: %d left", left)
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-func podsOrEmpty(l *corev1.PodList) []corev1.Pod {
-	if l == nil {
-		return nil
-	}
-	return l.Items
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -252,20 +253,11 @@ func shimProcs() []int {
 			continue
 		}
 		args := strings.Split(string(cmdline), "\x00")
-		if strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slicesContain(args, containerdSocket) {
+		if strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Contains(args, containerdSocket) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
-}
-
-func slicesContain(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // removeCgroups removes the cgroup tree named name in every hierarchy, deepest first.

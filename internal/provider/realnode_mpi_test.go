@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun(t *testing.T)
 						e.WorldSize, e.Hosts, e.Sum, size, size*(size+1)/2)
 				}
 				for i := 0; i < size; i++ {
-					if want := fmt.Sprintf("%s-worker-%d", name, i); !contains(e.Hosts, want) {
+					if want := fmt.Sprintf("%s-worker-%d", name, i); !slices.Contains(e.Hosts, want) {
 						return fmt.Errorf("worker %s took no part: hosts %v", want, e.Hosts)
 					}
 				}
@@ -77,13 +78,4 @@ func TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun(t *testing.T)
 			},
 		},
 	})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
