@@ -24,14 +24,19 @@ import (
 // default --redirects and --tee (it iterates the Std enum, which 3.11 no longer makes yield its
 // flag combinations): the loop is patched to iterate the members, so that the commands the
 // operators generate run unchanged, as they do in the upstream images. sshd and ssh are set up
-// as mpi-operator's base image sets them up.
+// as mpi-operator's base image (v0.8.2) sets them up: port 2222, no host key checks, no strict
+// modes, and a user mpiuser (uid 1000) whose own SSH server reads its configuration from its
+// home, which Trainer's MPI runtimes run as.
 const trainingSetup = `set -eu
 api=/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py
 grep -q 'for s in Std:' "$api" || { echo "torch's elastic api.py has no 'for s in Std:' to patch" >&2; exit 1; }
 sed -i 's/for s in Std:/for s in Std.__members__.values():/' "$api"
-sed -i 's/^#\?StrictModes .*/StrictModes no/' /etc/ssh/sshd_config
-printf 'Host *\n    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n' >> /etc/ssh/ssh_config
+sed -i -e 's/^#\?StrictModes .*/StrictModes no/' -e 's/^#\?Port .*/Port 2222/' /etc/ssh/sshd_config
+printf 'Host *\n    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n    Port 2222\n' >> /etc/ssh/ssh_config
 mkdir -p /run/sshd
+useradd -m -u 1000 mpiuser
+printf 'PidFile /home/mpiuser/sshd.pid\nHostKey /home/mpiuser/.ssh/id_rsa\nStrictModes no\nPort 2222\n' > /home/mpiuser/.sshd_config
+chown mpiuser: /home/mpiuser/.sshd_config
 rm -f /var/cache/apt/archives/*.deb
 rm -rf /var/lib/apt/lists/*
 `

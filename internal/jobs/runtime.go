@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,8 +30,10 @@ const (
 // Frameworks lists them.
 var Frameworks = []string{FrameworkTorch, FrameworkMPI, FrameworkPlain}
 
-// MPIImplementations are the MPI implementations Trainer's MPI policy offers.
-var MPIImplementations = []string{"OpenMPI", "Intel", "MPICH"}
+// MPIImplementations are the MPI implementations Trainer v2.3.0 makes jobs for. Its CRD also
+// takes Intel and MPICH, but its MPI plugin fails every job of those ("MPI implementation for
+// ... doesn't supported"): a runtime that names one is refused at plan.
+var MPIImplementations = []string{"OpenMPI"}
 
 const (
 	// FrameworkLabel names a runtime's framework for Trainer's SDK, which lists runtimes by it.
@@ -41,9 +44,18 @@ const (
 	trainerLauncher = "launcher"
 )
 
-// DefaultMPINodeCommand is what an MPI runtime's nodes run unless told otherwise: an SSH server
-// in the foreground, which the launcher's mpirun reaches them through.
-var DefaultMPINodeCommand = []string{"/usr/sbin/sshd", "-De"}
+// DefaultMPIPolicy is an MPI runtime's policy where it says nothing, shaped as Trainer's own MPI
+// runtime (deepspeed-distributed at v2.3.0) on mpi-operator's base image: the launcher and the
+// nodes run as mpiuser (uid 1000), the nodes run that user's SSH server (its config file in the
+// image: port 2222, host key and authorized keys from the mounted keys, StrictModes off), and the
+// keys are mounted in that user's home. Trainer mounts the private key 0640 and owned by root,
+// with the pod's fsGroup as its group: a non-root user reads it through that group, while root,
+// its owner, is refused it by OpenSSH ("UNPROTECTED PRIVATE KEY FILE"), so a runtime run as root
+// cannot ssh from its launcher (Trainer's CRD default, /root/.ssh, is of no use to it).
+func DefaultMPIPolicy() MPIPolicy {
+	return MPIPolicy{ProcsPerNode: 1, Implementation: "OpenMPI", SSHAuthMountPath: "/home/mpiuser/.ssh", RunAsUser: 1000,
+		NodeCommand: []string{"/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"}}
+}
 
 // RuntimeSpec is everything a training_runtime says.
 type RuntimeSpec struct {
@@ -69,7 +81,10 @@ type MPIPolicy struct {
 	Implementation    string
 	SSHAuthMountPath  string
 	RunLauncherAsNode bool
-	// NodeCommand is what the nodes run (default DefaultMPINodeCommand).
+	// RunAsUser is the user of the launcher's and the nodes' containers (runAsUser, and the pods'
+	// fsGroup, which makes the mounted keys readable to it); 0 is root, and sets no fsGroup.
+	RunAsUser int64
+	// NodeCommand is what the nodes run.
 	NodeCommand []string
 }
 
@@ -193,12 +208,12 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 		}
 		r.Spec.Template.Spec.ReplicatedJobs = []replicatedJob{node}
 	case FrameworkMPI:
-		m := ptr.Deref(s.MPI, MPIPolicy{})
+		m := ptr.Deref(s.MPI, DefaultMPIPolicy())
 		r.Spec.MLPolicy.MPI = &mpiPolicySpec{NumProcPerNode: positive(m.ProcsPerNode), MPIImplementation: optional(m.Implementation),
 			SSHAuthMountPath: optional(m.SSHAuthMountPath), RunLauncherAsNode: ptr.To(m.RunLauncherAsNode)}
 		nodeCommand := m.NodeCommand
 		if len(nodeCommand) == 0 {
-			nodeCommand = DefaultMPINodeCommand
+			nodeCommand = DefaultMPIPolicy().NodeCommand
 		}
 		node, err := role(TrainerNode, nodeCommand, false)
 		if err != nil {
@@ -207,6 +222,12 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 		launcher, err := role(trainerLauncher, s.Command, true)
 		if err != nil {
 			return nil, err
+		}
+		for _, t := range []*corev1.PodTemplateSpec{&node.Template.Spec.Template, &launcher.Template.Spec.Template} {
+			t.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(m.RunAsUser)}
+			if m.RunAsUser != 0 {
+				t.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To(m.RunAsUser)}
+			}
 		}
 		launcher.DependsOn = append(launcher.DependsOn, struct {
 			Name   string `json:"name"`
@@ -260,12 +281,20 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
 		t := rj.Template.Spec.Template
 		var command []string
+		var user *int64
 		if len(t.Spec.Containers) > 0 {
-			command = t.Spec.Containers[0].Command
+			c := t.Spec.Containers[0]
+			// A runtime made elsewhere may split the nodes' command as Trainer's own does.
+			command = slices.Concat(c.Command, c.Args)
+			if c.SecurityContext != nil {
+				user = c.SecurityContext.RunAsUser
+			}
 		}
 		trainerJob := rj.Template.Metadata != nil && rj.Template.Metadata.Labels[ancestorLabel] == "trainer"
 		if rj.Name == TrainerNode && s.MPI != nil {
 			s.MPI.NodeCommand = command
+			// No runAsUser is the image's user: root in the images MPI runs on.
+			s.MPI.RunAsUser = ptr.Deref(user, 0)
 		}
 		if trainerJob {
 			s.Pod, s.Command = readPodOptions(t), command

@@ -3,7 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
@@ -66,15 +67,9 @@ type mpiModel struct {
 	Implementation    types.String `tfsdk:"implementation"`
 	SSHAuthMountPath  types.String `tfsdk:"ssh_auth_mount_path"`
 	RunLauncherAsNode types.Bool   `tfsdk:"run_launcher_as_node"`
+	RunAsUser         types.Int64  `tfsdk:"run_as_user"`
 	NodeCommand       types.List   `tfsdk:"node_command"`
 }
-
-// mpiDefaults are the MPI policy's defaults, as Trainer's CRD has them (it writes them into
-// every runtime that leaves them out).
-var mpiDefaults = struct {
-	ProcsPerNode                     int64
-	Implementation, SSHAuthMountPath string
-}{1, "OpenMPI", "/root/.ssh"}
 
 type gangModel struct {
 	ScheduleTimeoutSeconds types.Int64 `tfsdk:"schedule_timeout_seconds"`
@@ -112,10 +107,9 @@ func (m *runtimeModel) build(ctx context.Context) (*unstructured.Unstructured, d
 		p := m.MPI[0]
 		s.MPI = &jobs.MPIPolicy{ProcsPerNode: int32(p.ProcessesPerNode.ValueInt64()), Implementation: p.Implementation.ValueString(),
 			SSHAuthMountPath: p.SSHAuthMountPath.ValueString(), RunLauncherAsNode: p.RunLauncherAsNode.ValueBool(),
-			NodeCommand: stringList(ctx, p.NodeCommand, &diags)}
+			RunAsUser: p.RunAsUser.ValueInt64(), NodeCommand: stringList(ctx, p.NodeCommand, &diags)}
 	} else if s.Framework == jobs.FrameworkMPI {
-		s.MPI = &jobs.MPIPolicy{ProcsPerNode: int32(mpiDefaults.ProcsPerNode), Implementation: mpiDefaults.Implementation,
-			SSHAuthMountPath: mpiDefaults.SSHAuthMountPath, NodeCommand: jobs.DefaultMPINodeCommand}
+		s.MPI = ptr.To(jobs.DefaultMPIPolicy())
 	}
 	if len(m.GangScheduling) > 0 {
 		s.GangTimeoutSeconds = ptr.To(int32(m.GangScheduling[0].ScheduleTimeoutSeconds.ValueInt64()))
@@ -146,14 +140,10 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 	hadBlock := len(m.MPI) > 0
 	m.MPI = nil
 	if p := s.MPI; p != nil {
-		if len(p.NodeCommand) == 0 {
-			p.NodeCommand = jobs.DefaultMPINodeCommand
-		}
-		if hadBlock || int64(p.ProcsPerNode) != mpiDefaults.ProcsPerNode || p.Implementation != mpiDefaults.Implementation ||
-			p.SSHAuthMountPath != mpiDefaults.SSHAuthMountPath || p.RunLauncherAsNode || !slices.Equal(p.NodeCommand, jobs.DefaultMPINodeCommand) {
+		if hadBlock || !reflect.DeepEqual(*p, jobs.DefaultMPIPolicy()) {
 			m.MPI = []mpiModel{{ProcessesPerNode: types.Int64Value(int64(p.ProcsPerNode)), Implementation: types.StringValue(p.Implementation),
 				SSHAuthMountPath: types.StringValue(p.SSHAuthMountPath), RunLauncherAsNode: types.BoolValue(p.RunLauncherAsNode),
-				NodeCommand: stringListValue(p.NodeCommand)}}
+				RunAsUser: types.Int64Value(p.RunAsUser), NodeCommand: stringListValue(p.NodeCommand)}}
 		}
 	}
 	m.GangScheduling = nil
@@ -162,6 +152,9 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 	}
 	return diags
 }
+
+// mpiDefault is the MPI policy of a runtime that says nothing of it.
+var mpiDefault = jobs.DefaultMPIPolicy()
 
 func (r *objectResource[M, PM]) runtimeSchema(ctx context.Context) schema.Schema {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
@@ -202,19 +195,28 @@ func (r *objectResource[M, PM]) runtimeSchema(ctx context.Context) schema.Schema
 				MarkdownDescription: "The MPI policy (`mlPolicy.mpi`), with `framework = \"mpi\"`.",
 				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
 				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
-					"processes_per_node": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(mpiDefaults.ProcsPerNode),
+					"processes_per_node": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(int64(mpiDefault.ProcsPerNode)),
 						Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 						MarkdownDescription: "Slots per node in the hostfile (`numProcPerNode`). Default 1, as Trainer's."},
-					"implementation": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefaults.Implementation),
-						Validators:          []validator.String{stringvalidator.OneOf(jobs.MPIImplementations...)},
-						MarkdownDescription: "`OpenMPI` (the default, as Trainer's), `Intel` or `MPICH`."},
-					"ssh_auth_mount_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefaults.SSHAuthMountPath),
-						MarkdownDescription: "Where the SSH keys Trainer makes are mounted. Default `/root/.ssh`, as Trainer's."},
+					"implementation": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefault.Implementation),
+						Validators: []validator.String{stringvalidator.OneOf(jobs.MPIImplementations...)},
+						MarkdownDescription: "`OpenMPI`, the default and the only implementation Trainer v2.3.0 makes jobs for: its CRD takes `Intel` and `MPICH` " +
+							"too, but every job on such a runtime fails to build."},
+					"ssh_auth_mount_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefault.SSHAuthMountPath),
+						MarkdownDescription: "Where the SSH keys Trainer makes are mounted: the `.ssh` folder of the home of `run_as_user`. " +
+							fmt.Sprintf("Default `%s`, as in Trainer's own MPI runtime (Trainer's CRD defaults to `/root/.ssh`, root's).", mpiDefault.SSHAuthMountPath)},
+					"run_as_user": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(mpiDefault.RunAsUser),
+						Validators: []validator.Int64{int64validator.AtLeast(0)},
+						MarkdownDescription: fmt.Sprintf("The user the launcher and the nodes run as (their `runAsUser`, and the pods' `fsGroup`). Default %d, ", mpiDefault.RunAsUser) +
+							"`mpiuser` of mpi-operator's base image, as in Trainer's own MPI runtime. Trainer v2.3.0 mounts the private key mode 0640, owned by root " +
+							"and readable by the `fsGroup`: OpenSSH refuses a key its own user owns with those modes, so with `0` (root, no `fsGroup`) the " +
+							"launcher's `ssh` cannot use it unless its command first copies it to a file of mode 0600; the plan warns."},
 					"run_launcher_as_node": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 						MarkdownDescription: "Whether the launcher counts as one of the nodes (it then runs training processes too). Default false."},
 					"node_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true,
-						Default:             listDefault(jobs.DefaultMPINodeCommand),
-						MarkdownDescription: "What the nodes run: an SSH server in the foreground, which the launcher's `mpirun` reaches them through. Default `[\"/usr/sbin/sshd\", \"-De\"]`."},
+						Default: listDefault(mpiDefault.NodeCommand),
+						MarkdownDescription: "What the nodes run: an SSH server in the foreground, as `run_as_user`, which the launcher's `mpirun` reaches them through. " +
+							fmt.Sprintf("Default `[%s]`: the SSH server of mpiuser with its own configuration, as mpi-operator's base image has it (port 2222).", quotedList(mpiDefault.NodeCommand))},
 				}},
 			},
 			"gang_scheduling": schema.ListNestedBlock{
@@ -230,7 +232,8 @@ func (r *objectResource[M, PM]) runtimeSchema(ctx context.Context) schema.Schema
 	}
 }
 
-// ValidateConfig checks at plan time that the MPI policy goes with the MPI framework.
+// ValidateConfig checks at plan time that the MPI policy goes with the MPI framework, and warns
+// of an MPI runtime run as root.
 func (r *objectResource[M, PM]) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	if !r.eitherScope() {
 		return
@@ -242,6 +245,16 @@ func (r *objectResource[M, PM]) ValidateConfig(ctx context.Context, req resource
 	if !framework.IsUnknown() && !framework.IsNull() && framework.ValueString() != jobs.FrameworkMPI && len(mpi.Elements()) > 0 {
 		resp.Diagnostics.AddAttributeError(path.Root("mpi"), "MPI policy without the MPI framework",
 			fmt.Sprintf("An mpi block needs framework = %q, not %q.", jobs.FrameworkMPI, framework.ValueString()))
+	}
+	if len(mpi.Elements()) > 0 {
+		if block, ok := mpi.Elements()[0].(types.Object); ok {
+			if user, ok := block.Attributes()["run_as_user"].(types.Int64); ok && !user.IsUnknown() && !user.IsNull() && user.ValueInt64() == 0 {
+				resp.Diagnostics.AddAttributeWarning(path.Root("mpi").AtListIndex(0).AtName("run_as_user"), "MPI as root cannot use Trainer's SSH key as mounted",
+					"Trainer v2.3.0 mounts the SSH private key mode 0640, owned by root: OpenSSH refuses a key of its own user that others can read "+
+						"(\"UNPROTECTED PRIVATE KEY FILE\"), so the launcher's mpirun, run as root, cannot reach the nodes unless its command first copies "+
+						"the key to a file of mode 0600. Leave run_as_user unset to run as mpiuser (1000), as Trainer's own MPI runtime does.")
+			}
+		}
 	}
 }
 
@@ -289,4 +302,13 @@ func listDefault(values []string) defaults.List {
 		elements[i] = types.StringValue(v)
 	}
 	return listdefault.StaticValue(types.ListValueMust(types.StringType, elements))
+}
+
+// quotedList is a list of strings as HCL writes it.
+func quotedList(values []string) string {
+	quoted := make([]string, len(values))
+	for i, v := range values {
+		quoted[i] = strconv.Quote(v)
+	}
+	return strings.Join(quoted, ", ")
 }

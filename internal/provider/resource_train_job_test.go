@@ -468,3 +468,39 @@ resource "training_train_job" "test" {
 		}},
 	})
 }
+
+// An MPI runtime's plan, through the real CLI: an MPI implementation Trainer v2.3.0 makes no job
+// for is refused, and a runtime run as root is warned of (Trainer's 0640 key is refused to its
+// owner by OpenSSH); the defaults, mpiuser, plan without a warning.
+func TestAccRuntime_planRefusesWhatTrainersMPIPluginCannotRun(t *testing.T) {
+	newAPI(t)
+	t.Parallel()
+	w := newWorkspace(t)
+	runtime := func(mpi string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "training_runtime" "mpi" {
+  name      = "tf-acc-mpi-plan"
+  namespace = "default"
+  framework = "mpi"
+  image     = "mpi:1"
+  command   = ["mpirun", "true"]
+
+  mpi {
+%s  }
+}
+`, mpi)
+	}
+	w.write(runtime("    implementation = \"Intel\"\n"))
+	if out, err := w.try(nil, "plan", "-input=false"); err == nil || !strings.Contains(flat(out), `value must be one of: ["OpenMPI"]`) {
+		t.Errorf("implementation = \"Intel\" planned (err %v):\n%s", err, out)
+	}
+	rootWarning := "Warning: MPI as root cannot use Trainer's SSH key as mounted"
+	w.write(runtime("    run_as_user = 0\n"))
+	if out := w.run("plan", "-input=false"); !strings.Contains(out, rootWarning) || !strings.Contains(flat(out), "UNPROTECTED PRIVATE KEY FILE") {
+		t.Errorf("run_as_user = 0 planned without the warning:\n%s", out)
+	}
+	w.write(runtime(""))
+	if out := w.run("plan", "-input=false"); strings.Contains(out, rootWarning) || !strings.Contains(out, "run_as_user") {
+		t.Errorf("the default MPI policy's plan:\n%s", out)
+	}
+}

@@ -12,15 +12,17 @@ resource "training_runtime" "torch" {
 }
 
 # An MPI runtime for one team's namespace: nodes that run an SSH server, and a launcher that
-# starts once they are ready and runs the job's mpirun over the hostfile Trainer makes.
-resource "training_runtime" "horovod" {
-  name      = "horovod"
+# starts once they are ready and runs the job's mpirun over the hostfile Trainer makes. The
+# defaults run both as mpiuser (uid 1000) with that user's SSH server, as images built on
+# mpi-operator's base image have them.
+resource "training_runtime" "mpi" {
+  name      = "mpi-pi"
   namespace = "vision"
   framework = "mpi"
-  image     = "horovod/horovod:0.28.1"
-  command   = ["mpirun", "python", "/examples/tensorflow2_mnist.py"]
+  image     = "mpioperator/mpi-pi:openmpi"
+  command   = ["mpirun", "/home/mpiuser/pi"]
 
   mpi {
-    processes_per_node = 1
+    processes_per_node = 2
   }
 }
