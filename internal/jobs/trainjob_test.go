@@ -253,18 +253,19 @@ func TestReadRuntimeJoinsTheNodesCommandAndArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, _, _ := unstructured.NestedSlice(obj.Object, "spec", "template", "spec", "replicatedJobs")
-	for _, j := range jobs {
-		rj := j.(map[string]any)
-		if rj["name"] != TrainerNode {
-			continue
-		}
-		containers, _, _ := unstructured.NestedSlice(rj, "template", "spec", "template", "spec", "containers")
-		c := containers[0].(map[string]any)
-		c["command"], c["args"] = []any{"/usr/sbin/sshd"}, []any{"-De", "-f", "/home/mpiuser/.sshd_config"}
-		_ = unstructured.SetNestedSlice(rj, containers, "template", "spec", "template", "spec", "containers")
+	var r trainingRuntime
+	if err := fromUnstructured(obj, &r); err != nil {
+		t.Fatal(err)
 	}
-	_ = unstructured.SetNestedSlice(obj.Object, jobs, "spec", "template", "spec", "replicatedJobs")
+	for i := range r.Spec.Template.Spec.ReplicatedJobs {
+		if rj := &r.Spec.Template.Spec.ReplicatedJobs[i]; rj.Name == TrainerNode {
+			c := &rj.Template.Spec.Template.Spec.Containers[0]
+			c.Command, c.Args = []string{"/usr/sbin/sshd"}, []string{"-De", "-f", "/home/mpiuser/.sshd_config"}
+		}
+	}
+	if obj, err = toUnstructured(&r); err != nil {
+		t.Fatal(err)
+	}
 	s, err := ReadRuntime(obj)
 	if err != nil {
 		t.Fatal(err)

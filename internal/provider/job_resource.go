@@ -586,26 +586,32 @@ func replacedOutside(t kube.Target, uid types.String, obj *unstructured.Unstruct
 	return true
 }
 
-// keptWhenGone says whether a job that is gone from the cluster stays in state. One that had
-// started (the state saw it start, run or finish) may have trained for days: its TTL, its
-// operator's retention or a person removed it, and running it again is a choice, not a side
-// effect of the next apply. So it stays, with a warning, unless recreate_if_missing says to
-// drop it (then the next plan creates it). One that never started is dropped, as any resource
-// deleted outside Terraform is.
+// keptWhenGone says whether a job that is gone from the cluster stays in state. A job that
+// existed (the state holds its UID) may have trained for days after the state last saw it: a
+// job recorded at its creation or admission (wait_for) was saved PENDING and has run since
+// unseen. Its TTL, its operator's retention or a person removed it, and running it again is a
+// choice, not a side effect of the next apply: it stays, with a warning, unless
+// recreate_if_missing says to drop it (then the next plan creates it). Only a job that cannot
+// have run is dropped, as any resource deleted outside Terraform is: one last seen held back
+// (QUEUED by Kueue, or SUSPENDED) that had never started. A state without a UID (written before
+// it was recorded) has only its last status to go by.
 func keptWhenGone(t kube.Target, f *jobFields, diags *diag.Diagnostics) bool {
 	status := f.Status.ValueString()
-	started := f.StartTime.ValueString() != "" || (status != "" && status != jobs.Pending)
+	neverStarted := f.StartTime.ValueString() == ""
+	heldBack := neverStarted && (status == jobs.Queued || status == jobs.Suspended)
+	existed := f.UID.ValueString() != ""
+	started := !heldBack && (existed || !neverStarted || (status != "" && status != jobs.Pending))
 	switch {
 	case !started:
 		return false
 	case f.RecreateIfMissing.ValueBool():
 		diags.AddWarning(t.Kind+" is gone from the cluster",
-			fmt.Sprintf("%s had started (last seen %s) and was then deleted outside Terraform. recreate_if_missing is true, so the next "+
+			fmt.Sprintf("%s may have run (last seen %s) and was then deleted outside Terraform. recreate_if_missing is true, so the next "+
 				"apply creates it again and the training runs again.", t, status))
 		return false
 	}
 	diags.AddWarning(t.Kind+" is gone from the cluster",
-		fmt.Sprintf("%s had started (last seen %s) and was then deleted, by its TTL, its operator's retention or a person. It stays in "+
+		fmt.Sprintf("%s existed (last seen %s; it may have run since) and was then deleted, by its TTL, its operator's retention or a person. It stays in "+
 			"state so that Terraform does not run the training again by itself. To run it again: terraform apply -replace=<address>, "+
 			"or set recreate_if_missing = true. To forget it: terraform state rm <address>.", t, status))
 	return true

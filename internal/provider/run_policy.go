@@ -46,7 +46,7 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 				"so that pods left running (an MPI worker's SSH daemon, a parameter server) do not hold their GPUs." + change(live.CleanPodPolicy)},
 		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.TTLSecondsAfterFinished),
 			Validators: []validator.Int64{int64validator.AtLeast(0)},
-			MarkdownDescription: "Seconds after which the operator deletes a finished job. A job that had started and is then gone " +
+			MarkdownDescription: "Seconds after which the operator deletes a finished job. A job that existed and is then gone " +
 				"from the cluster stays in state with a warning rather than running again (see `recreate_if_missing`)." + change(live.TTLSecondsAfterFinished)},
 		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.BackoffLimit),
 			Validators:          []validator.Int64{int64validator.AtLeast(0)},

@@ -1,0 +1,145 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+// A job recorded before it started (wait_for = "created", or "admitted" by Kueue) that then ran
+// to its end and was deleted (by its TTL, say) is not run again by the next apply: the state's
+// last status, PENDING, is stale, and the job having existed decides. The plan is empty.
+func TestAccJob_goneAfterItWasRecordedPendingIsNotRunAgain(t *testing.T) {
+	for _, wait := range []string{waitCreated, waitAdmitted} {
+		t.Run(wait, func(t *testing.T) {
+			a := newAPI(t)
+			t.Parallel()
+			nodeTaintsMu.RLock()
+			defer nodeTaintsMu.RUnlock()
+			prefix := acctest.RandomWithPrefix("tf-acc-gone" + wait)
+			name := prefix + "-job"
+			config := providerConfig() + mpiJobBlock("test", name, "  tolerations = [\"ssd_node\"]\n  wait_for = \"created\"\n")
+			if wait == waitAdmitted {
+				config = quotaConfig(prefix, 8, queuedJob(jobs.MPI, "test", name, "  wait_for = \"admitted\"\n"))
+			}
+			resource.Test(t, resource.TestCase{
+				ProtoV6ProviderFactories: testProviderFactories,
+				CheckDestroy:             checkGone(a, jobs.MPI, name),
+				Steps: []resource.TestStep{
+					{
+						Config: config,
+						ConfigStateChecks: []statecheck.StateCheck{
+							statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("start_time"), knownvalue.Null()),
+						},
+					},
+					{
+						// It runs to its end and is deleted outside Terraform.
+						PreConfig: func() {
+							a.finishMPIJob(name)
+							if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+								t.Fatal(err)
+							}
+							waitGone(t, a, name)
+						},
+						Config:           config,
+						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+					},
+				},
+			})
+		})
+	}
+}
+
+// A job that never left Kueue's queue (QUEUED, no start time) and is then cleared from it is
+// created again by the next apply, as any resource deleted outside Terraform is.
+func TestAccJob_goneWhileQueuedIsCreatedAgain(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	prefix := acctest.RandomWithPrefix("tf-acc-goneq")
+	name := prefix + "-job"
+	// No GPU quota: the job stays queued, and its admitted wait runs out at once.
+	config := quotaConfig(prefix, 0, queuedJob(jobs.MPI, "test", name, "  wait_for = \"admitted\"\n  timeouts {\n    create = \"5s\"\n  }\n"))
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkGone(a, jobs.MPI, name),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Queued)),
+				},
+			},
+			{
+				PreConfig: func() {
+					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+						t.Fatal(err)
+					}
+					waitGone(t, a, name)
+				},
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionCreate),
+				}},
+			},
+		},
+	})
+}
+
+// keptWhenGone decides by the job having existed (its UID in state), not by the last status the
+// state saw, which a job recorded at creation or admission holds from before it ran; it drops
+// only a job that cannot have run: one last seen held back (queued, suspended) that had never
+// started. Without a UID (a state from before it was recorded) the last status is all there is.
+func TestKeptWhenGoneDecidesByTheJobHavingExisted(t *testing.T) {
+	target := kube.Target{Kind: "MPIJob", Namespace: "default", Name: "j"}
+	for _, tc := range []struct {
+		name               string
+		uid, status, start string
+		recreate, kept     bool
+	}{
+		{name: "recorded pending at creation", uid: "u", status: jobs.Pending, kept: true},
+		{name: "recorded running", uid: "u", status: jobs.Running, start: "2026-11-24T10:00:00Z", kept: true},
+		{name: "finished", uid: "u", status: jobs.Succeeded, start: "2026-11-24T10:00:00Z", kept: true},
+		{name: "recorded pending, recreate_if_missing", uid: "u", status: jobs.Pending, recreate: true},
+		{name: "last seen queued, never started", uid: "u", status: jobs.Queued},
+		{name: "held by a suspend, never started", uid: "u", status: jobs.Suspended},
+		{name: "queued once, started since", uid: "u", status: jobs.Queued, start: "2026-11-24T10:00:00Z", kept: true},
+		{name: "a state without a uid, pending", status: jobs.Pending},
+		{name: "a state without a uid, running", status: jobs.Running, kept: true},
+	} {
+		f := &jobFields{UID: types.StringValue(tc.uid), RecreateIfMissing: types.BoolValue(tc.recreate)}
+		f.Status, f.StartTime = types.StringValue(tc.status), types.StringValue(tc.start)
+		if tc.uid == "" {
+			f.UID = types.StringNull()
+		}
+		if tc.start == "" {
+			f.StartTime = types.StringNull()
+		}
+		var diags diag.Diagnostics
+		if kept := keptWhenGone(target, f, &diags); kept != tc.kept {
+			t.Errorf("%s: kept %v, want %v", tc.name, kept, tc.kept)
+		}
+		warned := len(diags) == 1 && strings.Contains(diags[0].Summary(), "is gone from the cluster")
+		if ranMaybe := tc.kept || tc.recreate; warned != ranMaybe {
+			t.Errorf("%s: warnings %v", tc.name, diags)
+		}
+		if tc.kept && !strings.Contains(fmt.Sprint(diags), "-replace") {
+			t.Errorf("%s: the warning does not say how to run it again: %v", tc.name, diags)
+		}
+	}
+}
