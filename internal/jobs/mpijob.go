@@ -2,7 +2,10 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,8 +67,20 @@ type MPIElastic struct {
 // the ConfigMap it mounts on the launcher; elastic Horovod reads it to find its hosts.
 const DiscoverHostsScript = "/etc/mpi/discover_hosts.sh"
 
-// horovodrunPrefix is how an elastic launcher command starts; ReadMPIJob recognises it.
-const horovodrunPrefixLen = 11
+// horovodrunPrefixLen is how long an elastic launcher command's horovodrun part is (ReadMPIJob
+// recognises it); jobs made by releases before the cooldown have the shorter one.
+const (
+	horovodrunPrefixLen       = 14
+	horovodrunPrefixLenLegacy = 11
+)
+
+// HostCooldownSeconds is the range of horovodrun's --blacklist-cooldown-range (Horovod 0.24+).
+// Horovod blacklists a host where a worker failed, and a worker that a scale-down removes fails
+// as its pod is deleted; mpi-operator gives the worker that a later scale-up adds the same name,
+// so without a cooldown Horovod never uses that host again for the rest of the job. With it,
+// the host is taken back once it is discovered again after the cooldown (1 to 2 seconds after
+// the first failure, doubling with each failure of the same host, at most 300).
+var HostCooldownSeconds = [2]int{1, 300}
 
 // elasticLauncherCommand runs command under elastic horovodrun, counting processes: one per
 // slot of each worker, starting with workers and staying within the bounds.
@@ -75,13 +90,20 @@ func elasticLauncherCommand(e MPIElastic, workers, slots int32, command []string
 		"-np", n(workers), "--min-np", n(e.MinWorkers), "--max-np", n(e.MaxWorkers),
 		"--slots-per-host", strconv.Itoa(int(slots)),
 		"--host-discovery-script", DiscoverHostsScript,
+		"--blacklist-cooldown-range", strconv.Itoa(HostCooldownSeconds[0]), strconv.Itoa(HostCooldownSeconds[1]),
 	}, command...)
 }
 
-// readElasticLauncherCommand undoes elasticLauncherCommand; ok is false for any other command.
+// readElasticLauncherCommand undoes elasticLauncherCommand, also of the releases before the
+// cooldown; ok is false for any other command.
 func readElasticLauncherCommand(c []string) (e MPIElastic, command []string, ok bool) {
-	if len(c) < horovodrunPrefixLen || c[0] != "horovodrun" || c[9] != "--host-discovery-script" || c[10] != DiscoverHostsScript {
+	if len(c) < horovodrunPrefixLenLegacy || c[0] != "horovodrun" || c[9] != "--host-discovery-script" || c[10] != DiscoverHostsScript {
 		return e, nil, false
+	}
+	prefix := horovodrunPrefixLenLegacy
+	if len(c) >= horovodrunPrefixLen && c[11] == "--blacklist-cooldown-range" &&
+		c[12] == strconv.Itoa(HostCooldownSeconds[0]) && c[13] == strconv.Itoa(HostCooldownSeconds[1]) {
+		prefix = horovodrunPrefixLen
 	}
 	slots, err1 := strconv.Atoi(c[8])
 	lo, err2 := strconv.Atoi(c[4])
@@ -89,7 +111,7 @@ func readElasticLauncherCommand(c []string) (e MPIElastic, command []string, ok 
 	if err1 != nil || err2 != nil || err3 != nil || slots < 1 {
 		return e, nil, false
 	}
-	return MPIElastic{MinWorkers: int32(lo / slots), MaxWorkers: int32(hi / slots)}, c[horovodrunPrefixLen:], true
+	return MPIElastic{MinWorkers: int32(lo / slots), MaxWorkers: int32(hi / slots)}, c[prefix:], true
 }
 
 // CheckWorkerBounds says why workers is not within min and max, or nil.
@@ -177,6 +199,9 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	if forward := forwardedEnv(spec.Pod); forward != nil {
+		launcher.Spec.Containers[0].Env = append(launcher.Spec.Containers[0].Env, *forward)
+	}
 	worker, err := spec.Pod.podTemplate(container{name: "worker", command: workerCommand, resources: workerResources}, "")
 	if err != nil {
 		return nil, err
@@ -194,6 +219,29 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 		},
 	}
 	return toUnstructured(&job)
+}
+
+// OpenMPIEnvList is Open MPI's MCA parameter (mca_base_env_list, as an environment variable)
+// that makes mpirun pass the variables it names, from its own environment, to every rank, as
+// `mpirun -x NAME` does.
+const OpenMPIEnvList = "OMPI_MCA_mca_base_env_list"
+
+// forwardedEnv makes the job's variables reach its ranks. mpi-operator v0.8.2 gives the
+// launcher and the workers the pod template's variables, but the ranks a plain mpirun starts on
+// a worker are started over SSH by the worker's sshd, with a new environment of its own: the
+// worker container's variables are not theirs, and mpi-operator passes no -x. The launcher has
+// the same variables, so its mpirun is told to pass them on (OpenMPIEnvList), by name: the
+// values, Secrets' included, stay in the pods. Variables of whole Secrets (env_from_secrets)
+// have no names here and do not reach the ranks, nor does anything when the job sets
+// OpenMPIEnvList itself.
+func forwardedEnv(o PodOptions) *corev1.EnvVar {
+	_, own := o.Env[OpenMPIEnvList]
+	names := slices.Concat(slices.Collect(maps.Keys(o.Env)), slices.Collect(maps.Keys(o.SecretEnv)))
+	if own || len(names) == 0 {
+		return nil
+	}
+	slices.Sort(names)
+	return &corev1.EnvVar{Name: OpenMPIEnvList, Value: strings.Join(names, ";")}
 }
 
 // ReadMPIJob recovers the spec of an MPIJob (for import and drift detection).

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +103,8 @@ func TestReadMPIJobRoundTrip(t *testing.T) {
 }
 
 // Elastic Horovod as mpi-operator's discovery script makes it possible: horovodrun counts
-// processes, so the bounds are workers times slots.
+// processes, so the bounds are workers times slots; a host that a scale-down removed is taken
+// back after a cooldown when a scale-up brings its name back (Horovod blacklists it otherwise).
 func TestElasticMPIJob(t *testing.T) {
 	spec := arenaSSDSpec()
 	spec.Workers, spec.SlotsPerWorker = 2, 4
@@ -112,7 +114,7 @@ func TestElasticMPIJob(t *testing.T) {
 	obj, job := buildMPIJob(t, spec)
 	launcher := job.Spec.MPIReplicaSpecs[mpiLauncher].Template
 	want := []string{"horovodrun", "-np", "8", "--min-np", "4", "--max-np", "12", "--slots-per-host", "4",
-		"--host-discovery-script", "/etc/mpi/discover_hosts.sh", "python", "train.py", "--epochs", "90"}
+		"--host-discovery-script", "/etc/mpi/discover_hosts.sh", "--blacklist-cooldown-range", "1", "300", "python", "train.py", "--epochs", "90"}
 	if diff := cmp.Diff(want, launcher.Spec.Containers[0].Command); diff != "" {
 		t.Errorf("launcher command (-want +got):\n%s", diff)
 	}
@@ -130,6 +132,11 @@ func TestElasticMPIJob(t *testing.T) {
 	spec.Workers = 4
 	if _, err := NewMPIJob(spec); err == nil {
 		t.Error("4 workers outside 1..3 must be refused")
+	}
+	// A job made before the cooldown reads back with the same bounds and command.
+	legacy := slices.Delete(slices.Clone(want), 11, 14)
+	if e, command, ok := readElasticLauncherCommand(legacy); !ok || *spec.Elastic != e || !cmp.Equal(spec.LauncherCommand, command) {
+		t.Errorf("a launcher command without the cooldown reads as %v %v %v", e, command, ok)
 	}
 	plain, _ := buildMPIJob(t, arenaSSDSpec())
 	if read, err := ReadMPIJob(plain); err != nil || read.Elastic != nil {

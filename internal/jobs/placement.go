@@ -116,6 +116,11 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 	var fits []nodeFit
 	untolerated := map[string][]string{} // taint -> nodes
 	var unmatched, notReady, tooSmall []string
+	// What keeps the role off nodes that have room for it: their pods' count by taint, and the
+	// nodes whose labels the selector lacks, with theirs.
+	untoleratedRoom := map[string]int64{}
+	var unmatchedRoomy []string
+	var unmatchedRoom int64
 	largest := map[corev1.ResourceName]*resource.Quantity{}
 	for _, n := range nodes {
 		if !NodeReady(n) || n.Spec.Unschedulable {
@@ -127,15 +132,18 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 				largest[name] = ptr.To(q.DeepCopy())
 			}
 		}
+		slots := fitCount(requests, n.Status.Allocatable)
 		if !o.Queued {
 			if match, _ := affinity.Match(&n); !match {
 				unmatched = append(unmatched, n.Name)
+				if slots > 0 {
+					unmatchedRoomy, unmatchedRoom = append(unmatchedRoomy, n.Name), unmatchedRoom+slots
+				}
 				continue
 			}
 		}
 		// Too small before untolerated: a toleration is worth suggesting only for a node that
 		// would otherwise do.
-		slots := fitCount(requests, n.Status.Allocatable)
 		if slots == 0 {
 			tooSmall = append(tooSmall, n.Name)
 			continue
@@ -146,6 +154,7 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 			}, false); found {
 				key := t.ToString()
 				untolerated[key] = append(untolerated[key], n.Name)
+				untoleratedRoom[key] += slots
 				continue
 			}
 		}
@@ -206,8 +215,22 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 		need.Mul(int64(r.Count))
 		total = fmt.Sprintf(" (%d x %s = %s %s; those nodes have %s in all)", r.Count, gpu.q.String(), need.String(), gpu.name, have.String())
 	}
-	return []string{fmt.Sprintf("The nodes that can host %s (%s) hold %d at most, but the job runs %d at once%s, so it cannot start as a whole.",
-		what, strings.Join(names, ", "), slots, r.Count, total)}
+	warning := fmt.Sprintf("The nodes that can host %s (%s) hold %d at most, but the job runs %d at once%s, so it cannot start as a whole.",
+		what, strings.Join(names, ", "), slots, r.Count, total)
+	// The way out: what keeps it off the nodes that have room.
+	var ways []string
+	for _, taint := range slices.Sorted(maps.Keys(untolerated)) {
+		ways = append(ways, fmt.Sprintf("%s (room for %d) %s the taint %s, which it does not tolerate (tolerations = [%q] would)",
+			nodesOf(untolerated[taint]), untoleratedRoom[taint], verb(untolerated[taint], "has", "have"), taint, tolerationFor(taint)))
+	}
+	if len(unmatchedRoomy) > 0 {
+		ways = append(ways, fmt.Sprintf("%s (room for %d) %s the node selector's labels %s",
+			nodesOf(unmatchedRoomy), unmatchedRoom, verb(unmatchedRoomy, "lacks", "lack"), selectorString(pod.Spec)))
+	}
+	if len(ways) > 0 {
+		warning += " Nodes with room it cannot use: " + strings.Join(ways, "; ") + "."
+	}
+	return []string{warning}
 }
 
 // podRequests are what the scheduler counts for a pod (component-helpers' PodRequests: the

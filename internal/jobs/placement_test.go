@@ -44,6 +44,16 @@ func worker(count int, gpus string, tolerations []string, selector map[string]st
 		Containers: []corev1.Container{c}, Tolerations: tols, NodeSelector: selector}}}
 }
 
+// labelled is nodes with the label key=value on the node named name.
+func labelled(nodes []corev1.Node, name, key, value string) []corev1.Node {
+	for i := range nodes {
+		if nodes[i].Name == name {
+			nodes[i].Labels = map[string]string{key: value}
+		}
+	}
+	return nodes
+}
+
 func TestCheckPlacement(t *testing.T) {
 	notReady := seedNodes()
 	for i := range notReady {
@@ -64,8 +74,14 @@ func TestCheckPlacement(t *testing.T) {
 		"all":       {role: worker(2, "1", []string{"all"}, nil)},
 		"more gpus than any node": {role: worker(1, "16", []string{"all"}, nil), want: []string{"too little allocatable for its requests (16 nvidia.com/gpu)",
 			"It asks for 16 nvidia.com/gpu; the most any Ready node has is 8."}},
+		// The shortfall names what keeps the job off the nodes that have room: a taint, with the
+		// toleration that would admit it, and the labels the selector lacks.
 		"gang larger than the nodes": {role: worker(4, "8", []string{"gpu_node"}, nil), want: []string{
-			"The nodes that can host a worker pod (gpu1, gpu2) hold 2 at most, but the job runs 4 at once (4 x 8 = 32 nvidia.com/gpu; those nodes have 16 in all)"}},
+			"The nodes that can host a worker pod (gpu1, gpu2) hold 2 at most, but the job runs 4 at once (4 x 8 = 32 nvidia.com/gpu; those nodes have 16 in all)",
+			"Nodes with room it cannot use: node ssd1 (room for 1) has the taint ssd_node=invalid:NoSchedule, which it does not tolerate (tolerations = [\"ssd_node\"] would)."}},
+		"gang kept off by its selector": {role: worker(3, "8", []string{"all"}, map[string]string{"disk": "ssd"}), nodes: labelled(seedNodes(), "ssd1", "disk", "ssd"),
+			want: []string{"hold 1 at most, but the job runs 3",
+				"Nodes with room it cannot use: 2 nodes (gpu1, gpu2) (room for 2) lack the node selector's labels disk=ssd."}},
 		"gang that fits several per node": {role: worker(4, "4", []string{"gpu_node"}, nil)},
 		"selector no node matches": {role: worker(1, "1", []string{"all"}, map[string]string{"accelerator": "v100"}),
 			want: []string{"6 nodes (cp1, cp2, cp3, gpu1, gpu2, ssd1) lack the node selector's labels accelerator=v100"}},

@@ -3,6 +3,8 @@ package jobs
 import (
 	"cmp"
 	"fmt"
+	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -31,23 +33,52 @@ type TensorBoardSpec struct {
 	// ServiceType is ClusterIP (the default: reached inside the cluster, or through kubectl
 	// port-forward) or NodePort (on every node's address, as Arena's --tensorboard does).
 	ServiceType corev1.ServiceType
+	// Volume is the claim it reads the logs from; nil: the job's data volumes that hold LogDir
+	// (all of them when none does; see logVolumes).
+	Volume *DataVolume
+	// Its own placement: a TensorBoard is a CPU helper, placed apart from the job's GPU nodes.
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}
+
+// logVolumes are the claims a TensorBoard mounts: the one it is told, or the job's data volumes
+// whose mount path holds logDir, or, when none does, all of them.
+func (tb TensorBoardSpec) logVolumes(job []DataVolume) []DataVolume {
+	if tb.Volume != nil {
+		return []DataVolume{*tb.Volume}
+	}
+	return holding(tb.LogDir, job)
+}
+
+func holding(logDir string, volumes []DataVolume) []DataVolume {
+	var out []DataVolume
+	for _, v := range volumes {
+		if logDir == v.MountPath || strings.HasPrefix(logDir, strings.TrimSuffix(v.MountPath, "/")+"/") {
+			out = append(out, v)
+		}
+	}
+	if len(out) == 0 {
+		return volumes
+	}
+	return out
 }
 
 // TensorBoardName is the name of a job's TensorBoard Deployment and Service.
 func TensorBoardName(job string) string { return job + "-tensorboard" }
 
-// NewTensorBoard builds the Deployment and Service of a job's TensorBoard. Its pod is a
-// companion of the job's (see companion) with the job's data volumes, so it lands where the job
-// may and reads the job's logs; it gets no GPU. owner is the job object, so the
-// TensorBoard is garbage-collected with it.
+// NewTensorBoard builds the Deployment and Service of a job's TensorBoard. Its pod is a helper
+// that no training depends on: it gets no GPU, neither the job's priority class (it would
+// preempt other teams' pods for a convenience) nor the job's placement (its GPU nodes), only the
+// placement tb gives; it takes the job's image pull settings, labels and annotations, and
+// mounts read-only the claims that hold the logs (logVolumes), so that it never holds one for
+// writing. owner is the job object, so the TensorBoard is garbage-collected with it.
 func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOptions, owner metav1.OwnerReference) (deployment, service *unstructured.Unstructured, err error) {
 	image := tb.Image
 	if image == "" {
 		image = DefaultTensorBoardImage
 	}
-	// A companion of the job's that reads the job's logs from the job's data volumes.
-	opts := pod.companion(image)
-	opts.DataVolumes = pod.DataVolumes
+	opts := PodOptions{Image: image, NodeSelector: tb.NodeSelector, Tolerations: tb.Tolerations, ImagePullSecrets: pod.ImagePullSecrets,
+		ImagePullPolicy: pod.ImagePullPolicy, Labels: pod.Labels, Annotations: pod.Annotations, DataVolumes: tb.logVolumes(pod.DataVolumes)}
 	template, err := opts.podTemplate(container{
 		name:    "tensorboard",
 		command: []string{"tensorboard", "--logdir", tb.LogDir, "--host", "0.0.0.0", "--port", fmt.Sprint(TensorBoardPort)},
@@ -55,6 +86,14 @@ func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOpt
 	}, corev1.RestartPolicyAlways)
 	if err != nil {
 		return nil, nil, err
+	}
+	for i := range template.Spec.Volumes {
+		if c := template.Spec.Volumes[i].PersistentVolumeClaim; c != nil {
+			c.ReadOnly = true
+		}
+	}
+	for i := range template.Spec.Containers[0].VolumeMounts {
+		template.Spec.Containers[0].VolumeMounts[i].ReadOnly = true
 	}
 	selector := map[string]string{TensorBoardLabel: job}
 	template.Labels = merge(template.Labels, selector)
@@ -104,8 +143,9 @@ func TensorBoardURL(service *unstructured.Unstructured, nodeAddress string) stri
 }
 
 // ReadTensorBoard recovers a TensorBoard's spec from its Deployment and Service (refresh and
-// import); ok is false when the Deployment is not one NewTensorBoard makes.
-func ReadTensorBoard(deployment, service *unstructured.Unstructured) (tb TensorBoardSpec, ok bool) {
+// import), the job's data volumes telling whether its claim is the default one; ok is false
+// when the Deployment is not one NewTensorBoard makes.
+func ReadTensorBoard(deployment, service *unstructured.Unstructured, jobVolumes []DataVolume) (tb TensorBoardSpec, ok bool) {
 	serviceType, _, _ := unstructured.NestedString(service.Object, "spec", "type")
 	var d appsv1.Deployment
 	if err := fromUnstructured(deployment, &d); err != nil || len(d.Spec.Template.Spec.Containers) == 0 {
@@ -114,7 +154,13 @@ func ReadTensorBoard(deployment, service *unstructured.Unstructured) (tb TensorB
 	c := d.Spec.Template.Spec.Containers[0]
 	for i, arg := range c.Command {
 		if arg == "--logdir" && i+1 < len(c.Command) {
-			return TensorBoardSpec{LogDir: c.Command[i+1], Image: c.Image, ServiceType: corev1.ServiceType(serviceType)}, true
+			tb = TensorBoardSpec{LogDir: c.Command[i+1], Image: c.Image, ServiceType: corev1.ServiceType(serviceType),
+				NodeSelector: d.Spec.Template.Spec.NodeSelector, Tolerations: d.Spec.Template.Spec.Tolerations}
+			mounted := readPodOptions(d.Spec.Template).DataVolumes
+			if len(mounted) == 1 && !slices.Equal(mounted, holding(tb.LogDir, jobVolumes)) {
+				tb.Volume = &mounted[0]
+			}
+			return tb, true
 		}
 	}
 	return tb, false

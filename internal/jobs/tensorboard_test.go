@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -36,8 +37,8 @@ func TestNewTensorBoard(t *testing.T) {
 	if got := visibleDevices(c.Env); got != NoGPUs {
 		t.Errorf("TensorBoard %s=%q, want %q: it would see every GPU of a GPU node", NvidiaVisibleDevices, got, NoGPUs)
 	}
-	if len(spec.Tolerations) != 1 || spec.Tolerations[0].Key != "ssd_node" {
-		t.Errorf("tolerations %v, want the job's", spec.Tolerations)
+	if len(spec.Tolerations) != 0 {
+		t.Errorf("tolerations %v, want none of the job's: a CPU helper has no business on its GPU nodes", spec.Tolerations)
 	}
 	if len(spec.Volumes) != 1 || spec.Volumes[0].PersistentVolumeClaim.ClaimName != "logs" {
 		t.Errorf("volumes %v, want the job's data volumes", spec.Volumes)
@@ -62,8 +63,62 @@ func TestNewTensorBoard(t *testing.T) {
 	if got := TensorBoardURL(s, ""); got != "http://mpi-dist-tensorboard.default.svc:6006" {
 		t.Errorf("NodePort without a node address: URL %s, want the in-cluster one", got)
 	}
-	if tb, ok := ReadTensorBoard(d, s); !ok || tb.ServiceType != corev1.ServiceTypeNodePort || tb.LogDir != "/training_logs" {
+	if tb, ok := ReadTensorBoard(d, s, pod.DataVolumes); !ok || tb.ServiceType != corev1.ServiceTypeNodePort || tb.LogDir != "/training_logs" {
 		t.Errorf("ReadTensorBoard = %+v, %v", tb, ok)
+	}
+}
+
+// The TensorBoard is a CPU helper no training depends on: it takes neither the job's priority
+// class (it would preempt other teams' pods) nor its GPU-node tolerations and selector, only the
+// placement its own block gives; and it mounts read-only only the claim that holds the logs (or
+// the one it is told), so that it never holds a claim for writing that the workers need.
+func TestTensorBoardIsACPUHelperThatReadsTheLogsReadOnly(t *testing.T) {
+	gpu, _ := ParseToleration("gpu_node")
+	ssd, _ := ParseToleration("ssd_node")
+	pod := PodOptions{Image: "horovod", GPUs: 1, PriorityClassName: "team-high", Tolerations: []corev1.Toleration{gpu},
+		NodeSelector: map[string]string{"accelerator": "a100"},
+		DataVolumes:  []DataVolume{{Claim: "data", MountPath: "/data"}, {Claim: "logs", MountPath: "/training_logs"}}}
+	owner := metav1.OwnerReference{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob", Name: "j", UID: "u1"}
+	for _, tc := range []struct {
+		tb    TensorBoardSpec
+		claim string
+	}{
+		{TensorBoardSpec{LogDir: "/training_logs/run-1"}, "logs"},
+		{TensorBoardSpec{LogDir: "/training_logs", Volume: &DataVolume{Claim: "logs-ro", MountPath: "/training_logs"},
+			Tolerations: []corev1.Toleration{ssd}, NodeSelector: map[string]string{"pool": "cpu"}}, "logs-ro"},
+	} {
+		d, s, err := NewTensorBoard("j", "default", tc.tb, pod, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dep appsv1.Deployment
+		if err := fromUnstructured(d, &dep); err != nil {
+			t.Fatal(err)
+		}
+		spec := dep.Spec.Template.Spec
+		if spec.PriorityClassName != "" {
+			t.Errorf("%s: priority class %q, want none", tc.claim, spec.PriorityClassName)
+		}
+		if !reflect.DeepEqual(spec.Tolerations, tc.tb.Tolerations) || !reflect.DeepEqual(spec.NodeSelector, tc.tb.NodeSelector) {
+			t.Errorf("%s: placement %v %v, want the block's %v %v", tc.claim, spec.Tolerations, spec.NodeSelector, tc.tb.Tolerations, tc.tb.NodeSelector)
+		}
+		if len(spec.Volumes) != 1 || spec.Volumes[0].PersistentVolumeClaim.ClaimName != tc.claim || !spec.Volumes[0].PersistentVolumeClaim.ReadOnly {
+			t.Errorf("%s: volumes %+v, want the one claim, read-only", tc.claim, spec.Volumes)
+		}
+		if m := spec.Containers[0].VolumeMounts; len(m) != 1 || !m[0].ReadOnly {
+			t.Errorf("%s: mounts %+v, want one, read-only", tc.claim, m)
+		}
+		back, ok := ReadTensorBoard(d, s, pod.DataVolumes)
+		if !ok {
+			t.Fatalf("%s: not read back", tc.claim)
+		}
+		if back.Image == DefaultTensorBoardImage && tc.tb.Image == "" {
+			back.Image = ""
+		}
+		back.ServiceType = tc.tb.ServiceType
+		if !reflect.DeepEqual(back, tc.tb) {
+			t.Errorf("%s: read back %+v, want %+v", tc.claim, back, tc.tb)
+		}
 	}
 }
 

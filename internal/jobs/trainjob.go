@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 )
 
@@ -599,4 +600,23 @@ func overlay(base, top corev1.ResourceList) corev1.ResourceList {
 		out[name] = q
 	}
 	return out
+}
+
+// CheckTrainJobName says whether JobSet v0.12.0's webhook accepts the JobSet Trainer v2.3.0
+// makes of a TrainJob named name, whose replicated jobs run the pods roles counts
+// (TrainJobRoles). JobSet names the pods of a replicated job NAME-JOB-JOBINDEX-PODINDEX-xxxxx
+// and refuses a JobSet whose longest such name is not a DNS-1035 label (its webhook's
+// podNameTooLong check, jobset_webhook.go); Trainer makes one replica of each job (index 0)
+// whose pods are indexed from 0. Trainer's own checks stop at 63 characters for the name, so a
+// longer name makes a TrainJob whose JobSet is refused: the job exists and never runs.
+func CheckTrainJobName(name string, roles []RolePods) error {
+	for _, r := range roles {
+		pod := fmt.Sprintf("%s-%s-0-%d-xxxxx", name, r.Role, max(r.Count-1, 0))
+		if over := len(pod) - validation.DNS1035LabelMaxLength; over > 0 {
+			return fmt.Errorf("%q is %d characters long; on this runtime at most %d are: JobSet names the pods of its replicated job %q "+
+				"%s (%d characters), and refuses a JobSet whose pod names would exceed %d, after Trainer has made the TrainJob",
+				name, len(name), len(name)-over, r.Role, pod, len(pod), validation.DNS1035LabelMaxLength)
+		}
+	}
+	return nil
 }

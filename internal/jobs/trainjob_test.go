@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -365,6 +366,46 @@ func TestTrainJobRoles(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("run launcher as node %v: roles %v, want %v", asNode, got, want)
+		}
+	}
+}
+
+// JobSet refuses the JobSet of a TrainJob whose longest pod name, NAME-JOB-0-PODINDEX-xxxxx,
+// exceeds 63 characters: on Trainer's torch runtime, a job of 2 nodes may have a name of 48
+// characters (48 + len("-node-0-1-xxxxx") = 63), of 11 nodes 47; on an MPI runtime the launcher
+// (8 letters) bounds it at 44.
+func TestCheckTrainJobNameAsJobSetsWebhookCountsPodNames(t *testing.T) {
+	torch, err := NewRuntime(RuntimeSpec{Name: "torch", Framework: FrameworkTorch, Command: []string{"torchrun"}, Pod: PodOptions{Image: "pytorch:2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mpi, err := NewRuntime(RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		runtime *unstructured.Unstructured
+		nodes   int32
+		longest int
+	}{{torch, 2, 48}, {torch, 10, 48}, {torch, 11, 47}, {mpi, 2, 44}} {
+		for _, n := range []int{tc.longest, tc.longest + 1} {
+			name := "j" + strings.Repeat("a", n-1)
+			obj, err := NewTrainJob(TrainJobSpec{Name: name, Namespace: "team", Runtime: RuntimeRef{Name: tc.runtime.GetName()}, Nodes: tc.nodes,
+				RuntimeJobs: RuntimeJobs(tc.runtime)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			roles, err := TrainJobRoles(obj, tc.runtime)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckTrainJobName(name, roles)
+			if ok := n <= tc.longest; ok != (err == nil) {
+				t.Errorf("%s runtime, %d nodes, a name of %d: %v", tc.runtime.GetName(), tc.nodes, n, err)
+			}
+			if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("at most %d", tc.longest)) {
+				t.Errorf("the error does not give the limit %d: %v", tc.longest, err)
+			}
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 const (
@@ -65,8 +66,38 @@ type FlavorSpec struct {
 	Tolerations []corev1.Toleration
 }
 
+// maxFlavorItems bounds a ResourceFlavor's node labels, node taints and tolerations in Kueue
+// v0.19.2's CRD (apis/kueue/v1beta2/resourceflavor_types.go).
+const maxFlavorItems = 8
+
+// Check applies the rules Kueue v0.19.2 refuses a ResourceFlavor for: its CRD's bounds and CEL
+// rules, and its webhook's unique taints.
+func (s FlavorSpec) Check() error {
+	if len(s.NodeLabels) > maxFlavorItems || len(s.NodeTaints) > maxFlavorItems || len(s.Tolerations) > maxFlavorItems {
+		return fmt.Errorf("%d node_labels, %d node_taints and %d tolerations; Kueue takes at most %d of each",
+			len(s.NodeLabels), len(s.NodeTaints), len(s.Tolerations), maxFlavorItems)
+	}
+	seen := map[string]bool{}
+	for _, t := range s.NodeTaints {
+		switch t.Effect {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			return fmt.Errorf("node taint %s: Kueue takes the effects NoSchedule, PreferNoSchedule and NoExecute, not %q", t.ToString(), t.Effect)
+		}
+		key := t.Key + ":" + string(t.Effect)
+		if seen[key] {
+			return fmt.Errorf("node taints: two of key %q and effect %s; Kueue wants them unique by key and effect", t.Key, t.Effect)
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
 // Build returns the ResourceFlavor.
 func (s FlavorSpec) Build() (*unstructured.Unstructured, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	obj := newObject("ResourceFlavor", s.Name, "")
 	spec := map[string]any{}
 	if len(s.NodeLabels) > 0 {
@@ -143,8 +174,54 @@ type Preemption struct {
 	MaxPriorityThreshold *int32
 }
 
-// Check applies the rules Kueue's webhook would refuse the object for, so that a plan says so.
+// Limits of a ClusterQueue's resource groups in Kueue v0.19.2: its CRD's list bounds
+// (apis/kueue/v1beta2/clusterqueue_types.go) and its webhook's totals
+// (pkg/webhooks/clusterqueue_webhook.go).
+const (
+	maxResourceGroups          = 16
+	maxPerGroup                = 64 // covered resources, flavors, resources of a flavor
+	maxFlavorsInAll            = 256
+	maxCoveredInAll            = 256
+	maxFlavorResourcesPerGroup = 512
+)
+
+// Check applies the rules Kueue v0.19.2 refuses a ClusterQueue for (its CRD's bounds and CEL
+// rules, and its webhook), so that a plan says so and nothing is sent that would be refused.
 func (s ClusterQueueSpec) Check() error {
+	if len(s.ResourceGroups) > maxResourceGroups {
+		return fmt.Errorf("%d resource_group blocks: Kueue takes at most %d", len(s.ResourceGroups), maxResourceGroups)
+	}
+	groupOf := map[string]int{}       // a covered resource's group: one group each
+	flavorGroupOf := map[string]int{} // a flavor's group: one group each
+	flavors, covered := 0, 0
+	for i, g := range s.ResourceGroups {
+		if len(g.CoveredResources) > maxPerGroup || len(g.Flavors) > maxPerGroup {
+			return fmt.Errorf("resource_group %d: %d covered_resources and %d flavors; Kueue takes at most %d of each", i, len(g.CoveredResources), len(g.Flavors), maxPerGroup)
+		}
+		flavors, covered = flavors+len(g.Flavors), covered+len(g.CoveredResources)
+		if len(g.Flavors)*len(g.CoveredResources) > maxFlavorResourcesPerGroup {
+			return fmt.Errorf("resource_group %d: %d flavors x %d covered_resources; Kueue takes at most %d flavor-resource quotas in a group",
+				i, len(g.Flavors), len(g.CoveredResources), maxFlavorResourcesPerGroup)
+		}
+		for _, r := range g.CoveredResources {
+			if errs := validation.IsQualifiedName(r); len(errs) > 0 {
+				return fmt.Errorf("resource_group %d: covered resource %q is not a resource name: %s", i, r, strings.Join(errs, "; "))
+			}
+			if j, ok := groupOf[r]; ok && j != i {
+				return fmt.Errorf("resource_group %d: %q is covered by resource_group %d too; Kueue wants each resource in one group", i, r, j)
+			}
+			groupOf[r] = i
+		}
+		for _, f := range g.Flavors {
+			if j, ok := flavorGroupOf[f.Name]; ok {
+				return fmt.Errorf("resource_group %d: flavor %q is in resource_group %d too; Kueue wants each flavor once, in one group", i, f.Name, j)
+			}
+			flavorGroupOf[f.Name] = i
+		}
+	}
+	if flavors > maxFlavorsInAll || covered > maxCoveredInAll {
+		return fmt.Errorf("%d flavors and %d covered resources in all; Kueue takes at most %d and %d", flavors, covered, maxFlavorsInAll, maxCoveredInAll)
+	}
 	for i, g := range s.ResourceGroups {
 		covered := map[string]bool{}
 		for _, r := range g.CoveredResources {
@@ -163,6 +240,7 @@ func (s ClusterQueueSpec) Check() error {
 					return fmt.Errorf("resource_group %d, flavor %q: resource %d is %q, but Kueue wants the quotas in the order of covered_resources (%q there)",
 						i, f.Name, j, q.Name, g.CoveredResources[j])
 				}
+				quantities := map[string]resource.Quantity{}
 				for what, v := range map[string]string{"nominal_quota": q.Nominal, "borrowing_limit": q.BorrowingLimit, "lending_limit": q.LendingLimit} {
 					if v == "" {
 						continue
@@ -174,6 +252,7 @@ func (s ClusterQueueSpec) Check() error {
 					if quantity.Sign() < 0 {
 						return fmt.Errorf("resource_group %d, flavor %q, resource %q: %s must not be negative", i, f.Name, q.Name, what)
 					}
+					quantities[what] = quantity
 				}
 				if q.BorrowingLimit != "" && s.Cohort == "" {
 					return fmt.Errorf("resource_group %d, flavor %q, resource %q: borrowing_limit needs a cohort to borrow from", i, f.Name, q.Name)
@@ -181,8 +260,16 @@ func (s ClusterQueueSpec) Check() error {
 				if q.LendingLimit != "" && s.Cohort == "" {
 					return fmt.Errorf("resource_group %d, flavor %q, resource %q: lending_limit needs a cohort to lend to", i, f.Name, q.Name)
 				}
+				if lend, ok := quantities["lending_limit"]; ok && lend.Cmp(quantities["nominal_quota"]) > 0 {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: lending_limit %s is more than nominal_quota %s; Kueue lends at most what the queue has",
+						i, f.Name, q.Name, q.LendingLimit, q.Nominal)
+				}
 			}
 		}
+	}
+	if p := s.Preemption; p.ReclaimWithinCohort == "Never" && p.BorrowWithinCohort != "" && p.BorrowWithinCohort != "Never" {
+		return fmt.Errorf("preemption: borrow_within_cohort = %q needs reclaim_within_cohort other than \"Never\" (Kueue refuses reclaimWithinCohort=Never with a borrowWithinCohort policy)",
+			p.BorrowWithinCohort)
 	}
 	return nil
 }

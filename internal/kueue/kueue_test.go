@@ -1,6 +1,7 @@
 package kueue
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -73,6 +74,21 @@ func TestClusterQueueCheck(t *testing.T) {
 			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "cpu", Nominal: "1", BorrowingLimit: "1"}}}}}}}, "needs a cohort"},
 		"negative": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu"},
 			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "cpu", Nominal: "-1"}}}}}}}, "must not be negative"},
+		// Kueue v0.19.2's CEL rule on spec.preemption.
+		"borrowing preemption without reclaim": {ClusterQueueSpec{Cohort: "c", Preemption: Preemption{ReclaimWithinCohort: "Never", BorrowWithinCohort: "LowerPriority"}},
+			`borrow_within_cohort = "LowerPriority" needs reclaim_within_cohort other than "Never"`},
+		// Its webhook: lending at most the nominal quota; a resource and a flavor in one group only.
+		"lending more than it has": {ClusterQueueSpec{Cohort: "c", ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu"},
+			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "cpu", Nominal: "2", LendingLimit: "3"}}}}}}}, "lending_limit 3 is more than nominal_quota 2"},
+		"a resource in two groups": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{
+			{CoveredResources: []string{"cpu"}, Flavors: []FlavorQuotas{{Name: "a", Resources: []Quota{{Name: "cpu", Nominal: "1"}}}}},
+			{CoveredResources: []string{"cpu"}, Flavors: []FlavorQuotas{{Name: "b", Resources: []Quota{{Name: "cpu", Nominal: "1"}}}}}}}, `"cpu" is covered by resource_group 0 too`},
+		"a flavor in two groups": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{
+			{CoveredResources: []string{"cpu"}, Flavors: []FlavorQuotas{{Name: "a", Resources: []Quota{{Name: "cpu", Nominal: "1"}}}}},
+			{CoveredResources: []string{"memory"}, Flavors: []FlavorQuotas{{Name: "a", Resources: []Quota{{Name: "memory", Nominal: "1"}}}}}}}, `flavor "a" is in resource_group 0 too`},
+		"a resource name that is not one": {ClusterQueueSpec{ResourceGroups: []ResourceGroup{{CoveredResources: []string{"nvidia gpu"},
+			Flavors: []FlavorQuotas{{Name: "f", Resources: []Quota{{Name: "nvidia gpu", Nominal: "1"}}}}}}}, "is not a resource name"},
+		"too many groups": {ClusterQueueSpec{ResourceGroups: make([]ResourceGroup, 17)}, "Kueue takes at most 16"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := tc.spec.Check()
@@ -80,6 +96,32 @@ func TestClusterQueueCheck(t *testing.T) {
 				t.Errorf("Check() = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// A ResourceFlavor Kueue v0.19.2 would refuse: more than 8 taints, two of one key and effect.
+func TestFlavorCheck(t *testing.T) {
+	taint := func(key string) corev1.Taint { return corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule} }
+	many := make([]corev1.Taint, 9)
+	for i := range many {
+		many[i] = taint(fmt.Sprintf("k%d", i))
+	}
+	for _, tc := range []struct {
+		spec FlavorSpec
+		want string
+	}{
+		{FlavorSpec{NodeTaints: many}, "9 node_taints"},
+		{FlavorSpec{NodeTaints: []corev1.Taint{taint("gpu"), taint("gpu")}}, "unique by key and effect"},
+	} {
+		if err := tc.spec.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check(%+v) = %v, want %q", tc.spec, err, tc.want)
+		}
+		if _, err := tc.spec.Build(); err == nil {
+			t.Errorf("Build(%+v) made a flavor Kueue refuses", tc.spec)
+		}
+	}
+	if err := (FlavorSpec{NodeTaints: []corev1.Taint{taint("gpu"), {Key: "gpu", Effect: corev1.TaintEffectNoExecute}}}).Check(); err != nil {
+		t.Errorf("one key with two effects: %v", err)
 	}
 }
 

@@ -143,3 +143,44 @@ func TestKeptWhenGoneDecidesByTheJobHavingExisted(t *testing.T) {
 		}
 	}
 }
+
+// A plan shows only what changes: an in-place rescale of a running job keeps its start time
+// (the job is not restarted) and leaves its status and pods to the apply; a change of labels
+// leaves the whole status as the state has it.
+func TestAccJob_planShowsOnlyWhatAnUpdateChanges(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	const address = "training_mpi_job.test"
+	unknown := func(names ...string) []plancheck.PlanCheck {
+		var checks []plancheck.PlanCheck
+		for _, n := range names {
+			checks = append(checks, plancheck.ExpectUnknownValue(address, tfjsonpath.New(n)))
+		}
+		return checks
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{
+			{Config: elasticMPIConfig(name, 2), Check: resource.TestCheckResourceAttrSet(address, "start_time")},
+			{
+				Config: elasticMPIConfig(name, 3),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: append(unknown("status", "instances", "duration"),
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("start_time"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("completion_time"), knownvalue.Null()),
+				)},
+			},
+			{
+				Config: elasticMPIConfig(name, 3, `  labels = { team = "vision" }`),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running)),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("start_time"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("duration"), knownvalue.NotNull()),
+					plancheck.ExpectKnownValue(address, tfjsonpath.New("instances"), knownvalue.ListSizeExact(4)),
+				}},
+			},
+		},
+	})
+}

@@ -153,6 +153,44 @@ var invalidInputs = []invalidInput{
 	{badPyTorch("  worker_count = 5\n  elastic {\n    min_workers = 1\n    max_workers = 4\n  }"), `worker_count \(5\) must be within min_workers \(1\) and max_workers \(4\)`},
 	{badPyTorch("  elastic {\n    min_workers = 1\n    max_workers = 4\n    rendezvous_backend = \"etcd-v2\"\n  }"), `elastic {.*needs the host:port of an etcd server`},
 	{badPyTorch("  elastic {\n    min_workers = 1\n    max_workers = 4\n    rendezvous_endpoint = \"etcd\"\n  }"), `rendezvous_endpoint = "etcd".*is not host:port`},
+	// What the operators' CRD rules and webhooks refuse (Kueue v0.19.2, Trainer v2.3.0).
+	{badClusterQueue("", "  preemption {\n    borrow_within_cohort = \"LowerPriority\"\n  }"), `Invalid ClusterQueue.*borrow_within_cohort = "LowerPriority" needs reclaim_within_cohort other than "Never"`},
+	{badClusterQueue(`        lending_limit = "3"`, `  cohort = "team"`), `Invalid ClusterQueue.*lending_limit 3 is more than nominal_quota 2`},
+	{`resource "training_resource_flavor" "bad" {
+  name        = "bad"
+  node_taints = ["gpu=a:NoSchedule", "gpu=b:NoSchedule"]
+}
+`, `Invalid ResourceFlavor.*unique by key and effect`},
+	{`resource "training_runtime" "bad" {
+  name      = "bad"
+  framework = "mpi"
+  image     = "mpi:1"
+  mpi {
+    implementation = "Intel"
+  }
+}
+`, `implementation = "Intel".*value must be one of: \["OpenMPI"\]`},
+}
+
+// badClusterQueue is a ClusterQueue of 2 CPUs with quota added to its CPU resource block and
+// extra to the queue's.
+func badClusterQueue(quota, extra string) string {
+	return fmt.Sprintf(`resource "training_cluster_queue" "bad" {
+  name = "bad"
+  resource_group {
+    covered_resources = ["cpu"]
+    flavor {
+      name = "default"
+      resource {
+        name          = "cpu"
+        nominal_quota = "2"
+%s
+      }
+    }
+  }
+%s
+}
+`, quota, extra)
 }
 
 // Every configuration of the corpus fails at plan time with an error that names the attribute

@@ -495,7 +495,11 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if d, ok := m.(withDependents); ok {
 		*d.dependents() = r.existingDependents(ctx, f, &resp.Diagnostics)
 	}
-	r.readTensorBoard(ctx, &f.tensorBoardFields, t, imported, &resp.Diagnostics)
+	var jobVolumes []jobs.DataVolume
+	if spec, diags := m.spec(ctx); !diags.HasError() {
+		jobVolumes = spec.Pods().DataVolumes
+	}
+	r.readTensorBoard(ctx, &f.tensorBoardFields, t, jobVolumes, imported, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -706,11 +710,9 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	planned := p.statusModel
 	r.settle(ctx, plan, spec, actionRescale, waitFor, written, &resp.Diagnostics)
-	if !planned.Status.IsUnknown() {
-		// The plan kept the status (only a computed attribute, such as a deleted Service's
-		// name, differed): an apply must give what it planned; the next refresh reads it anew.
-		p.statusModel = planned
-	}
+	// What the plan kept of the status (planStatus: what this update leaves alone) the apply
+	// gives as planned; the next refresh reads it anew.
+	p.statusModel = planned.over(p.statusModel)
 	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
 	r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
 }

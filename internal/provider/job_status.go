@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -67,6 +69,65 @@ func statusAttributes() map[string]schema.Attribute {
 			}},
 		},
 	}
+}
+
+// over is observed with the values m knows put over it: an apply gives what its plan said.
+func (m statusModel) over(observed statusModel) statusModel {
+	out := observed
+	for _, f := range []struct {
+		planned attr.Value
+		set     func()
+	}{
+		{m.Status, func() { out.Status = m.Status }},
+		{m.StartTime, func() { out.StartTime = m.StartTime }},
+		{m.CompletionTime, func() { out.CompletionTime = m.CompletionTime }},
+		{m.Duration, func() { out.Duration = m.Duration }},
+		{m.Instances, func() { out.Instances = m.Instances }},
+		{m.QueueReason, func() { out.QueueReason = m.QueueReason }},
+	} {
+		if !f.planned.IsUnknown() {
+			f.set()
+		}
+	}
+	return out
+}
+
+// planStatus keeps, in the plan of an in-place update, the status the update leaves alone, so
+// that the plan shows only what changes. A rescale or a suspend or resume changes the pods and
+// the job's state: its status, instances, duration and queue reason are known after apply,
+// while the start time of a job that has started stays (a rescale does not restart the job)
+// and so does everything of a job that has finished. Any other update (labels, annotations, the
+// live run-policy fields, what Terraform alone holds) leaves the status as the state has it.
+// A replacement plans a new job: the framework plans its status anew.
+func planStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan, state jobModel) {
+	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() || len(resp.RequiresReplace) > 0 {
+		return
+	}
+	if req.Plan.Get(ctx, plan).HasError() || req.State.Get(ctx, state).HasError() {
+		return
+	}
+	s := state.job().statusModel
+	keep := map[string]attr.Value{"status": s.Status, "start_time": s.StartTime, "completion_time": s.CompletionTime,
+		"duration": s.Duration, "instances": s.Instances, "queue_reason": s.QueueReason}
+	if suspends := suspendChanged(plan, state); suspends || !plan.workers().Equal(*state.workers()) {
+		keep = map[string]attr.Value{}
+		if !suspends && !s.StartTime.IsNull() {
+			keep["start_time"] = s.StartTime
+		}
+		if !s.CompletionTime.IsNull() {
+			keep["completion_time"], keep["duration"] = s.CompletionTime, s.Duration
+		}
+	}
+	for name, v := range keep {
+		resp.Diagnostics.Append(resp.Plan.SetAttribute(ctx, path.Root(name), v)...)
+	}
+}
+
+// suspendChanged says whether the plan suspends or resumes the job.
+func suspendChanged(plan, state jobModel) bool {
+	sp, ok := state.(suspendable)
+	pp, ok2 := plan.(suspendable)
+	return ok && ok2 && sp.suspended() != pp.suspended()
 }
 
 func (m *statusModel) set(s jobs.Status) diag.Diagnostics {

@@ -28,7 +28,8 @@ func TestAccPlacement_planWarnings(t *testing.T) {
 		{"more GPUs than any node has", job("  gpus = 16\n  tolerations = [\"all\"]\n"), []string{
 			"It asks for 16 nvidia.com/gpu; the most any Ready node has is 8."}},
 		{"a gang larger than the GPU nodes", strings.Replace(job("  gpus = 8\n  tolerations = [\"gpu_node\"]\n"), "worker_count = 1", "worker_count = 4", 1), []string{
-			"The nodes that can host a worker pod (cn-beijing.192.168.3.228, cn-beijing.192.168.3.229) hold 2 at most, but the job runs 4 at once (4 x 8 = 32 nvidia.com/gpu; those nodes have 16 in all)"}},
+			"The nodes that can host a worker pod (cn-beijing.192.168.3.228, cn-beijing.192.168.3.229) hold 2 at most, but the job runs 4 at once (4 x 8 = 32 nvidia.com/gpu; those nodes have 16 in all)",
+			"Nodes with room it cannot use: node cn-beijing.192.168.3.230 (room for 1) has the taint ssd_node=invalid:NoSchedule, which it does not tolerate (tolerations = [\"ssd_node\"] would)."}},
 		{"a node selector no node matches", job("  gpus = 1\n  tolerations = [\"all\"]\n  node_selector = { accelerator = \"v100\" }\n"), []string{
 			"lack the node selector's labels accelerator=v100"}},
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // A plain mpirun over SSH (mpi-operator's hostfile, its SSH keys, the workers' sshd) running an
-// mpi4py allreduce on the real node.
+// mpi4py allreduce on the real node, with a variable that every rank reports.
 func realMPIJobConfig(name, image string, workers int) string {
 	return providerConfig() + fmt.Sprintf(`
 resource "training_mpi_job" "test" {
@@ -24,13 +24,15 @@ resource "training_mpi_job" "test" {
   image        = %[2]q
   command      = ["mpirun", "python3", "%[3]s/mpi_allreduce.py"]
   worker_count = %[4]d
+  env          = { TRAINING_RUN = "run-%[1]s" }
 %[5]s
 }
 `, name, image, cluster.TrainingProgramsDir, workers, onRealNode)
 }
 
 // TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun: mpirun reaches every worker over
-// SSH and the allreduce's sum proves that every rank took part; a new worker_count replaces the
+// SSH and the allreduce's sum proves that every rank took part, each with the job's env (the
+// ranks sshd starts had none of it before the launcher's mpirun was told to pass it on); a new worker_count replaces the
 // job (the plan says so), and the new run's world size is the new count.
 func TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun(t *testing.T) {
 	node := realNode(t)
@@ -60,6 +62,10 @@ func TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun(t *testing.T)
 					if want := fmt.Sprintf("%s-worker-%d", name, i); !slices.Contains(e.Hosts, want) {
 						return fmt.Errorf("worker %s took no part: hosts %v", want, e.Hosts)
 					}
+				}
+				// The job's env reaches every rank, though each was started over SSH.
+				if want := "run-" + name; len(e.Runs) != size || slices.ContainsFunc(e.Runs, func(r string) bool { return r != want }) {
+					return fmt.Errorf("the ranks' TRAINING_RUN: %q, want %q on each of %d", e.Runs, want, size)
 				}
 			}
 			return nil

@@ -67,6 +67,8 @@ type event struct {
 	// mpi_allreduce.py
 	Sum, Expected int
 	Hosts         []string
+	// Runs is each MPI rank's TRAINING_RUN variable ("" where it has none).
+	Runs []string
 	// horovodrun (the stand-in): a host discovered or reached
 	Host string
 	// tf_config_check.py

@@ -243,9 +243,11 @@ func (m *elasticJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	return diags
 }
 
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
+// in the plan of an update the status it leaves alone (planStatus).
 func (r *elasticJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.checkPlacement(ctx, req, resp, &elasticJobModel{})
+	planStatus(ctx, req, resp, &elasticJobModel{}, &elasticJobModel{})
 }
 
 func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

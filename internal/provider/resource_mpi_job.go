@@ -165,9 +165,11 @@ func (m *mpiJobModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 	return diags
 }
 
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
+// in the plan of an update the status it leaves alone (planStatus).
 func (r *mpiJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.checkPlacement(ctx, req, resp, &mpiJobModel{})
+	planStatus(ctx, req, resp, &mpiJobModel{}, &mpiJobModel{})
 }
 
 func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -249,3 +249,19 @@ func importIDOf(t kube.Target) string {
 	}
 	return t.Namespace + "/" + t.Name
 }
+
+// ModifyPlan refuses at plan an object its API would refuse: the object the plan describes is
+// built as create and update build it, with the checks of its API's validation that the model's
+// build applies (kueue's Check: Kueue's CRD rules and webhook; Trainer's runtime rules). Only a
+// configuration that is wholly known is checked: a value known after apply would read as empty.
+func (r *objectResource[M, PM]) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || !req.Config.Raw.IsFullyKnown() {
+		return
+	}
+	m := PM(new(M))
+	if diags := req.Plan.Get(ctx, m); diags.HasError() {
+		return
+	}
+	_, diags := m.build(ctx)
+	resp.Diagnostics.Append(diags...)
+}

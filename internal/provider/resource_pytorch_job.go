@@ -175,9 +175,11 @@ func (m *pytorchJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	return diags
 }
 
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
+// in the plan of an update the status it leaves alone (planStatus).
 func (r *pytorchJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.checkPlacement(ctx, req, resp, &pytorchJobModel{})
+	planStatus(ctx, req, resp, &pytorchJobModel{}, &pytorchJobModel{})
 }
 
 func (r *pytorchJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -32,7 +32,10 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
-var _ resource.ResourceWithValidateConfig = (*objectResource[runtimeModel, *runtimeModel])(nil)
+var (
+	_ resource.ResourceWithValidateConfig = (*objectResource[runtimeModel, *runtimeModel])(nil)
+	_ resource.ResourceWithModifyPlan     = (*objectResource[clusterQueueModel, *clusterQueueModel])(nil)
+)
 
 func newRuntimeResource() resource.Resource {
 	return &objectResource[runtimeModel, *runtimeModel]{typeName: "runtime", importID: func(id string) (*runtimeModel, error) {

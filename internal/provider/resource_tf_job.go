@@ -143,9 +143,11 @@ func (m *tfJobModel) read(ctx context.Context, obj *unstructured.Unstructured) d
 	return diags
 }
 
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement).
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
+// in the plan of an update the status it leaves alone (planStatus).
 func (r *tfJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.checkPlacement(ctx, req, resp, &tfJobModel{})
+	planStatus(ctx, req, resp, &tfJobModel{}, &tfJobModel{})
 }
 
 func (r *tfJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {

@@ -161,12 +161,14 @@ func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.Vali
 	}
 }
 
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and
+// ModifyPlan refuses a name JobSet would refuse on the job's runtime (checkNameOnRuntime), keeps
+// in the plan of an update the status it leaves alone (planStatus), warns when the job cannot be placed on the cluster's nodes (checkPlacement), and
 // replaces the job when an attribute Trainer's API makes immutable changes (all but suspend and
 // what Terraform alone holds); the attributes with a replace modifier of their own say so
 // themselves.
 func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	r.checkPlacement(ctx, req, resp, &trainJobModel{})
+	r.checkNameOnRuntime(ctx, req, resp)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
@@ -186,6 +188,7 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			resp.RequiresReplace.Append(path.Root(name))
 		}
 	}
+	planStatus(ctx, req, resp, &trainJobModel{}, &trainJobModel{})
 }
 
 func (m *trainJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
@@ -235,7 +238,8 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 // resolve reads the job's runtime before anything is created: a runtime that does not exist
 // fails the apply on the runtime attribute, naming those there are (Trainer's webhook would
 // refuse the job anyway, in its words); one that does gives its replicated jobs, which the
-// runtime patch places.
+// runtime patch places, and the longest name JobSet takes (checkName: a runtime made by the
+// same apply could not be read at plan).
 func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag.Diagnostics) bool {
 	kind, name := m.RuntimeKind.ValueString(), m.Runtime.ValueString()
 	t, where := m.runtimeTarget()
@@ -245,6 +249,10 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 		return false
 	}
 	if obj != nil {
+		if err := m.checkName(ctx, obj); err != nil {
+			diags.AddAttributeError(path.Root("name"), "TrainJob name too long for its runtime", err.Error()+". Nothing was created.")
+			return false
+		}
 		return true
 	}
 	names, err := c.Names(ctx, t.GVR, t.Namespace)
@@ -257,6 +265,51 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 	diags.AddAttributeError(path.Root("runtime"), "No "+kind+" "+name,
 		fmt.Sprintf("runtime names %s %q, which %s does not have (%ss there: %s). Nothing was created.", kind, name, where, kind, there))
 	return false
+}
+
+// checkName says whether JobSet will take the JobSet Trainer makes of the job on runtime: its
+// pods' names are the job's name and the runtime's replicated jobs' (jobs.CheckTrainJobName).
+// What cannot be known yet is left to the apply.
+func (m *trainJobModel) checkName(ctx context.Context, runtime *unstructured.Unstructured) error {
+	spec, diags := m.spec(ctx)
+	if diags.HasError() || m.Name.IsUnknown() || m.NumNodes.IsUnknown() {
+		return nil
+	}
+	// What cannot be built or read here, the apply reports in its own words.
+	if obj, _, err := spec.Build(); err == nil {
+		if roles, err := jobs.TrainJobRoles(obj, runtime); err == nil {
+			return jobs.CheckTrainJobName(obj.GetName(), roles)
+		}
+	}
+	return nil
+}
+
+// checkNameOnRuntime refuses, at plan, a job to be created whose name JobSet would refuse on its
+// runtime as the cluster has it (checkName), before Trainer has made a TrainJob that cannot run.
+// Without a cluster, or with a runtime this apply makes, create checks it before anything is
+// made.
+func (r *trainJobResource) checkNameOnRuntime(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if r.client == nil || req.Plan.Raw.IsNull() {
+		return
+	}
+	var plan trainJobModel
+	if diags := req.Plan.Get(ctx, &plan); diags.HasError() {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		var state trainJobModel
+		if diags := req.State.Get(ctx, &state); diags.HasError() ||
+			plan.Name.Equal(state.Name) && plan.NumNodes.Equal(state.NumNodes) && plan.Runtime.Equal(state.Runtime) && plan.RuntimeKind.Equal(state.RuntimeKind) {
+			return
+		}
+	}
+	runtime, err := plan.runtime(ctx, r.client)
+	if err != nil || runtime == nil {
+		return
+	}
+	if err := plan.checkName(ctx, runtime); err != nil {
+		resp.Diagnostics.AddAttributeError(path.Root("name"), "TrainJob name too long for its runtime", err.Error()+".")
+	}
 }
 
 // runtimeTarget is the job's runtime, and where it is, in words.

@@ -504,3 +504,66 @@ resource "training_runtime" "mpi" {
 		t.Errorf("the default MPI policy's plan:\n%s", out)
 	}
 }
+
+// A name that Trainer takes but JobSet would refuse on the job's runtime (its pods' names grow
+// with the runtime's replicated jobs and num_nodes) is refused before anything is made: at plan
+// on a runtime the cluster has, at apply, before the TrainJob, on one the same apply makes.
+func TestAccTrainJob_nameJobSetWouldRefuseIsRefusedBeforeAnythingIsMade(t *testing.T) {
+	a := newAPI(t)
+	// 49 characters: one more than torch-distributed's node pods leave with 2 nodes.
+	long := acctest.RandomWithPrefix("tf-acc-tjname") + "-"
+	long += strings.Repeat("x", 49-len(long))
+	onTrainers := providerConfig() + fmt.Sprintf(`
+resource "training_train_job" "long" {
+  name      = %q
+  runtime   = "torch-distributed"
+  image     = "pytorch/pytorch:2"
+  num_nodes = 2
+}
+`, long)
+	// On an MPI runtime of the same apply the launcher's pods bound it: 44 characters.
+	mpiName := long[:45]
+	onOwn := providerConfig() + fmt.Sprintf(`
+resource "training_runtime" "mpi" {
+  name      = "%[1]s-rt"
+  namespace = "default"
+  framework = "mpi"
+  image       = "mpi:1"
+  command     = ["mpirun", "true"]
+  tolerations = ["ssd_node"]
+}
+
+resource "training_train_job" "long" {
+  name         = %[1]q
+  runtime      = training_runtime.mpi.name
+  runtime_kind = training_runtime.mpi.kind
+  num_nodes    = 2
+  wait_for     = "created"
+}
+`, mpiName)
+	nothingMade := func(name string) func(*terraform.State) error {
+		return func(*terraform.State) error {
+			if _, err := a.get(jobs.Train.GVR, "default", name); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("a TrainJob %s was made (err %v)", name, err)
+			}
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkTrainJobGone(a, mpiName[:44]),
+		Steps: []resource.TestStep{
+			{Config: onTrainers, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)TrainJob name too long for its runtime.*49 characters long; on this runtime at most 48`)},
+			{Config: onOwn, ExpectError: regexp.MustCompile(`(?s)45 characters long; on this runtime at most 44.*launcher.*Nothing was created`)},
+			{
+				// 44 characters fit.
+				PreConfig: func() {
+					if err := nothingMade(mpiName)(nil); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config: strings.Replace(onOwn, mpiName+`"`, mpiName[:44]+`"`, 1),
+			},
+		},
+	})
+}

@@ -29,15 +29,22 @@ type tensorBoardFields struct {
 }
 
 type tensorBoardModel struct {
-	LogDir      types.String `tfsdk:"log_dir"`
-	Image       types.String `tfsdk:"image"`
-	ServiceType types.String `tfsdk:"service_type"`
+	LogDir       types.String `tfsdk:"log_dir"`
+	Image        types.String `tfsdk:"image"`
+	ServiceType  types.String `tfsdk:"service_type"`
+	DataVolume   types.String `tfsdk:"data_volume"`
+	NodeSelector types.Map    `tfsdk:"node_selector"`
+	Tolerations  types.List   `tfsdk:"tolerations"`
 }
 
 func tensorBoardBlock() schema.Block {
 	return schema.ListNestedBlock{
 		MarkdownDescription: "A TensorBoard for the job (Arena: `--tensorboard --logdir`): a Deployment and a Service named `NAME-tensorboard`, " +
-			"with the job's tolerations, node selector and data volumes (put the log directory on one), owned by the job so they are removed with it. " +
+			"owned by the job so they are removed with it. It is a CPU helper no training depends on: it takes neither the job's priority class " +
+			"nor its tolerations and node selector (it would preempt other teams' pods, or sit on GPU nodes), only its own `tolerations` and " +
+			"`node_selector`; and it mounts read-only the data volume that holds `log_dir` (or `data_volume`), so that it never holds a claim " +
+			"for writing. With a ReadWriteOnce claim it can only run on the node that has the claim attached: give it the placement of that node, " +
+			"or use a ReadOnlyMany or ReadWriteMany claim. " +
 			"Adding, changing or removing it changes only the TensorBoard: the job keeps running. A TensorBoard that cannot be made is a " +
 			"warning, not a failed job: `tensorboard_url` is null, and the next plan shows the TensorBoard to be added again.",
 		Validators: []validator.List{listvalidator.SizeAtMost(1)},
@@ -51,6 +58,14 @@ func tensorBoardBlock() schema.Block {
 				Validators: []validator.String{stringvalidator.OneOf(string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeNodePort))},
 				MarkdownDescription: "`ClusterIP` (default: the TensorBoard answers inside the cluster, or through `kubectl port-forward`) or " +
 					"`NodePort` (it answers on a port of every node, to anyone who can reach the nodes, as Arena's `--tensorboard` does)."},
+			"data_volume": schema.StringAttribute{Optional: true, Validators: []validator.String{dataVolumeRule},
+				MarkdownDescription: "The claim it reads the logs from, as `PVC_NAME:/MOUNT/PATH`, mounted read-only (a ReadOnlyMany claim of the same " +
+					"volume, for instance). Unset: the job's `data_volumes` whose mount path holds `log_dir` (all of them when none does)."},
+			"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{labelMapRule},
+				MarkdownDescription: "Labels of the nodes it may run on. Unset: any node (not the job's selector)."},
+			"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true,
+				Validators:          []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
+				MarkdownDescription: "Taints it tolerates, in Arena's grammar as the job's `tolerations`. Unset: none (not the job's)."},
 		}},
 	}
 }
@@ -100,8 +115,22 @@ func tensorBoardServiceTarget(namespace, job string) kube.Target {
 	return t
 }
 
+// spec is the TensorBoard the block describes; its values passed their validators at plan.
 func (m tensorBoardModel) spec() jobs.TensorBoardSpec {
-	return jobs.TensorBoardSpec{LogDir: m.LogDir.ValueString(), Image: m.Image.ValueString(), ServiceType: corev1.ServiceType(m.ServiceType.ValueString())}
+	tb := jobs.TensorBoardSpec{LogDir: m.LogDir.ValueString(), Image: m.Image.ValueString(), ServiceType: corev1.ServiceType(m.ServiceType.ValueString())}
+	if v, err := jobs.ParseDataVolume(m.DataVolume.ValueString()); err == nil && !m.DataVolume.IsNull() {
+		tb.Volume = &v
+	}
+	ctx := context.Background()
+	_ = m.NodeSelector.ElementsAs(ctx, &tb.NodeSelector, true)
+	var tolerations []string
+	_ = m.Tolerations.ElementsAs(ctx, &tolerations, true)
+	for _, s := range tolerations {
+		if t, err := jobs.ParseToleration(s); err == nil {
+			tb.Tolerations = append(tb.Tolerations, t)
+		}
+	}
+	return tb
 }
 
 // createTensorBoard creates the job's TensorBoard, if it has one, owned by the job object, and
@@ -192,7 +221,7 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 // the state has one (or on import, where a TensorBoard of this provider's is found by its
 // name). One that is gone, or is not this provider's, is left out of state, so the next plan
 // shows it to be added again.
-func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields, job kube.Target, imported bool, diags *diag.Diagnostics) {
+func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields, job kube.Target, jobVolumes []jobs.DataVolume, imported bool, diags *diag.Diagnostics) {
 	if len(f.TensorBoard) == 0 && !imported {
 		f.TensorBoardURL = types.StringNull()
 		return
@@ -215,14 +244,33 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 	var tb jobs.TensorBoardSpec
 	var ok bool
 	if service != nil && jobs.IsManaged(service) {
-		tb, ok = jobs.ReadTensorBoard(deployment, service)
+		tb, ok = jobs.ReadTensorBoard(deployment, service, jobVolumes)
 	}
 	if !ok {
 		f.TensorBoardURL = types.StringNull()
 		return
 	}
-	f.TensorBoard = []tensorBoardModel{{LogDir: types.StringValue(tb.LogDir), Image: types.StringValue(tb.Image),
-		ServiceType: types.StringValue(string(cmp.Or(tb.ServiceType, corev1.ServiceTypeClusterIP)))}}
+	m := tensorBoardModel{LogDir: types.StringValue(tb.LogDir), Image: types.StringValue(tb.Image),
+		ServiceType: types.StringValue(string(cmp.Or(tb.ServiceType, corev1.ServiceTypeClusterIP))), DataVolume: types.StringNull(),
+		NodeSelector: optionalMap(ctx, tb.NodeSelector, diags), Tolerations: types.ListNull(types.StringType)}
+	if tb.Volume != nil {
+		m.DataVolume = types.StringValue(tb.Volume.String())
+	}
+	var tolerations []string
+	for _, t := range tb.Tolerations {
+		s, ok := jobs.FormatToleration(t)
+		if !ok {
+			diags.AddWarning("TensorBoard toleration not shown", fmt.Sprintf("The TensorBoard of %s tolerates %v, which Arena's grammar cannot say; "+
+				"its tolerations are left out of state.", job, t))
+			tolerations = nil
+			break
+		}
+		tolerations = append(tolerations, s)
+	}
+	if len(tolerations) > 0 {
+		m.Tolerations = stringListValue(tolerations)
+	}
+	f.TensorBoard = []tensorBoardModel{m}
 	if f.TensorBoardURL.IsNull() || f.TensorBoardURL.IsUnknown() {
 		f.TensorBoardURL = types.StringValue(r.tensorBoardURL(ctx, service, diags))
 	}

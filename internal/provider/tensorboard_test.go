@@ -15,8 +15,8 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// Arena's --tensorboard: a Deployment and NodePort Service for the job's logs, scheduled with the
-// job's tolerations, and gone with the job.
+// Arena's --tensorboard: a Deployment and NodePort Service for the job's logs, placed by its own
+// tolerations (not the job's GPU-node ones), and gone with the job; it imports as it was made.
 func TestAccMPIJob_tensorBoard(t *testing.T) {
 	a := newAPI(t)
 	name := mpiJobName()
@@ -38,10 +38,11 @@ func TestAccMPIJob_tensorBoard(t *testing.T) {
 			return nil
 		}),
 		Steps: []resource.TestStep{{
-			Config: mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]
+			Config: mpiJobConfig(name, 1, `  tolerations = ["gpu_node", "ssd_node"]
   tensorboard {
     log_dir      = "/training_logs"
     service_type = "NodePort"
+    tolerations  = ["ssd_node"]
   }`),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestMatchResourceAttr("training_mpi_job.test", "tensorboard_url", regexp.MustCompile(`^http://[0-9.]+:3[0-9]{4}$`)),
@@ -53,6 +54,9 @@ func TestAccMPIJob_tensorBoard(t *testing.T) {
 					}
 					if o := d.OwnerReferences; len(o) != 1 || o[0].Kind != "MPIJob" || o[0].Name != name {
 						return fmt.Errorf("TensorBoard Deployment owners %v, want the MPIJob", o)
+					}
+					if tols := d.Spec.Template.Spec.Tolerations; len(tols) != 1 || tols[0].Key != "ssd_node" {
+						return fmt.Errorf("TensorBoard tolerations %v, want its own (ssd_node), not the job's", tols)
 					}
 					svc, err := a.kube.CoreV1().Services("default").Get(ctx, tbName, metav1.GetOptions{})
 					if err != nil {
@@ -66,6 +70,9 @@ func TestAccMPIJob_tensorBoard(t *testing.T) {
 					})
 				},
 			),
+		}, {
+			ResourceName: "training_mpi_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
+			ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 		}},
 	})
 }
