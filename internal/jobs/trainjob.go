@@ -72,12 +72,15 @@ type TrainJobSpec struct {
 	// Runtime is the training runtime the job runs on.
 	Runtime RuntimeRef
 	// Pod are the options of every node: image, env, resources per node (cpu, memory, gpus) go
-	// to the TrainJob's trainer; placement, volumes, service account, pull secrets and pod
-	// labels to this provider's runtime patch. Trainer's API has no place for a priority class,
-	// an image pull policy or env from whole Secrets.
-	Pod           PodOptions
-	Command, Args []string
-	Nodes         int32
+	// to the TrainJob's trainer; placement, volumes, service account, pull secrets and the pods'
+	// labels and annotations to this provider's runtime patch. Trainer's API has no place for a
+	// priority class, an image pull policy or env from whole Secrets.
+	Pod PodOptions
+	// Labels and Annotations are the TrainJob object's own, which change in place; the pods'
+	// are Pod's, in the runtime patch, which Trainer keeps immutable while the job runs.
+	Labels, Annotations map[string]string
+	Command, Args       []string
+	Nodes               int32
 	// ProcsPerNode is numProcPerNode; 0 leaves it to the runtime (torch: "auto").
 	ProcsPerNode          int32
 	Suspend               bool
@@ -244,7 +247,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	c := t.Spec.Containers[0]
 	job := trainJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
-		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, s.Pod, s.QueueName),
+		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: s.Annotations}, s.QueueName),
 		Spec: trainJobSpec{
 			RuntimeRef: runtimeRef{Name: s.Runtime.Name, APIGroup: ptr.To(TrainerGroup), Kind: ptr.To(cmp.Or(s.Runtime.Kind, ClusterTrainingRuntimeKind))},
 			Trainer: &trainer{Image: optional(c.Image), Command: s.Command, Args: s.Args, Env: c.Env, NumNodes: ptr.To(s.Nodes),
@@ -339,11 +342,10 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	}
 	t.Spec.Containers = []corev1.Container{c}
 	pod := readPodOptions(t)
-	var queue string
-	pod.Labels, queue = userLabels(job.Labels)
-	pod.Annotations = userAnnotations(job.Annotations)
+	pod.Labels, pod.Annotations = t.Labels, t.Annotations
+	labels, queue := userLabels(job.Labels)
 	return TrainJobSpec{
-		Name: job.Name, Namespace: job.Namespace,
+		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),
 		Runtime: RuntimeRef{Name: job.Spec.RuntimeRef.Name, Kind: ptr.Deref(job.Spec.RuntimeRef.Kind, ClusterTrainingRuntimeKind)},
 		Pod:     pod, Command: tr.Command, Args: tr.Args, Nodes: ptr.Deref(tr.NumNodes, 1), ProcsPerNode: ptr.Deref(tr.NumProcPerNode, 0),
 		// Kueue suspends a queued job until it admits it: that is not the configuration's.

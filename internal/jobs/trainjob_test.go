@@ -409,3 +409,34 @@ func TestCheckTrainJobNameAsJobSetsWebhookCountsPodNames(t *testing.T) {
 		}
 	}
 }
+
+// A TrainJob's labels and annotations are its object's (Trainer lets them change); the pods'
+// are in this provider's runtime patch (immutable while the job runs). Each reads back as its own.
+func TestTrainJobLabelsAreTheObjectsAndPodLabelsThePatchs(t *testing.T) {
+	spec := TrainJobSpec{Name: "tj", Namespace: "team", Runtime: RuntimeRef{Name: "torch", Kind: ClusterTrainingRuntimeKind}, Nodes: 2,
+		Labels: map[string]string{"team": "vision"}, Annotations: map[string]string{"owner": "ana"},
+		Pod: PodOptions{Image: "pytorch:2", Labels: map[string]string{"tier": "gold"}, Annotations: map[string]string{"sidecar": "off"}}}
+	obj, err := NewTrainJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if obj.GetLabels()["team"] != "vision" || obj.GetLabels()["tier"] != "" || obj.GetAnnotations()["owner"] != "ana" || obj.GetAnnotations()["sidecar"] != "" {
+		t.Errorf("object labels %v annotations %v: want the job's only", obj.GetLabels(), obj.GetAnnotations())
+	}
+	var job trainJob
+	if err := fromUnstructured(obj, &job); err != nil {
+		t.Fatal(err)
+	}
+	p := ownPodPatch(job.Spec.RuntimePatches)
+	if p == nil || p.Metadata == nil || p.Metadata.Labels["tier"] != "gold" || p.Metadata.Labels["team"] != "" || p.Metadata.Annotations["sidecar"] != "off" {
+		t.Fatalf("runtime patch metadata %+v: want the pods' only", p)
+	}
+	back, err := ReadTrainJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Labels, spec.Labels) || !reflect.DeepEqual(back.Annotations, spec.Annotations) ||
+		!reflect.DeepEqual(back.Pod.Labels, spec.Pod.Labels) || !reflect.DeepEqual(back.Pod.Annotations, spec.Pod.Annotations) {
+		t.Errorf("read back labels %v %v, pods' %v %v", back.Labels, back.Annotations, back.Pod.Labels, back.Pod.Annotations)
+	}
+}

@@ -3,9 +3,11 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -54,6 +56,8 @@ type trainJobModel struct {
 	Suspend               types.Bool   `tfsdk:"suspend"`
 	QueueName             types.String `tfsdk:"queue_name"`
 	ActiveDeadlineSeconds types.Int64  `tfsdk:"active_deadline_seconds"`
+	PodLabels             types.Map    `tfsdk:"pod_labels"`
+	PodAnnotations        types.Map    `tfsdk:"pod_annotations"`
 	// runtimeJobs are the runtime's replicated jobs, read from the cluster before create (see
 	// resolve): the runtime patch places the pods of each.
 	runtimeJobs []jobs.RuntimeJob
@@ -65,9 +69,10 @@ func (m *trainJobModel) suspended() bool { return m.Suspend.ValueBool() }
 
 // trainJobInPlace are the attributes a TrainJob changes without being replaced: Trainer's API
 // makes the trainer, the runtime reference and (while the job runs) the runtime patches
-// immutable, so every other attribute of the job replaces it.
+// immutable, so every other attribute of the job replaces it; the object's own labels and
+// annotations are its metadata, which change in place.
 var trainJobInPlace = map[string]bool{
-	"suspend": true, "wait_for": true, "timeouts": true, "recreate_if_missing": true,
+	"suspend": true, "wait_for": true, "timeouts": true, "recreate_if_missing": true, "labels": true, "annotations": true,
 	// computed
 	"id": true, "uid": true, "status": true, "start_time": true, "completion_time": true, "duration": true, "instances": true,
 	"queue_reason": true, "tensorboard_url": true,
@@ -120,18 +125,26 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				"admits it (Kueue's TrainJob integration). Changing it replaces the job."},
 		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.AtLeast(1)},
 			MarkdownDescription: "Seconds the job may run before Trainer fails it (`spec.activeDeadlineSeconds`, immutable: changing it replaces the job)."},
+		"pod_labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
+			MarkdownDescription: "Labels of every node's pods, through this provider's runtime patch. Trainer's API lets the runtime patch " +
+				"change only while the job is suspended, so changing them **replaces** the job. Only these keys are Terraform's."},
+		"pod_annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule)},
+			MarkdownDescription: "Annotations of every node's pods, through this provider's runtime patch; changing them **replaces** the job. " +
+				"Only these keys are Terraform's."},
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "A Kubeflow Trainer v2 job: a `TrainJob` (`trainer.kubeflow.org/v1alpha1`) that runs on a training runtime (`training_runtime`, " +
 			"or one of Trainer's own) with `num_nodes` nodes. Trainer makes a JobSet of it, and JobSet a Job per replicated job of the runtime. " +
 			"The image, command, env and resources per node go to the job's trainer; placement (tolerations, node selector), volumes, the " +
-			"service account, pull secrets and pod labels go to this provider's own entry of the job's `runtimePatches`, on every replicated " +
-			"job of the runtime. Trainer's API makes all of these immutable, so changing any of them replaces the job; `suspend` changes in " +
-			"place. `env_from_secrets`, `priority_class_name`, `image_pull_policy` and `tensorboard` cannot be set on a TrainJob (a plan error " +
+			"service account, pull secrets and `pod_labels` go to this provider's own entry of the job's `runtimePatches`, on every replicated " +
+			"job of the runtime. Trainer's API makes all of these immutable, so changing any of them replaces the job; `suspend` and the " +
+			"object's own `labels` and `annotations` change in place. `env_from_secrets`, `priority_class_name`, `image_pull_policy` and `tensorboard` cannot be set on a TrainJob (a plan error " +
 			"says why). Destroy deletes the TrainJob and waits until it, its JobSet, Jobs, Service and pods are gone.",
 		roles: "every node",
-		metadata: metadataDoc{on: "the TrainJob object and, through this provider's runtime patch, of every node's pods",
-			change: "Changing them replaces the job: Trainer's API lets the runtime patch change only while the job is suspended."},
+		metadata: metadataDoc{on: "the TrainJob object (not its pods: see `pod_labels` and `pod_annotations`)",
+			change: "Changing them updates the TrainJob object in place."},
 		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
 		own:     own,
 	})
@@ -193,8 +206,13 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 
 func (m *trainJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 	pod, diags := m.podOptions(ctx)
+	// The shared labels and annotations are the object's; the pods' are their own attributes.
+	labels, annotations := pod.Labels, pod.Annotations
+	pod.Labels, pod.Annotations = nil, nil
+	diags.Append(m.PodLabels.ElementsAs(ctx, &pod.Labels, true)...)
+	diags.Append(m.PodAnnotations.ElementsAs(ctx, &pod.Annotations, true)...)
 	spec := jobs.TrainJobSpec{
-		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod,
+		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod, Labels: labels, Annotations: annotations,
 		Runtime:      jobs.RuntimeRef{Name: m.Runtime.ValueString(), Kind: m.RuntimeKind.ValueString()},
 		Command:      stringList(ctx, m.Command, &diags),
 		Args:         stringList(ctx, m.Args, &diags),
@@ -215,7 +233,22 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 	if err != nil {
 		return diag.Diagnostics{diag.NewErrorDiagnostic("Error reading TrainJob", err.Error())}
 	}
-	diags := m.setFromPodOptions(ctx, s.Pod)
+	imported := m.imported()
+	var priorPodLabels, priorPodAnnotations map[string]string
+	_ = m.PodLabels.ElementsAs(ctx, &priorPodLabels, true)
+	_ = m.PodAnnotations.ElementsAs(ctx, &priorPodAnnotations, true)
+	// The pods' labels and annotations are their own attributes; the shared ones, the object's.
+	// A job of an earlier release has its labels on its pods too: they stay out of pod_labels
+	// until the configuration has some.
+	var diags diag.Diagnostics
+	m.PodLabels = optionalMap(ctx, usersKeys(s.Pod.Labels, priorPodLabels, imported), &diags)
+	m.PodAnnotations = optionalMap(ctx, usersKeys(s.Pod.Annotations, priorPodAnnotations, imported), &diags)
+	if imported && maps.Equal(s.Pod.Labels, s.Labels) && maps.Equal(s.Pod.Annotations, s.Annotations) {
+		m.PodLabels, m.PodAnnotations = types.MapNull(types.StringType), types.MapNull(types.StringType)
+	}
+	pod := s.Pod
+	pod.Labels, pod.Annotations = s.Labels, s.Annotations
+	diags.Append(m.setFromPodOptions(ctx, pod)...)
 	m.Image = optionalString(s.Pod.Image)
 	m.Runtime = types.StringValue(s.Runtime.Name)
 	m.RuntimeKind = types.StringValue(s.Runtime.Kind)

@@ -51,6 +51,7 @@ resource "training_train_job" "test" {
   tolerations = ["gpu_node"]
   env         = { EPOCHS = "3" }
   labels      = { team = "vision" }
+  pod_labels  = { team = "vision" }
 %[3]s}
 
 data "training_job" "test" {
@@ -212,8 +213,30 @@ func TestAccTrainJob_torchOnClusterRuntime(t *testing.T) {
 				},
 			},
 			{
+				// The object's labels change in place: Trainer lets a TrainJob's metadata change.
+				Config: strings.Replace(trainJobConfig(name, 3, ""), `labels      = { team = "vision" }`, `labels      = { team = "nlp" }`, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_train_job.test", plancheck.ResourceActionUpdate),
+					plancheck.ExpectKnownValue("training_train_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running)),
+				}},
+				Check: func(*terraform.State) error {
+					job, err := a.get(jobs.Train.GVR, "default", name)
+					if err != nil || job.GetUID() != uid || job.GetLabels()["team"] != "nlp" {
+						return fmt.Errorf("the TrainJob's labels were not changed in place (uid %v, labels %v, err %v)", uid, job.GetLabels(), err)
+					}
+					return checkTrainJobNodes(a, name, 3)(nil)
+				},
+			},
+			{
 				ResourceName: "training_train_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
 				ImportStateVerifyIgnore: []string{"duration", "timeouts", "start_time", "instances"},
+			},
+			{
+				// The pods' labels are in the runtime patch, immutable while the job runs.
+				Config: strings.Replace(trainJobConfig(name, 3, ""), `pod_labels  = { team = "vision" }`, `pod_labels  = { team = "vision", tier = "gold" }`, 1),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_train_job.test", plancheck.ResourceActionDestroyBeforeCreate),
+				}},
 			},
 			{
 				ResourceName: "training_runtime.torch", ImportState: true, ImportStateId: name + "-rt", ImportStateVerify: true,
