@@ -238,7 +238,7 @@ func (a *api) launcher(name string) (corev1.Pod, error) {
 
 // Elastic Horovod: the launcher runs horovodrun with mpi-operator's discovery script, which
 // lists exactly the Running workers; a rescale changes the script in place and the launcher
-// goes on, not restarted.
+// goes on, not replaced.
 func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 	a := newAPI(t)
 	name := mpiJobName()
@@ -254,10 +254,9 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 			if launcherUID != "" && launcher.UID != launcherUID {
 				return fmt.Errorf("the launcher was replaced by the rescale")
 			}
+			// (A restart count would say nothing here: no container starts on a simulated node.
+			// TestAccRealNode_elasticMPIJobDiscoversItsLiveWorkers checks it where one does.)
 			launcherUID = launcher.UID
-			if restarts := launcher.Status.ContainerStatuses[0].RestartCount; restarts != 0 {
-				return fmt.Errorf("the launcher restarted %d times", restarts)
-			}
 			want := "horovodrun -np 2 --min-np 1 --max-np 4 --slots-per-host 1 --host-discovery-script /etc/mpi/discover_hosts.sh " +
 				"python /horovod/examples/elastic/pytorch/pytorch_mnist_elastic.py"
 			if got := strings.Join(launcher.Spec.Containers[0].Command, " "); got != want {

@@ -3,6 +3,8 @@ package provider
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -139,7 +141,7 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
 			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
 			MarkdownDescription: "Node labels " + role + " must run on (Arena: `--selector`)."},
-		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: []planmodifier.List{tolerationsReplace{}},
 			Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
 			MarkdownDescription: "Taints " + role + " tolerate, in Arena's `--toleration` grammar: a bare key (`ssd_node`) tolerates " +
 				"every taint with that key, `all` tolerates every taint (a plan warns: that includes cordoned and unreachable nodes), and " +
@@ -167,7 +169,7 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 func tolerationBlock(role string) schema.Block {
 	return schema.ListNestedBlock{
 		MarkdownDescription: "A toleration in Kubernetes' own terms, for what the `tolerations` strings cannot say (a `toleration_seconds`). Applied to " + role + ".",
-		PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
+		PlanModifiers:       []planmodifier.List{tolerationsReplace{}},
 		NestedObject: schema.NestedBlockObject{Validators: []validator.Object{tolerationObject{}}, Attributes: map[string]schema.Attribute{
 			"key": schema.StringAttribute{Optional: true, Validators: []validator.String{labelKeyRule},
 				MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint."},
@@ -182,6 +184,84 @@ func tolerationBlock(role string) schema.Block {
 				MarkdownDescription: "How long a pod stays bound to a node after a `NoExecute` taint appears."},
 		}},
 	}
+}
+
+// tolerationsOf are the tolerations both forms say: the strings', then the blocks'.
+func tolerationsOf(ctx context.Context, strings types.List, blocks []tolerationModel, diags *diag.Diagnostics) []corev1.Toleration {
+	var out []corev1.Toleration
+	var tolerations []string
+	diags.Append(strings.ElementsAs(ctx, &tolerations, true)...)
+	for i, s := range tolerations {
+		t, err := jobs.ParseToleration(s)
+		if err != nil {
+			diags.AddAttributeError(path.Root("tolerations").AtListIndex(i), "Invalid toleration", err.Error())
+			continue
+		}
+		out = append(out, t)
+	}
+	for _, t := range blocks {
+		tol := corev1.Toleration{
+			Key:      t.Key.ValueString(),
+			Operator: corev1.TolerationOperator(t.Operator.ValueString()),
+			Value:    t.Value.ValueString(),
+			Effect:   corev1.TaintEffect(t.Effect.ValueString()),
+		}
+		if !t.TolerationSeconds.IsNull() {
+			tol.TolerationSeconds = ptr.To(t.TolerationSeconds.ValueInt64())
+		}
+		out = append(out, tol)
+	}
+	return out
+}
+
+// sameTolerations says whether two configurations of the tolerations, each in strings and
+// blocks, tolerate the same: the form is the user's (an import reads the strings where one can
+// say it), and a change of form alone is no change to the pods.
+func sameTolerations(ctx context.Context, a, b attributeGetter) bool {
+	effective := func(p attributeGetter) ([]corev1.Toleration, bool) {
+		var strs types.List
+		var blocks []tolerationModel
+		var diags diag.Diagnostics
+		diags.Append(p.GetAttribute(ctx, path.Root("tolerations"), &strs)...)
+		diags.Append(p.GetAttribute(ctx, path.Root("toleration"), &blocks)...)
+		if diags.HasError() || strs.IsUnknown() {
+			return nil, false
+		}
+		for _, b := range blocks {
+			if b.Key.IsUnknown() || b.Operator.IsUnknown() || b.Value.IsUnknown() || b.Effect.IsUnknown() || b.TolerationSeconds.IsUnknown() {
+				return nil, false
+			}
+		}
+		ts := normalTolerations(tolerationsOf(ctx, strs, blocks, &diags))
+		slices.SortFunc(ts, func(x, y corev1.Toleration) int { return cmp.Compare(fmt.Sprint(x), fmt.Sprint(y)) })
+		return ts, !diags.HasError()
+	}
+	x, okX := effective(a)
+	y, okY := effective(b)
+	return okX && okY && equality.Semantic.DeepEqual(x, y)
+}
+
+// attributeGetter is a plan, a state or a configuration.
+type attributeGetter interface {
+	GetAttribute(ctx context.Context, p path.Path, target any) diag.Diagnostics
+}
+
+// tolerationsReplace replaces the job when its tolerations change, and not when only their form
+// does (sameTolerations).
+type tolerationsReplace struct{}
+
+func (tolerationsReplace) Description(context.Context) string {
+	return "replaces the job when what it tolerates changes, not when only the form (strings or blocks) does"
+}
+func (r tolerationsReplace) MarkdownDescription(ctx context.Context) string {
+	return r.Description(ctx)
+}
+
+func (tolerationsReplace) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.Equal(req.StateValue) {
+		return
+	}
+	resp.RequiresReplace = !sameTolerations(ctx, req.Plan, req.State)
 }
 
 // podOptions converts the shared attributes into the plain spec. Values were validated at plan
@@ -217,29 +297,9 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 	diags.Append(m.NodeSelector.ElementsAs(ctx, &o.NodeSelector, true)...)
 	diags.Append(m.ImagePullSecrets.ElementsAs(ctx, &o.ImagePullSecrets, true)...)
 
-	var tolerations, volumes []string
-	diags.Append(m.Tolerations.ElementsAs(ctx, &tolerations, true)...)
+	o.Tolerations = tolerationsOf(ctx, m.Tolerations, m.Toleration, &diags)
+	var volumes []string
 	diags.Append(m.DataVolumes.ElementsAs(ctx, &volumes, true)...)
-	for i, s := range tolerations {
-		t, err := jobs.ParseToleration(s)
-		if err != nil {
-			diags.AddAttributeError(path.Root("tolerations").AtListIndex(i), "Invalid toleration", err.Error())
-			continue
-		}
-		o.Tolerations = append(o.Tolerations, t)
-	}
-	for _, t := range m.Toleration {
-		tol := corev1.Toleration{
-			Key:      t.Key.ValueString(),
-			Operator: corev1.TolerationOperator(t.Operator.ValueString()),
-			Value:    t.Value.ValueString(),
-			Effect:   corev1.TaintEffect(t.Effect.ValueString()),
-		}
-		if !t.TolerationSeconds.IsNull() {
-			tol.TolerationSeconds = ptr.To(t.TolerationSeconds.ValueInt64())
-		}
-		o.Tolerations = append(o.Tolerations, tol)
-	}
 	for i, s := range volumes {
 		v, err := jobs.ParseDataVolume(s)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -19,8 +20,8 @@ import (
 // launcher running the image's stand-in for horovodrun (Horovod is not in Debian), which runs
 // mpi-operator's discover_hosts.sh as Horovod's elastic driver does and reaches each host over
 // SSH. While the job is rescaled 2 -> 1 -> 3 in place, the hosts the script lists are the live
-// workers, and each is reached. This proves the discovery script and SSH under a rescale, not
-// Horovod itself.
+// workers, and each is reached, by the same launcher, never restarted. This proves the discovery
+// script and SSH under a rescale, not Horovod itself.
 func TestAccRealNode_elasticMPIJobDiscoversItsLiveWorkers(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
@@ -42,6 +43,7 @@ resource "training_mpi_job" "test" {
 `, name, node.Images[cluster.ImageTraining], workers, cluster.TrainingProgramsDir, onRealNode)
 	}
 	launcher := jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher"
+	var launcherUID k8stypes.UID
 	discovered := func(workers int) resource.TestCheckFunc {
 		return func(*terraform.State) error {
 			var want []string
@@ -67,6 +69,18 @@ resource "training_mpi_job" "test" {
 				}
 				return reached == workers
 			})
+			// The rescale went on in the same launcher: not replaced, never restarted.
+			pods := a.pods("default", launcher)
+			if len(pods) != 1 {
+				return fmt.Errorf("%d launcher pods", len(pods))
+			}
+			if launcherUID != "" && pods[0].UID != launcherUID {
+				return fmt.Errorf("the launcher was replaced by the rescale to %d workers", workers)
+			}
+			launcherUID = pods[0].UID
+			if s := pods[0].Status.ContainerStatuses; len(s) != 1 || s[0].RestartCount != 0 {
+				return fmt.Errorf("the launcher restarted: %+v", s)
+			}
 			return nil
 		}
 	}

@@ -313,36 +313,36 @@ func TestNotRunningYetSaysWhyAndWhatHappened(t *testing.T) {
 	}
 }
 
-// A job asking for more GPUs than any node has is kept, untainted, and the warning quotes the
-// scheduler, from the pods the real scheduler marked unschedulable.
+// A job asking for more GPUs than any node has is kept, untainted, and the apply's warning, as
+// the terraform CLI prints it, quotes the real scheduler's reason.
 func TestAccMPIJob_insufficientGPUsWarnsWithSchedulerReason(t *testing.T) {
 	a := newAPI(t)
+	t.Parallel()
 	name := mpiJobName()
-	resource.ParallelTest(t, resource.TestCase{
-		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
-		Steps: []resource.TestStep{{
-			Config: mpiJobConfig(name, 1, `  gpus = 16
+	w := newWorkspace(t)
+	w.write(mpiJobConfig(name, 1, `  gpus = 16
   tolerations = ["ssd_node"]
   timeouts {
     create = "5s"
-  }`),
-			Check: resource.ComposeAggregateTestCheckFunc(
-				resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Pending),
-				func(*terraform.State) error {
-					var msg string
-					err := a.waitPods(jobs.MPI.PodSelector(name), func(pods []corev1.Pod) bool {
-						msg = notRunningYet(kube.ErrWaitTimeout, jobs.Observed{Pods: pods})
-						return strings.Contains(msg, "Insufficient nvidia.com/gpu")
-					})
-					if err != nil {
-						return fmt.Errorf("the warning does not quote the scheduler: %v\n%s", err, msg)
-					}
-					return nil
-				},
-			),
-		}},
+  }`))
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		if err := checkGone(a, jobs.MPI, name)(nil); err != nil {
+			t.Error(err)
+		}
 	})
+	out := w.run("apply", "-auto-approve", "-input=false")
+	for _, want := range []string{"Warning:", "Insufficient nvidia.com/gpu", "not tainted"} {
+		if !strings.Contains(flat(out), want) {
+			t.Errorf("the apply's output does not say %q:\n%s", want, out)
+		}
+	}
+	if show := w.run("state", "show", "training_mpi_job.test"); !strings.Contains(show, `status = "PENDING"`) && !strings.Contains(flat(show), `status = "PENDING"`) {
+		t.Errorf("the job is not in state as PENDING:\n%s", show)
+	}
+	if plan := w.run("plan", "-input=false", "-detailed-exitcode"); !strings.Contains(plan, "No changes") {
+		t.Errorf("the plan after the warning is not empty (a tainted job would be replaced):\n%s", plan)
+	}
 }
 
 // validate and a plan that only creates jobs work with no cluster reachable.

@@ -193,8 +193,9 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	plan, state = planObj.Attributes(), stateObj.Attributes()
+	sameTolerations := sameTolerations(ctx, req.Plan, req.State)
 	for name, p := range plan {
-		if trainJobInPlace[name] {
+		if trainJobInPlace[name] || sameTolerations && (name == "tolerations" || name == "toleration") {
 			continue
 		}
 		if s, ok := state[name]; ok && !p.Equal(s) {

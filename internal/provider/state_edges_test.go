@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -181,6 +182,50 @@ func TestAccJob_planShowsOnlyWhatAnUpdateChanges(t *testing.T) {
 					plancheck.ExpectKnownValue(address, tfjsonpath.New("instances"), knownvalue.ListSizeExact(4)),
 				}},
 			},
+		},
+	})
+}
+
+// A toleration written as a block that a string can say imports as the string: the plan after
+// the import changes only the form, in place (the user's form is kept), and the running job is
+// not replaced; the plan after that is empty.
+func TestAccJob_tolerationBlockAfterImportIsNotAReplacement(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	const address = "training_mpi_job.test"
+	config := providerConfig() + mpiJobBlock("test", name, `  wait_for = "created"
+  toleration {
+    key      = "ssd_node"
+    operator = "Exists"
+  }
+`)
+	var uid string
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkMPIJobGone(a),
+		Steps: []resource.TestStep{
+			{Config: config, Check: func(*terraform.State) error {
+				obj, err := a.get(jobs.MPI.GVR, "default", name)
+				if err == nil {
+					uid = string(obj.GetUID())
+				}
+				return err
+			}},
+			{ResourceName: address, ImportState: true, ImportStateId: "default/" + name, ImportStatePersist: true},
+			{
+				Config: config,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate),
+				}},
+				Check: func(*terraform.State) error {
+					obj, err := a.get(jobs.MPI.GVR, "default", name)
+					if err != nil || string(obj.GetUID()) != uid {
+						return fmt.Errorf("the job was replaced (uid %s, was %s, err %v)", obj.GetUID(), uid, err)
+					}
+					return nil
+				},
+			},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 		},
 	})
 }
