@@ -32,6 +32,11 @@ const (
 // CleanPodPolicies are the Kubeflow run policy's clean pod policies.
 var CleanPodPolicies = []string{"None", "Running", "All"}
 
+// OperatorCleanPodPolicy is the clean pod policy of a job that sets none: both mpi-operator
+// v0.8.2 (v2beta1 SetDefaults_MPIJob) and training-operator v1.9.0 (the TFJob and PyTorchJob
+// defaulters) clean no pods. They apply it in memory, so the stored job keeps no value.
+const OperatorCleanPodPolicy = "None"
+
 // RunPolicy is what a Kubeflow job says besides its replicas: when its pods are cleaned up, how
 // often and how long it may run, and the Kueue queue it is submitted to.
 type RunPolicy struct {
@@ -84,12 +89,13 @@ func suspend(b bool) *bool {
 var trainingOperatorLiveRunPolicy = RunPolicyFields{CleanPodPolicy: true, TTLSecondsAfterFinished: true, BackoffLimit: true,
 	ActiveDeadlineSeconds: true, Suspend: true}
 
-// readRunPolicy recovers the run policy from a job's runPolicy and queue. A queued job's
-// suspend is Kueue's (it suspends the job until admitted, and again when it preempts it), so it
-// reads as the job's own: not suspended.
+// readRunPolicy recovers the run policy from a job's runPolicy and queue: a clean pod policy
+// left out is the operator's (OperatorCleanPodPolicy), which is what the job runs with. A queued
+// job's suspend is Kueue's (it suspends the job until admitted, and again when it preempts it),
+// so it reads as the job's own: not suspended.
 func readRunPolicy(p runPolicy, queue string) RunPolicy {
 	return RunPolicy{
-		CleanPodPolicy:          ptr.Deref(p.CleanPodPolicy, ""),
+		CleanPodPolicy:          ptr.Deref(p.CleanPodPolicy, OperatorCleanPodPolicy),
 		TTLSecondsAfterFinished: p.TTLSecondsAfterFinished,
 		BackoffLimit:            p.BackoffLimit,
 		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,

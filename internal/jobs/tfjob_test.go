@@ -154,3 +154,10 @@ func TestWorkerPriorityClass(t *testing.T) {
 		}
 	}
 }
+
+// A Kubeflow job that leaves its clean pod policy out runs with its operator's, None: it reads so.
+func TestRunPolicyLeftOutReadsAsTheOperatorsDefault(t *testing.T) {
+	if got := readRunPolicy(runPolicy{}, "").CleanPodPolicy; got != "None" {
+		t.Errorf("a run policy without cleanPodPolicy reads %q, want None", got)
+	}
+}

@@ -367,16 +367,18 @@ func TestAccTrainJob_driftShowsInPlan(t *testing.T) {
 	testDrift(t, jobs.Train, "training_train_job.test", name,
 		trainJobConfig(name, 1, "  wait_for      = \"created\"\n  annotations   = { owner = \"ml\" }\n"), []drift{
 			{name: "equivalent", patch: []map[string]any{op("add", "/metadata/labels/added-by-someone", "x")}},
-			{name: "labels", patch: []map[string]any{op("replace", "/metadata/labels/team", "other")}, want: []string{"labels"}, replace: true},
-			{name: "annotations", patch: []map[string]any{op("remove", "/metadata/annotations/owner", nil)}, want: []string{"annotations"}, replace: true},
+			// The object's labels and annotations are its metadata: they change back in place.
+			{name: "labels", patch: []map[string]any{op("replace", "/metadata/labels/team", "other")}, want: []string{"labels"}},
+			{name: "annotations", patch: []map[string]any{op("remove", "/metadata/annotations/owner", nil)}, want: []string{"annotations"}},
 			{name: "suspended", patch: []map[string]any{op("add", "/spec/suspend", true)}, want: []string{"suspend"}, podsGo: true},
 			{name: "tolerations, suspended", do: suspendedThen(op("add", podSpec+"/tolerations/-", map[string]any{"key": "extra", "operator": "Exists"})),
 				want: []string{"suspend", "tolerations"}, replace: true},
 			{name: "node selector, suspended", do: suspendedThen(op("add", podSpec+"/nodeSelector", map[string]any{"zone": "b"})),
 				want: []string{"suspend", "node_selector"}, replace: true},
-			// The labels are read from the TrainJob object, as every kind's are from its job object.
+			// The labels are read from the TrainJob object, as every kind's are from its job object;
+			// the pods' are the runtime patch's, gone with it.
 			{name: "runtime patch removed, suspended", do: suspendedThen(op("remove", "/spec/runtimePatches/0", nil)),
-				want: []string{"suspend", "tolerations"}, replace: true},
+				want: []string{"suspend", "tolerations", "pod_labels"}, replace: true},
 		})
 }
 

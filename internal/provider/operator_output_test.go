@@ -258,7 +258,7 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 			// TestAccRealNode_elasticMPIJobDiscoversItsLiveWorkers checks it where one does.)
 			launcherUID = launcher.UID
 			want := "horovodrun -np 2 --min-np 1 --max-np 4 --slots-per-host 1 --host-discovery-script /etc/mpi/discover_hosts.sh " +
-				"python /horovod/examples/elastic/pytorch/pytorch_mnist_elastic.py"
+				"--blacklist-cooldown-range 1 300 python /horovod/examples/elastic/pytorch/pytorch_mnist_elastic.py"
 			if got := strings.Join(launcher.Spec.Containers[0].Command, " "); got != want {
 				return fmt.Errorf("launcher command %q, want %q", got, want)
 			}

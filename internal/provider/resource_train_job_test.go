@@ -576,8 +576,8 @@ resource "training_train_job" "long" {
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkTrainJobGone(a, mpiName[:44]),
 		Steps: []resource.TestStep{
-			{Config: onTrainers, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)TrainJob name too long for its runtime.*49 characters long; on this runtime at most 48`)},
-			{Config: onOwn, ExpectError: regexp.MustCompile(`(?s)45 characters long; on this runtime at most 44.*launcher.*Nothing was created`)},
+			{Config: onTrainers, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)TrainJob name too long for its runtime.*49 characters long; on\s+this\s+runtime\s+at\s+most\s+48`)},
+			{Config: onOwn, ExpectError: regexp.MustCompile(`(?s)45 characters long; on\s+this\s+runtime\s+at\s+most\s+44.*launcher`)},
 			{
 				// 44 characters fit.
 				PreConfig: func() {
