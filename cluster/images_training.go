@@ -101,7 +101,7 @@ func trainingBaseLayer(ctx context.Context, cache string, log interface{ Write([
 	for _, step := range steps {
 		cmd := exec.CommandContext(ctx, step[0], step[1:]...)
 		if output, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("%s: %w\n%s", strings.Join(step, " "), err, lastLines(string(output), 30))
+			return "", fmt.Errorf("%s: %w\n%s", strings.Join(step, " "), err, LastLines(string(output), 30))
 		}
 	}
 	if err := os.Rename(out+".tmp", out); err != nil {
@@ -201,7 +201,8 @@ func debianMirror() (string, error) {
 	return "", fmt.Errorf("no apt source serves Debian %s on this machine (set TRAINING_DEBIAN_MIRROR)", trainingSuite)
 }
 
-func lastLines(s string, n int) string {
+// LastLines is the last n lines of s (a build's or a pod's output, for an error message).
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -239,7 +240,7 @@ func packagesLayer(ctx context.Context, cache, what string, packages []string) (
 	download.Dir = tmp
 	if output, err := download.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("apt-get download %s (run apt-get update first if apt has no package lists): %w\n%s",
-			strings.Join(packages, " "), err, lastLines(string(output), 10))
+			strings.Join(packages, " "), err, LastLines(string(output), 10))
 	}
 	debs, err := filepath.Glob(filepath.Join(tmp, "*.deb"))
 	if err != nil || len(debs) != len(packages) {

@@ -105,7 +105,7 @@ func (a *api) podsEvents(selector string) ([]event, string) {
 	for _, p := range a.pods("default", selector) {
 		events, log := a.events(p.Name)
 		all = append(all, events...)
-		logs = append(logs, "--- "+p.Name+"\n"+lastLogLines(log, 25))
+		logs = append(logs, "--- "+p.Name+"\n"+cluster.LastLines(log, 25))
 	}
 	return all, strings.Join(logs, "\n")
 }
@@ -145,14 +145,6 @@ func (a *api) podStates() string {
 			}
 		}
 		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n")
-}
-
-func lastLogLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }

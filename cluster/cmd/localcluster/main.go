@@ -30,7 +30,7 @@ func main() {
 	nodes := fs.String("nodes", os.Getenv("TRAINING_CLUSTER_NODES"), "node layout file replacing the default nodes.yaml")
 	realNode := fs.Bool("real-node", os.Getenv(cluster.RealNodeEnv) == "1", "add the real node, where containers run (root, cgroups, make real-node-packages)")
 	fs.Usage = func() {
-		_, _ = fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build\n")
+		_, _ = fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build|volume NAME FOLDER\n")
 		fs.PrintDefaults()
 	}
 	if len(os.Args) < 2 {
