@@ -495,11 +495,7 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if d, ok := m.(withDependents); ok {
 		*d.dependents() = r.existingDependents(ctx, f, &resp.Diagnostics)
 	}
-	var jobVolumes []jobs.DataVolume
-	if spec, diags := m.spec(ctx); !diags.HasError() {
-		jobVolumes = spec.Pods().DataVolumes
-	}
-	r.readTensorBoard(ctx, &f.tensorBoardFields, t, jobVolumes, imported, &resp.Diagnostics)
+	r.readTensorBoard(ctx, &f.tensorBoardFields, t, m, imported, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -74,20 +74,23 @@ func statusAttributes() map[string]schema.Attribute {
 // over is observed with the values m knows put over it: an apply gives what its plan said.
 func (m statusModel) over(observed statusModel) statusModel {
 	out := observed
-	for _, f := range []struct {
-		planned attr.Value
-		set     func()
-	}{
-		{m.Status, func() { out.Status = m.Status }},
-		{m.StartTime, func() { out.StartTime = m.StartTime }},
-		{m.CompletionTime, func() { out.CompletionTime = m.CompletionTime }},
-		{m.Duration, func() { out.Duration = m.Duration }},
-		{m.Instances, func() { out.Instances = m.Instances }},
-		{m.QueueReason, func() { out.QueueReason = m.QueueReason }},
-	} {
-		if !f.planned.IsUnknown() {
-			f.set()
-		}
+	if !m.Status.IsUnknown() {
+		out.Status = m.Status
+	}
+	if !m.StartTime.IsUnknown() {
+		out.StartTime = m.StartTime
+	}
+	if !m.CompletionTime.IsUnknown() {
+		out.CompletionTime = m.CompletionTime
+	}
+	if !m.Duration.IsUnknown() {
+		out.Duration = m.Duration
+	}
+	if !m.Instances.IsUnknown() {
+		out.Instances = m.Instances
+	}
+	if !m.QueueReason.IsUnknown() {
+		out.QueueReason = m.QueueReason
 	}
 	return out
 }

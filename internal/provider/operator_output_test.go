@@ -309,10 +309,7 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 				// Deleted outside Terraform while running: it stays in state (with a warning), and
 				// the next plan runs nothing again by itself.
 				PreConfig: func() {
-					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-						t.Fatal(err)
-					}
-					waitGone(t, a, name)
+					deleteMPIJobOutside(t, a, name)
 					launcherUID = ""
 				},
 				Config:           elasticMPIConfig(name, 1),

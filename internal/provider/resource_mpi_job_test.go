@@ -225,6 +225,16 @@ func (a *api) finishMPIJob(name string) {
 	}
 }
 
+// deleteMPIJobOutside deletes the MPIJob as someone outside Terraform would (its TTL, a person)
+// and waits until it is gone.
+func deleteMPIJobOutside(t *testing.T, a *api, name string) {
+	t.Helper()
+	if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, a, name)
+}
+
 func waitGone(t *testing.T, a *api, name string) {
 	t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -257,10 +267,7 @@ func TestAccMPIJob_finishedJobRemovedIsNotRerun(t *testing.T) {
 			{
 				// Cleaned up after it finished: the plan keeps it (with a warning) instead of re-running it.
 				PreConfig: func() {
-					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-						t.Fatal(err)
-					}
-					waitGone(t, a, name)
+					deleteMPIJobOutside(t, a, name)
 				},
 				Config:           config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},

@@ -250,6 +250,8 @@ func importIDOf(t kube.Target) string {
 	return t.Namespace + "/" + t.Name
 }
 
+var _ resource.ResourceWithModifyPlan = (*objectResource[clusterQueueModel, *clusterQueueModel])(nil)
+
 // ModifyPlan refuses at plan an object its API would refuse: the object the plan describes is
 // built as create and update build it, with the checks of its API's validation that the model's
 // build applies (kueue's Check: Kueue's CRD rules and webhook; Trainer's runtime rules). Only a

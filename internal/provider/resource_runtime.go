@@ -32,10 +32,7 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
-var (
-	_ resource.ResourceWithValidateConfig = (*objectResource[runtimeModel, *runtimeModel])(nil)
-	_ resource.ResourceWithModifyPlan     = (*objectResource[clusterQueueModel, *clusterQueueModel])(nil)
-)
+var _ resource.ResourceWithValidateConfig = (*objectResource[runtimeModel, *runtimeModel])(nil)
 
 func newRuntimeResource() resource.Resource {
 	return &objectResource[runtimeModel, *runtimeModel]{typeName: "runtime", importID: func(id string) (*runtimeModel, error) {
@@ -143,7 +140,7 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 	hadBlock := len(m.MPI) > 0
 	m.MPI = nil
 	if p := s.MPI; p != nil {
-		if hadBlock || !reflect.DeepEqual(*p, jobs.DefaultMPIPolicy()) {
+		if hadBlock || !reflect.DeepEqual(*p, mpiDefault) {
 			m.MPI = []mpiModel{{ProcessesPerNode: types.Int64Value(int64(p.ProcsPerNode)), Implementation: types.StringValue(p.Implementation),
 				SSHAuthMountPath: types.StringValue(p.SSHAuthMountPath), RunLauncherAsNode: types.BoolValue(p.RunLauncherAsNode),
 				RunAsUser: types.Int64Value(p.RunAsUser), NodeCommand: stringListValue(p.NodeCommand)}}

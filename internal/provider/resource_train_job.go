@@ -61,6 +61,8 @@ type trainJobModel struct {
 	// runtimeJobs are the runtime's replicated jobs, read from the cluster before create (see
 	// resolve): the runtime patch places the pods of each.
 	runtimeJobs []jobs.RuntimeJob
+	// readRuntime is what runtime read, so that one plan's checks read the runtime once.
+	readRuntime *unstructured.Unstructured
 }
 
 func (m *trainJobModel) workers() *types.Int64 { return &m.NumNodes }
@@ -180,8 +182,10 @@ func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.Vali
 // what Terraform alone holds); the attributes with a replace modifier of their own say so
 // themselves.
 func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.checkPlacement(ctx, req, resp, &trainJobModel{})
-	r.checkNameOnRuntime(ctx, req, resp)
+	// One model for both checks: the runtime is read once.
+	planned := &trainJobModel{}
+	r.checkPlacement(ctx, req, resp, planned)
+	r.checkNameOnRuntime(ctx, req, resp, planned)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
@@ -322,12 +326,11 @@ func (m *trainJobModel) checkName(ctx context.Context, runtime *unstructured.Uns
 // runtime as the cluster has it (checkName), before Trainer has made a TrainJob that cannot run.
 // Without a cluster, or with a runtime this apply makes, create checks it before anything is
 // made.
-func (r *trainJobResource) checkNameOnRuntime(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+func (r *trainJobResource) checkNameOnRuntime(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan *trainJobModel) {
 	if r.client == nil || req.Plan.Raw.IsNull() {
 		return
 	}
-	var plan trainJobModel
-	if diags := req.Plan.Get(ctx, &plan); diags.HasError() {
+	if diags := req.Plan.Get(ctx, plan); diags.HasError() {
 		return
 	}
 	if !req.State.Raw.IsNull() {
@@ -358,16 +361,19 @@ func (m *trainJobModel) runtimeTarget() (kube.Target, string) {
 }
 
 // runtime reads the job's runtime (for create, and for the placement check: runtimePlaced),
-// and keeps its replicated jobs, which the runtime patch places. It reads nothing while the
-// runtime's name is not known yet (a plan).
+// once per model, and keeps its replicated jobs, which the runtime patch places. It reads
+// nothing while the runtime's name is not known yet (a plan).
 func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error) {
 	if m.Runtime.IsUnknown() || m.RuntimeKind.IsUnknown() || m.Namespace.IsUnknown() {
 		return nil, nil
 	}
 	t, _ := m.runtimeTarget()
+	if m.readRuntime != nil && m.readRuntime.GetName() == t.Name && m.readRuntime.GetKind() == t.Kind && m.readRuntime.GetNamespace() == t.Namespace {
+		return m.readRuntime, nil
+	}
 	obj, err := c.Get(ctx, t)
 	if obj != nil {
-		m.runtimeJobs = jobs.RuntimeJobs(obj)
+		m.runtimeJobs, m.readRuntime = jobs.RuntimeJobs(obj), obj
 	}
 	return obj, err
 }

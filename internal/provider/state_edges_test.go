@@ -52,10 +52,7 @@ func TestAccJob_goneAfterItWasRecordedPendingIsNotRunAgain(t *testing.T) {
 						// It runs to its end and is deleted outside Terraform.
 						PreConfig: func() {
 							a.finishMPIJob(name)
-							if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-								t.Fatal(err)
-							}
-							waitGone(t, a, name)
+							deleteMPIJobOutside(t, a, name)
 						},
 						Config:           config,
 						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
@@ -89,10 +86,7 @@ func TestAccJob_goneWhileQueuedIsCreatedAgain(t *testing.T) {
 			},
 			{
 				PreConfig: func() {
-					if err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
-						t.Fatal(err)
-					}
-					waitGone(t, a, name)
+					deleteMPIJobOutside(t, a, name)
 				},
 				Config: config,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{

@@ -220,8 +220,9 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 // readTensorBoard refreshes the TensorBoard from the cluster: its Deployment and Service when
 // the state has one (or on import, where a TensorBoard of this provider's is found by its
 // name). One that is gone, or is not this provider's, is left out of state, so the next plan
-// shows it to be added again.
-func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields, job kube.Target, jobVolumes []jobs.DataVolume, imported bool, diags *diag.Diagnostics) {
+// shows it to be added again. owner is the job's model as just read: its data volumes tell
+// whether the TensorBoard's claim is the default one.
+func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields, job kube.Target, owner jobModel, imported bool, diags *diag.Diagnostics) {
 	if len(f.TensorBoard) == 0 && !imported {
 		f.TensorBoardURL = types.StringNull()
 		return
@@ -244,6 +245,10 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 	var tb jobs.TensorBoardSpec
 	var ok bool
 	if service != nil && jobs.IsManaged(service) {
+		var jobVolumes []jobs.DataVolume
+		if spec, d := owner.spec(ctx); !d.HasError() {
+			jobVolumes = spec.Pods().DataVolumes
+		}
 		tb, ok = jobs.ReadTensorBoard(deployment, service, jobVolumes)
 	}
 	if !ok {
