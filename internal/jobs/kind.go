@@ -2,9 +2,11 @@ package jobs
 
 import (
 	"fmt"
+	"maps"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -60,6 +62,8 @@ type Dependent struct {
 	GVR  schema.GroupVersionResource
 	Kind string
 	Name string
+	// Role is, for a Service, the role of the job's pods it selects.
+	Role string
 }
 
 // String is how the dependents attribute lists it: KIND/NAME.
@@ -78,17 +82,40 @@ var (
 // dependentGVRs are the kinds of object a job may own besides its operator's, and their APIs.
 var dependentGVRs = map[string]schema.GroupVersionResource{"Service": ServiceGVR, "NetworkPolicy": NetworkPolicyGVR}
 
-// newDependent names the dependent of that kind and name.
-func newDependent(kind, name string) Dependent {
-	return Dependent{GVR: dependentGVRs[kind], Kind: kind, Name: name}
+// newDependent names the dependent of that kind and name; a Service names the role it selects.
+func newDependent(kind, name, role string) Dependent {
+	return Dependent{GVR: dependentGVRs[kind], Kind: kind, Name: name, Role: role}
 }
 
-// DependentOf names a dependent object that Build returned.
-func DependentOf(obj *unstructured.Unstructured) (Dependent, error) {
+// DependentOf names a dependent object that Build returned, a Service with the role its
+// selector picks (by the kind's role label).
+func (k *Kind) DependentOf(obj *unstructured.Unstructured) (Dependent, error) {
 	if _, ok := dependentGVRs[obj.GetKind()]; !ok {
 		return Dependent{}, fmt.Errorf("a job's dependent cannot be a %s", obj.GetKind())
 	}
-	return newDependent(obj.GetKind(), obj.GetName()), nil
+	role := ""
+	if obj.GetKind() == "Service" {
+		role, _, _ = unstructured.NestedString(obj.Object, "spec", "selector", k.RoleLabel)
+	}
+	return newDependent(obj.GetKind(), obj.GetName(), role), nil
+}
+
+// MadeFor says whether obj, found under the name of one of a job's dependents and neither owned
+// by the job nor made by this provider, serves that job and nothing else: a Service whose
+// selector is exactly the one Build gives it, the job's pods of the dependent's role. The
+// Services written by hand after FrameworkController's example are such: they are the job's,
+// listed among its dependents and deleted with it.
+func (k *Kind) MadeFor(job string, d Dependent, obj *unstructured.Unstructured) bool {
+	if d.Kind != "Service" || d.Role == "" || obj.GetKind() != "Service" || obj.GetName() != d.Name {
+		return false
+	}
+	want, err := labels.ConvertSelectorToLabelsMap(k.PodSelector(job))
+	if err != nil {
+		return false
+	}
+	want[k.RoleLabel] = d.Role
+	selector, found, err := unstructured.NestedStringMap(obj.Object, "spec", "selector")
+	return found && err == nil && maps.Equal(selector, map[string]string(want))
 }
 
 // Spec is what a job resource says, for any kind: it builds the job object and the objects it

@@ -168,17 +168,7 @@ func jobTarget(kind *jobs.Kind, namespace, name string) kube.Target {
 		BackgroundDeletion: true, Owns: kind.Owns}
 }
 
-// dependentTargets are every object a job of this name may own besides its operator's (an
-// elastic job's Services and NetworkPolicy); their pods are the job's.
-func (r *jobResource) dependentTargets(f *jobFields) []kube.Target {
-	t := r.target(f)
-	var out []kube.Target
-	for _, d := range r.kind.Dependents(t.Name) {
-		out = append(out, dependentTarget(t, d))
-	}
-	return out
-}
-
+// dependentTarget is the job's dependent d, with the job's pods.
 func dependentTarget(job kube.Target, d jobs.Dependent) kube.Target {
 	// Nothing of what a Service or NetworkPolicy owns is named after it (EndpointSlices have
 	// generated names): it is deleted in the background.
@@ -186,11 +176,11 @@ func dependentTarget(job kube.Target, d jobs.Dependent) kube.Target {
 }
 
 // targetsOf are the targets of the dependents a spec built.
-func targetsOf(job kube.Target, objs []*unstructured.Unstructured) ([]kube.Target, []jobs.Dependent, error) {
+func (r *jobResource) targetsOf(job kube.Target, objs []*unstructured.Unstructured) ([]kube.Target, []jobs.Dependent, error) {
 	targets := make([]kube.Target, len(objs))
 	deps := make([]jobs.Dependent, len(objs))
 	for i, obj := range objs {
-		d, err := jobs.DependentOf(obj)
+		d, err := r.kind.DependentOf(obj)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -243,7 +233,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	if queue := jobs.QueueName(obj); queue != "" && !r.queueExists(ctx, t.Namespace, queue, &resp.Diagnostics) {
 		return
 	}
-	services, made, err := targetsOf(t, dependents)
+	services, made, err := r.targetsOf(t, dependents)
 	if err != nil {
 		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
 		return
@@ -492,6 +482,9 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	if imported {
+		warnUnexpressed(ctx, r.kind, m, observed.Object, &resp.Diagnostics)
+	}
 	if d, ok := m.(withDependents); ok {
 		*d.dependents() = r.existingDependents(ctx, f, &resp.Diagnostics)
 	}
@@ -535,7 +528,7 @@ func (r *jobResource) existingDependents(ctx context.Context, f *jobFields, diag
 			diags.AddError("Error reading "+t.String(), err.Error())
 			continue
 		}
-		if obj != nil && obj.GetDeletionTimestamp() == nil && theJobs(job)(obj) {
+		if obj != nil && obj.GetDeletionTimestamp() == nil && r.theJobs(job, d)(obj) {
 			found = append(found, d)
 		}
 	}
@@ -798,7 +791,7 @@ func podMetadataPatch(before, after jobs.PodOptions) []byte {
 func (r *jobResource) reconcileDependents(ctx context.Context, f *jobFields, job *unstructured.Unstructured, dependents []*unstructured.Unstructured,
 	diags *diag.Diagnostics) types.List {
 	jt := r.target(f)
-	targets, wanted, err := targetsOf(jt, dependents)
+	targets, wanted, err := r.targetsOf(jt, dependents)
 	if err != nil {
 		diags.AddError("Invalid "+r.kind.Object, err.Error())
 		return types.ListNull(types.StringType)
@@ -823,7 +816,7 @@ func (r *jobResource) reconcileDependents(ctx context.Context, f *jobFields, job
 			continue
 		}
 		t := dependentTarget(jt, d)
-		if _, err := r.client.DeleteIf(ctx, t, theJobs(jt)); err != nil {
+		if _, err := r.client.DeleteIf(ctx, t, r.theJobs(jt, d)); err != nil {
 			diags.AddError("Error deleting "+t.String(), err.Error())
 		}
 	}
@@ -892,8 +885,9 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		return
 	}
 	targets := f.deletionTargets(t)
-	for _, dependent := range r.dependentTargets(f) {
-		left, err := r.client.DeleteIf(ctx, dependent, theJobs(t))
+	for _, d := range r.kind.Dependents(t.Name) {
+		dependent := dependentTarget(t, d)
+		left, err := r.client.DeleteIf(ctx, dependent, r.theJobs(t, d))
 		if err != nil {
 			resp.Diagnostics.AddError("Error deleting "+dependent.String(), err.Error())
 			return
@@ -908,10 +902,14 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 	r.waitDeleted(ctx, &resp.Diagnostics, targets...)
 }
 
-// theJobs says whether a dependent is the job's: owned by it, or made by this provider (an
-// imported job's dependents may have no owner reference).
-func theJobs(job kube.Target) func(*unstructured.Unstructured) bool {
-	return func(obj *unstructured.Unstructured) bool { return ownedBy(obj, job) || jobs.IsManaged(obj) }
+// theJobs says whether an object under the name of the job's dependent d is the job's: owned by
+// it, made by this provider (an imported job's dependents may have no owner reference), or made
+// by hand for this job alone (a Service selecting exactly its pods of the role, see
+// jobs.Kind.MadeFor).
+func (r *jobResource) theJobs(job kube.Target, d jobs.Dependent) func(*unstructured.Unstructured) bool {
+	return func(obj *unstructured.Unstructured) bool {
+		return ownedBy(obj, job) || jobs.IsManaged(obj) || r.kind.MadeFor(job.Name, d, obj)
+	}
 }
 
 // ownedBy says whether obj has an owner reference to the target's object.

@@ -127,15 +127,15 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 					diags := m.read(ctx, jobs.WithoutAdmission(obj, nil))
 					diags.Append(f.set(status)...)
 					if !diags.HasError() {
-						r.markUnexpressed(ctx, m, obj, &diags)
+						warnUnexpressed(ctx, r.kind, m, obj, &diags)
 					}
 					return diags
 				}, &result.Diagnostics)
 			}
 			if result.Diagnostics.HasError() {
-				// A job this resource cannot say (an elastic job made by another tool holds no
-				// record of its inputs): listed as a warning, never as an import that would
-				// rewrite it.
+				// A job this resource cannot say (a Framework without an etcd and a worker task
+				// role, workers that run their image's entrypoint): listed as a warning, never as
+				// an import that would rewrite it.
 				var warning diag.Diagnostics
 				warning.AddWarning(fmt.Sprintf("%s %s/%s is not listed: %s cannot express it", r.kind.Object, obj.GetNamespace(), obj.GetName(), "training_"+r.kind.Name+"_job"),
 					diagSummary(result.Diagnostics))
@@ -168,10 +168,11 @@ func (r *jobListResource) listed(ctx context.Context, req list.ListRequest, into
 	diags.Append(into.Set(ctx, m)...)
 }
 
-// markUnexpressed warns about what the job's pods hold that its resource cannot say (an init
-// container, a volume, a security context): import keeps it on the running job, but a
-// replacement would make the job without it.
-func (r *jobListResource) markUnexpressed(ctx context.Context, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
+// warnUnexpressed warns about what the job's pods hold that its resource cannot say (an init
+// container, a volume, a security context, the etcd command of an elastic job made by hand):
+// import keeps it on the running job, but a replacement would make the job without it. The list
+// resources and the first refresh after an import say it.
+func warnUnexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
 	spec, d := m.spec(ctx)
 	if d.HasError() {
 		return
@@ -181,8 +182,8 @@ func (r *jobListResource) markUnexpressed(ctx context.Context, m jobModel, live 
 		return
 	}
 	if gaps := jobs.Unexpressed(live, rebuilt); len(gaps) > 0 {
-		diags.AddWarning(fmt.Sprintf("%s %s/%s: the generated configuration cannot say everything it holds", r.kind.Object, live.GetNamespace(), live.GetName()),
-			"training_"+r.kind.Name+"_job has no attribute for: "+strings.Join(gaps, "; ")+". An import keeps them on the running job, "+
+		diags.AddWarning(fmt.Sprintf("%s %s/%s: the configuration cannot say everything it holds", kind.Object, live.GetNamespace(), live.GetName()),
+			"training_"+kind.Name+"_job has no attribute for: "+strings.Join(gaps, "; ")+". An import keeps them on the running job, "+
 				"but a change that replaces the job would make it without them.")
 	}
 }

@@ -2,17 +2,20 @@ package provider
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -20,8 +23,11 @@ import (
 
 // kubectlJobs are jobs as the operators' own examples write them, applied with kubectl: every
 // field the operator defaults (run policies, restart policies, slots, the TrainJob's runtime
-// kind) left out.
+// kind) left out; the elastic job is FrameworkController's PyTorch elastic example, its two
+// Services and its Framework, as the example writes them (etcd started through sh -c, the
+// torchelastic launcher in the workers' shell command).
 var kubectlJobs = map[*jobs.Kind]string{
+	jobs.Elastic: seedElasticByHand,
 	jobs.MPI: `
 apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
@@ -92,7 +98,48 @@ spec:
 `,
 }
 
-// Jobs of every Kubeflow kind made with kubectl as their operators' examples write them are
+// seedElasticByHand is FrameworkController's PyTorch elastic example, its two Services and its
+// Framework, as the example writes them (the seed document's steps 1-3).
+var seedElasticByHand = func() string {
+	b, err := os.ReadFile(filepath.Join("..", "jobs", "testdata", "seed-pytorch-elastic.yaml"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
+// madeObject is an object a test made outside Terraform.
+type madeObject struct {
+	gvr        schema.GroupVersionResource
+	kind, name string
+	uid        k8stypes.UID
+}
+
+// kubectlCreate creates the objects of a manifest of one or more documents, in its order, in the
+// namespace, as kubectl create -f would.
+func kubectlCreate(t *testing.T, a *api, kind *jobs.Kind, namespace, manifest string) []madeObject {
+	t.Helper()
+	var made []madeObject
+	for _, doc := range strings.Split(manifest, "\n---\n") {
+		obj := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(doc), &obj.Object); err != nil {
+			t.Fatalf("%s: %v", kind.Object, err)
+		}
+		obj.SetNamespace(namespace)
+		gvr := kind.GVR
+		if obj.GetKind() == "Service" {
+			gvr = jobs.ServiceGVR
+		}
+		created, err := a.dyn.Resource(gvr).Namespace(namespace).Create(context.Background(), obj, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("kubectl create %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+		made = append(made, madeObject{gvr: gvr, kind: obj.GetKind(), name: obj.GetName(), uid: created.GetUID()})
+	}
+	return made
+}
+
+// Jobs of every kind made with kubectl as their operators' examples write them are
 // brought under Terraform by `terraform query -generate-config-out`: the first plan only
 // imports (N to import, 0 to add, 0 to change, 0 to destroy), and after the apply the plan is
 // empty. A field left to the operator's default reads as what the generated configuration says.
@@ -108,15 +155,9 @@ func TestAccQuery_jobsMadeWithKubectlFromTheOperatorsExamplesImportWithoutAChang
 	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 	a.grantNamespace(ns)
 	query := ""
+	var made []madeObject
 	for kind, manifest := range kubectlJobs {
-		obj := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(manifest), &obj.Object); err != nil {
-			t.Fatalf("%s: %v", kind.Object, err)
-		}
-		obj.SetNamespace(ns)
-		if _, err := a.dyn.Resource(kind.GVR).Namespace(ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
-			t.Fatalf("kubectl create %s: %v", kind.Object, err)
-		}
+		made = append(made, kubectlCreate(t, a, kind, ns, manifest)...)
 		query += fmt.Sprintf(`
 list "training_%s_job" "found" {
   provider         = training
@@ -137,6 +178,9 @@ list "training_%s_job" "found" {
 	if err != nil {
 		t.Fatalf("no generated configuration: %v\n%s", err, out)
 	}
+	if !strings.Contains(out, "etcd: containers[etcd].command") {
+		t.Errorf("the query does not warn that the elastic job's etcd command cannot be said:\n%s", out)
+	}
 	if n := strings.Count(string(generated), "import {"); n != len(kubectlJobs) {
 		t.Fatalf("%d import blocks, want %d:\n%s\n%s", n, len(kubectlJobs), generated, out)
 	}
@@ -147,10 +191,116 @@ list "training_%s_job" "found" {
 	w.run("apply", "-auto-approve", "-input=false")
 	w.planIsEmpty()
 	w.run("destroy", "-auto-approve", "-input=false")
-	for kind := range kubectlJobs {
-		name := regexp.MustCompile(`name: (\S+)\}`).FindStringSubmatch(kubectlJobs[kind])[1]
-		if err := a.waitGone(kind, ns, name); err != nil {
-			t.Errorf("destroy left %s %s: %v", kind.Object, name, err)
+	for _, obj := range made {
+		if _, err := a.get(obj.gvr, ns, obj.name); !apierrors.IsNotFound(err) {
+			t.Errorf("destroy left %s %s (err=%v)", obj.kind, obj.name, err)
+		}
+	}
+}
+
+// FrameworkController's PyTorch elastic example applied by hand (its two Services, then its
+// Framework) is imported by an import block into a configuration that says it: the first plan
+// only imports and warns that the etcd's sh -c command cannot be said; after the apply the plan
+// is empty and the hand-made Services are the job's dependents; worker_count rescales it in
+// place with the example's own patch, and etcd_network_policy adds the etcd's NetworkPolicy in
+// place; destroy removes the Framework, both Services and the policy.
+func TestAccElasticJob_madeByHandFromTheExampleImportsRescalesInPlaceAndDestroysItsServices(t *testing.T) {
+	a := newAPI(t)
+	requireCLI(t, "1.5.0", "import blocks")
+	t.Parallel()
+	ctx := context.Background()
+	ns := acctest.RandomWithPrefix("tf-acc-byhand")
+	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	a.grantNamespace(ns)
+	made := kubectlCreate(t, a, jobs.Elastic, ns, seedElasticByHand)
+	fw, err := a.get(jobs.Elastic.GVR, ns, "pet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := jobs.ReadElasticJob(fw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	command, err := json.Marshal(spec.Command) // in HCL, ${ is written $${
+	if err != nil {
+		t.Fatal(err)
+	}
+	config := func(workers int, extra string) string {
+		return providerConfig() + fmt.Sprintf(`
+import {
+  to = training_elastic_job.pet
+  id = "%[1]s/pet"
+}
+
+resource "training_elastic_job" "pet" {
+  name                 = "pet"
+  namespace            = %[1]q
+  image                = "torchelastic/examples:0.2.0"
+  command              = %[2]s
+  worker_count         = %[3]d
+  min_workers          = 1
+  max_workers          = 4
+  gpus                 = 1
+  etcd_image           = "quay.io/coreos/etcd:v3.4.9"
+%[4]s}
+`, ns, strings.ReplaceAll(string(command), "${", "$${"), workers, extra)
+	}
+	w := newWorkspace(t)
+	w.write(config(4, "  etcd_network_policy  = false\n"))
+	plan := w.run("plan", "-input=false")
+	if want := "Plan: 1 to import, 0 to add, 0 to change, 0 to destroy."; !strings.Contains(plan, want) {
+		t.Errorf("the first plan is not %q:\n%s", want, plan)
+	}
+	if flat := strings.Join(strings.Fields(plan), " "); !strings.Contains(flat, "no attribute for: etcd: containers[etcd].command") {
+		t.Errorf("the plan does not say that the etcd's command cannot be said:\n%s", plan)
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	w.planIsEmpty()
+	state := w.run("state", "show", "training_elastic_job.pet")
+	for _, dependent := range []string{`"Service/pet-etcd"`, `"Service/pet-worker"`} {
+		if !strings.Contains(state, dependent) {
+			t.Errorf("the hand-made %s is not among the job's dependents:\n%s", dependent, state)
+		}
+	}
+
+	w.write(config(2, "  etcd_network_policy  = false\n  wait_for             = \"created\"\n"))
+	plan = w.run("plan", "-input=false")
+	if want := "Plan: 0 to add, 1 to change, 0 to destroy."; !strings.Contains(plan, want) {
+		t.Errorf("the rescale is not planned in place (%q):\n%s", want, plan)
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	fw, err = a.get(jobs.Elastic.GVR, ns, "pet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fw.GetUID() != made[2].uid {
+		t.Errorf("the Framework was made again (uid %s, was %s)", fw.GetUID(), made[2].uid)
+	}
+	if got, err := jobs.Elastic.Workers(fw); err != nil || got != 2 {
+		t.Errorf("the Framework has %d workers (%v) after the rescale, want 2", got, err)
+	}
+	w.planIsEmpty()
+
+	// The etcd's NetworkPolicy, which the example does not make, is added in place.
+	w.write(config(2, "  wait_for             = \"created\"\n"))
+	plan = w.run("plan", "-input=false")
+	if want := "Plan: 0 to add, 1 to change, 0 to destroy."; !strings.Contains(plan, want) {
+		t.Errorf("the etcd's NetworkPolicy is not planned in place (%q):\n%s", want, plan)
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	if _, err := a.get(jobs.NetworkPolicyGVR, ns, "pet-etcd"); err != nil {
+		t.Errorf("no NetworkPolicy pet-etcd after etcd_network_policy = true: %v", err)
+	}
+	w.planIsEmpty()
+	made = append(made, madeObject{gvr: jobs.NetworkPolicyGVR, kind: "NetworkPolicy", name: "pet-etcd"})
+
+	w.run("destroy", "-auto-approve", "-input=false")
+	for _, obj := range made {
+		if _, err := a.get(obj.gvr, ns, obj.name); !apierrors.IsNotFound(err) {
+			t.Errorf("destroy left %s %s (err=%v)", obj.kind, obj.name, err)
 		}
 	}
 }

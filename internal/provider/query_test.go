@@ -57,7 +57,7 @@ func arenaJob(t *testing.T, a *api, spec jobs.Spec, mutate ...func(*unstructured
 		o.SetLabels(labels)
 		o.SetAnnotations(nil)
 		gvr := spec.Kind().GVR
-		if d, err := jobs.DependentOf(o); err == nil && o != obj {
+		if d, err := spec.Kind().DependentOf(o); err == nil && o != obj {
 			gvr = d.GVR
 		}
 		if _, err := a.dyn.Resource(gvr).Namespace(o.GetNamespace()).Create(context.Background(), o, metav1.CreateOptions{}); err != nil {
@@ -157,17 +157,17 @@ list "training_node_taint" "gpu" {
 		jobsImported = append(jobsImported, m[1])
 	}
 	sort.Strings(jobsImported)
-	// The elastic job holds no record of the inputs it was made from (another tool made it), so
-	// training_elastic_job cannot say it: the query says so instead of importing it.
-	want := []string{"bert", "mnist", "resnet"}
+	// The elastic job, which holds no record of the inputs it was made from (another tool made
+	// it), is listed as its workers run it: their command as it is.
+	want := []string{"bert", "gpt", "mnist", "resnet"}
 	if strings.Join(jobsImported, ",") != strings.Join(want, ",") || strings.Contains(string(generated), decoy) {
 		t.Fatalf("the query found jobs %v, want exactly %v (and not %s):\n%s", jobsImported, want, decoy, generated)
 	}
 	flatOut := flat(out)
-	if !strings.Contains(flatOut, "Framework "+ns+"/gpt is not listed: training_elastic_job cannot express it") {
-		t.Errorf("the query does not say why the elastic job is left out:\n%s", out)
+	if !strings.Contains(string(generated), `"python", "gpt.py"`) {
+		t.Errorf("the elastic job's command is not its workers':\n%s", generated)
 	}
-	if !strings.Contains(flatOut, "TFJob "+ns+"/mnist: the generated configuration cannot say everything it holds") ||
+	if !strings.Contains(flatOut, "TFJob "+ns+"/mnist: the configuration cannot say everything it holds") ||
 		!strings.Contains(flatOut, "training_tf_job has no attribute for: worker: initContainers.") {
 		t.Errorf("the query does not mark what it cannot express:\n%s", out)
 	}
@@ -185,16 +185,21 @@ list "training_node_taint" "gpu" {
 	w.run("validate")
 	w.run("apply", "-auto-approve", "-input=false")
 	w.planIsEmpty()
-	for _, spec := range made[:3] {
+	for _, spec := range made {
 		if obj := getJob(t, a, spec.Kind(), ns, name(spec)); string(obj.GetUID()) != uids[name(spec)] {
 			t.Errorf("%s %s was replaced by the import", spec.Kind().Object, name(spec))
 		}
 	}
 	// The taints were imported, not added: destroy leaves them, and deletes the imported jobs.
 	w.run("destroy", "-auto-approve", "-input=false")
-	for _, spec := range made[:3] {
+	for _, spec := range made {
 		if err := a.waitGone(spec.Kind(), ns, name(spec)); err != nil {
 			t.Errorf("destroy left %s %s: %v", spec.Kind().Object, name(spec), err)
+		}
+	}
+	for _, service := range []string{"gpt-etcd", "gpt-worker"} {
+		if _, err := a.kube.CoreV1().Services(ns).Get(ctx, service, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("destroy left the elastic job's Service %s (err=%v)", service, err)
 		}
 	}
 	nodes, err := a.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
