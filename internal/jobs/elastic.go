@@ -43,7 +43,28 @@ var Elastic = &Kind{
 		}
 		return ""
 	},
+	roles: func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return frameworkRoles(obj) },
+	// FrameworkController has no suspend: a Framework runs from its creation.
+	suspended:  func(*unstructured.Unstructured) bool { return false },
 	dependents: elasticDependents,
+}
+
+// frameworkRoles are the roles of a Framework: its task roles.
+func frameworkRoles(obj *unstructured.Unstructured) ([]RolePods, error) {
+	roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "taskRoles")
+	var out []RolePods
+	for _, r := range roles {
+		m, _ := r.(map[string]any)
+		name, _ := m["name"].(string)
+		count, _ := m["taskNumber"].(int64)
+		pod, _, _ := unstructured.NestedMap(m, "task", "pod")
+		role, err := rolePods(name, count, pod)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, role)
+	}
+	return out, nil
 }
 
 // elasticDependents are an elastic job's two Services and, when asked for, the NetworkPolicy of

@@ -175,7 +175,7 @@ func TestReadElasticJobMadeByHandFromTheSeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gaps := Unexpressed(live, rebuilt); !slices.Equal(gaps, []string{"etcd: containers[etcd].command"}) {
+	if gaps := Elastic.Unexpressed(live, rebuilt); !slices.Equal(gaps, []string{"etcd: containers[etcd].command"}) {
 		t.Errorf("what the schema cannot say: %q, want only the etcd's command", gaps)
 	}
 	for i, svc := range services {

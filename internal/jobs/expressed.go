@@ -16,8 +16,8 @@ import (
 // security context) or of its containers that the resource has no attribute for. Import keeps
 // them on the running job, but a replacement would drop them, so a migration says so. Each entry
 // is ROLE: FIELD.
-func Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
-	rebuiltRoles, err := Roles(rebuilt)
+func (k *Kind) Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
+	rebuiltRoles, err := k.Roles(rebuilt, nil)
 	if err != nil {
 		return nil
 	}
@@ -25,7 +25,7 @@ func Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
 	for _, r := range rebuiltRoles {
 		byRole[r.Role] = r
 	}
-	liveRoles, err := Roles(live)
+	liveRoles, err := k.Roles(live, nil)
 	if err != nil {
 		return nil
 	}

@@ -16,7 +16,7 @@ func TestUnexpressed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Unexpressed(rebuilt, rebuilt); len(got) != 0 {
+	if got := TF.Unexpressed(rebuilt, rebuilt); len(got) != 0 {
 		t.Errorf("the provider's own job: %v", got)
 	}
 	live := rebuilt.DeepCopy()
@@ -32,7 +32,7 @@ func TestUnexpressed(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"worker: containers[" + corev1.Container{Name: "tensorflow"}.Name + "].securityContext", "worker: initContainers"}
-	if got := Unexpressed(live, rebuilt); !reflect.DeepEqual(got, want) {
+	if got := TF.Unexpressed(live, rebuilt); !reflect.DeepEqual(got, want) {
 		t.Errorf("Unexpressed = %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,9 @@ package jobs
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -46,14 +49,60 @@ type Kind struct {
 	// deleted, and under foreground deletion makes again each JobSet the collector deletes.)
 	Owns []schema.GroupVersionResource
 
+	// The capabilities every kind has (check says which one a kind lacks).
 	podSelector   func(job string) string
 	status        func(o Observed, now time.Time) (Status, error)
 	failure       func(o Observed) string
 	workers       func(obj *unstructured.Unstructured) (int32, error)
-	rescale       func(from, to int32) []byte
 	priorityClass func(obj *unstructured.Unstructured) string
+	// roles are the pods of each role of a job object as Build made it; runtime is the
+	// TrainingRuntime of a kind whose pods are its runtime's (nil for every other).
+	roles func(obj, runtime *unstructured.Unstructured) ([]RolePods, error)
+	// suspended says whether the job object asks its operator to hold its pods back (a kind
+	// without a suspend says false).
+	suspended func(obj *unstructured.Unstructured) bool
+
+	// The capabilities a kind may lack, and is then without by construction.
+	// rescale is the guarded JSON patch of a job rescaled in place; nil for a kind whose API
+	// never changes a running job's count (it is replaced instead).
+	rescale func(from, to int32) []byte
 	// dependents are the objects a job of that name may own besides its operator's.
 	dependents func(job string) []Dependent
+}
+
+// register is the only way a kind comes in: it checks that each kind has what every kind needs,
+// so that a kind registered without one fails every binary of the provider, its tests' included,
+// as it starts, not in a user's apply.
+func register(kinds ...*Kind) []*Kind {
+	for _, k := range kinds {
+		if err := k.check(); err != nil {
+			panic(err)
+		}
+	}
+	return kinds
+}
+
+// check says which of the facts and capabilities every kind needs k lacks, or nil.
+func (k *Kind) check() error {
+	var missing []string
+	for _, c := range []struct {
+		name   string
+		absent bool
+	}{
+		{"Name", k.Name == ""}, {"Object", k.Object == ""}, {"GVR", k.GVR.Resource == "" || k.GVR.Version == ""},
+		{"RoleLabel", k.RoleLabel == ""}, {"Operator", k.Operator == ""}, {"RunningPhase", k.RunningPhase == ""},
+		{"podSelector", k.podSelector == nil}, {"status", k.status == nil}, {"failure", k.failure == nil},
+		{"workers", k.workers == nil}, {"priorityClass", k.priorityClass == nil}, {"roles", k.roles == nil},
+		{"suspended", k.suspended == nil},
+	} {
+		if c.absent {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("job kind %q (%s) is registered without %s", k.Name, k.Object, strings.Join(missing, ", "))
+	}
+	return nil
 }
 
 // Dependent names an object a job owns besides its operator's: made before the job and handed
@@ -131,8 +180,19 @@ type Spec interface {
 	Pods() PodOptions
 }
 
+// registry is every kind of job the provider manages, in the order the docs list them.
+//
+// Adding a job kind: a file of its own with its Spec (what its resource says, Build) and its
+// reader, and the Kind value with every capability check asks for, registered here; then, in
+// internal/provider, its resource (a model and newXJobResource, added to jobResources), an
+// example and an import example under examples/resources, a template under templates/resources,
+// the RBAC rule for its API in the ClusterRole of templates/index.md.tmpl, and a line in the
+// index's list of resources. TestEveryKindIsComplete (here) and TestEveryJobKindIsComplete
+// (internal/provider) fail, naming what is missing, until each of those is there.
+var registry = register(MPI, TF, PyTorch, Elastic, Train)
+
 // Kinds lists every kind of job the provider manages.
-func Kinds() []*Kind { return []*Kind{MPI, TF, PyTorch, Elastic, Train} }
+func Kinds() []*Kind { return slices.Clone(registry) }
 
 // KindByName returns the registered kind of that name, or nil.
 func KindByName(name string) *Kind {
@@ -154,7 +214,7 @@ func (k *Kind) Status(o Observed, now time.Time) (Status, error) {
 	if err != nil {
 		return s, err
 	}
-	return withQueue(s, o), nil
+	return withQueue(s, o, k.Suspended(o.Object)), nil
 }
 
 // Failure says why the job failed or its operator refused it, or "".
@@ -163,10 +223,32 @@ func (k *Kind) Failure(o Observed) string { return k.failure(o) }
 // Workers reads the job object's worker count.
 func (k *Kind) Workers(obj *unstructured.Unstructured) (int32, error) { return k.workers(obj) }
 
+// Rescalable says whether a job of the kind can change its worker count while it runs; a change
+// of the count replaces a job of a kind that cannot.
+func (k *Kind) Rescalable() bool { return k.rescale != nil }
+
 // RescalePatch is a JSON patch from one worker count to another, guarded by a test of the count
 // Terraform read: if someone else changed it since, the API server refuses the patch instead of
-// silently overwriting their change.
-func (k *Kind) RescalePatch(from, to int32) []byte { return k.rescale(from, to) }
+// silently overwriting their change. It is nil for a kind that is not Rescalable.
+func (k *Kind) RescalePatch(from, to int32) []byte {
+	if k.rescale == nil {
+		return nil
+	}
+	return k.rescale(from, to)
+}
+
+// Roles are the pods of each role of a job object as Build made it, sorted by role: a Kubeflow
+// job's replica specs (the role in lower case, as its pods' role label says it), a Framework's
+// task roles, a TrainJob's replicated jobs on its runtime (which only such a kind needs).
+func (k *Kind) Roles(obj, runtime *unstructured.Unstructured) ([]RolePods, error) {
+	roles, err := k.roles(obj, runtime)
+	sort.Slice(roles, func(i, j int) bool { return roles[i].Role < roles[j].Role })
+	return roles, err
+}
+
+// Suspended says whether the job object asks its operator to hold its pods back: set by its
+// owner, or by Kueue while the job waits in a queue.
+func (k *Kind) Suspended(obj *unstructured.Unstructured) bool { return obj != nil && k.suspended(obj) }
 
 // Dependents are the objects a job of that name may own besides its operator's: every one its
 // Spec's Build can return (a Spec returns those its options ask for).

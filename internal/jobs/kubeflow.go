@@ -195,6 +195,11 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 			s, _, _ := unstructured.NestedString(obj.Object, append(workers, "template", "spec", "priorityClassName")...)
 			return s
 		},
+		roles: func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
+		suspended: func(obj *unstructured.Unstructured) bool {
+			suspended, _, _ := unstructured.NestedBool(obj.Object, "spec", "runPolicy", "suspend")
+			return suspended
+		},
 	}
 }
 

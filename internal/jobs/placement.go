@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,48 +24,34 @@ type RolePods struct {
 	Template corev1.PodTemplateSpec
 }
 
-// Roles reads the roles of a job object as its Build made it: a Kubeflow job's replica specs
-// (the role in lower case, as its pods' role label says it), or a Framework's task roles.
-func Roles(obj *unstructured.Unstructured) ([]RolePods, error) {
-	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+// replicaRoles are the roles of a Kubeflow job object: its replica specs under field (the role in
+// lower case, as its pods' role label says it).
+func replicaRoles(obj *unstructured.Unstructured, field string) ([]RolePods, error) {
+	byType, _, _ := unstructured.NestedMap(obj.Object, "spec", field)
 	var out []RolePods
-	add := func(role string, count int64, template map[string]any) error {
-		var t corev1.PodTemplateSpec
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(template, &t); err != nil {
-			return fmt.Errorf("role %s: %w", role, err)
+	for replicaType, rs := range byType {
+		m, _ := rs.(map[string]any)
+		count := int64(1)
+		if n, ok := m["replicas"].(int64); ok {
+			count = n
 		}
-		out = append(out, RolePods{Role: role, Count: int(count), Template: t})
-		return nil
-	}
-	for field, value := range spec {
-		if !strings.HasSuffix(field, "ReplicaSpecs") {
-			continue
-		}
-		byType, _ := value.(map[string]any)
-		for replicaType, rs := range byType {
-			m, _ := rs.(map[string]any)
-			count := int64(1)
-			if n, ok := m["replicas"].(int64); ok {
-				count = n
-			}
-			template, _ := m["template"].(map[string]any)
-			if err := add(strings.ToLower(replicaType), count, template); err != nil {
-				return nil, err
-			}
-		}
-	}
-	roles, _, _ := unstructured.NestedSlice(spec, "taskRoles")
-	for _, r := range roles {
-		m, _ := r.(map[string]any)
-		name, _ := m["name"].(string)
-		count, _ := m["taskNumber"].(int64)
-		pod, _, _ := unstructured.NestedMap(m, "task", "pod")
-		if err := add(name, count, pod); err != nil {
+		template, _ := m["template"].(map[string]any)
+		role, err := rolePods(strings.ToLower(replicaType), count, template)
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, role)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Role < out[j].Role })
 	return out, nil
+}
+
+// rolePods is a role of count pods of the template.
+func rolePods(role string, count int64, template map[string]any) (RolePods, error) {
+	var t corev1.PodTemplateSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(template, &t); err != nil {
+		return RolePods{}, fmt.Errorf("role %s: %w", role, err)
+	}
+	return RolePods{Role: role, Count: int(count), Template: t}, nil
 }
 
 // PlacementOptions say what a placement check leaves out.

@@ -125,7 +125,7 @@ func TestRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	roles, err := Roles(obj)
+	roles, err := MPI.Roles(obj, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

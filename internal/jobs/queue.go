@@ -24,14 +24,15 @@ func QueueName(obj *unstructured.Unstructured) string {
 }
 
 // withQueue turns the status of a queued job that Kueue has not admitted into QUEUED, with
-// Kueue's reason. A job without a queue, or finished, keeps its status.
-func withQueue(s Status, o Observed) Status {
+// Kueue's reason; suspended says whether the job object is suspended (Kind.Suspended). A job
+// without a queue, or finished, keeps its status.
+func withQueue(s Status, o Observed, suspended bool) Status {
 	if QueueName(o.Object) == "" || Finished(s.Phase) {
 		return s
 	}
 	if o.Workload == nil {
 		// Kueue makes the Workload just after the job; until then the job is suspended.
-		if suspended, _, _ := unstructured.NestedBool(o.Object.Object, "spec", "runPolicy", "suspend"); suspended || s.Phase == Pending {
+		if suspended || s.Phase == Pending {
 			s.Phase, s.QueueReason = Queued, "waiting for Kueue to make its Workload"
 		}
 		return s

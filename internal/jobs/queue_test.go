@@ -83,3 +83,16 @@ status: {conditions: [{type: Suspended, status: "True"}]}
 		t.Errorf("a job without a queue, suspended, reads %s", s.Phase)
 	}
 }
+
+// A queued TrainJob that Kueue's webhook suspended reads QUEUED before Kueue has made its
+// Workload, as a queued Kubeflow job does: its suspend is spec.suspend, not a run policy's.
+func TestQueuedTrainJobBeforeItsWorkloadExists(t *testing.T) {
+	job := decodeObject(t, `
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: team}}
+spec: {suspend: true, trainer: {numNodes: 2}}
+status: {conditions: [{type: Suspended, status: "True", reason: Suspended}]}
+`)
+	if s, err := Train.Status(Observed{Object: job}, job.GetCreationTimestamp().Time); err != nil || s.Phase != Queued {
+		t.Errorf("a queued TrainJob before its Workload exists reads %s (%v), want %s", s.Phase, err, Queued)
+	}
+}

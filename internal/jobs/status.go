@@ -22,6 +22,9 @@ const (
 	// Queued: see queue.go.
 )
 
+// Phases are every phase a job's status can read, in the order a job goes through them.
+var Phases = []string{Pending, Queued, Suspended, Running, Succeeded, Failed}
+
 // Finished says whether a job in this phase will not run again by itself.
 func Finished(phase string) bool { return phase == Succeeded || phase == Failed }
 
@@ -142,7 +145,7 @@ func WhyNotRunning(o Observed) string {
 		}
 	}
 	if q := QueueName(o.Object); q != "" && !Admitted(o) {
-		add("queued in LocalQueue " + q + ", not admitted by Kueue: " + withQueue(Status{Phase: Pending}, o).QueueReason)
+		add("queued in LocalQueue " + q + ", not admitted by Kueue: " + withQueue(Status{Phase: Pending}, o, false).QueueReason)
 	} else if len(o.Pods) == 0 {
 		add("no pod has been created yet")
 	}

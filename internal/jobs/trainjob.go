@@ -38,9 +38,19 @@ var Train = &Kind{
 		}
 		return int32(n), nil
 	},
-	// The API makes the trainer immutable: a TrainJob is never rescaled, only replaced.
-	rescale:       func(int32, int32) []byte { return nil },
+	// The API makes the trainer immutable: a TrainJob is never rescaled, only replaced (no
+	// rescale).
 	priorityClass: func(*unstructured.Unstructured) string { return "" },
+	roles: func(obj, runtime *unstructured.Unstructured) ([]RolePods, error) {
+		if runtime == nil {
+			return nil, fmt.Errorf("the pods of TrainJob %s/%s are its runtime's, which was not given", obj.GetNamespace(), obj.GetName())
+		}
+		return TrainJobRoles(obj, runtime)
+	},
+	suspended: func(obj *unstructured.Unstructured) bool {
+		suspended, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
+		return suspended
+	},
 }
 
 // TrainJobGVR is trainer.kubeflow.org/v1alpha1 TrainJob.

@@ -67,7 +67,7 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 			"namespace": schema.StringAttribute{Optional: true, Computed: true, Validators: []validator.String{namespaceRule},
 				MarkdownDescription: "Namespace of the job. Default `default`."},
 			"name":            schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule}, MarkdownDescription: "Name of the job."},
-			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "`PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED`, `SUSPENDED`, or `QUEUED` while Kueue has not admitted it."},
+			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "One of " + codeList(jobs.Phases) + "; `QUEUED` while Kueue has not admitted it."},
 			"queue":           schema.StringAttribute{Computed: true, MarkdownDescription: "The Kueue LocalQueue the job was submitted to; null for none."},
 			"queue_reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Why Kueue has not admitted the job while it is `QUEUED`; null otherwise."},
 			"priority":        schema.StringAttribute{Computed: true, MarkdownDescription: "The workers' PriorityClass, or `N/A` as `arena get` says when there is none."},

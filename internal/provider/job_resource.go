@@ -36,8 +36,10 @@ const defaultTimeout = 10 * time.Minute
 // and the create, read, update, delete and import every kind shares. A kind's resource file
 // holds its schema and model, and CRUD methods that hand its model to these.
 type jobResource struct {
-	kind   *jobs.Kind
-	client *kube.Client
+	kind *jobs.Kind
+	// newModel is the kind's empty model; the list resources are made from the same.
+	newModel func() jobModel
+	client   *kube.Client
 	// placementCheck: plans warn about jobs no node can host (see checkPlacement).
 	placementCheck bool
 }
@@ -155,6 +157,34 @@ func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest
 	if d := dataFrom(req.ProviderData, &resp.Diagnostics); d != nil {
 		r.client, r.placementCheck = d.client, d.placementCheck
 	}
+}
+
+// base is the job resource every kind's resource embeds.
+func (r *jobResource) base() *jobResource { return r }
+
+// Create, Read, Update and Delete are every job resource's, on the kind's own model.
+func (r *jobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
+	r.create(ctx, req, resp, r.newModel())
+}
+
+func (r *jobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
+	r.read(ctx, req, resp, r.newModel())
+}
+
+func (r *jobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
+	r.update(ctx, req, resp, r.newModel(), r.newModel())
+}
+
+func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
+	r.delete(ctx, req, resp, r.newModel())
+}
+
+// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and
+// keeps in the plan of an update the status it leaves alone (planStatus). A kind with checks of
+// its own (a TrainJob's, on its runtime) has a ModifyPlan of its own.
+func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	r.checkPlacement(ctx, req, resp, r.newModel())
+	planStatus(ctx, req, resp, r.newModel(), r.newModel())
 }
 
 // target is the resource's job object, with its pods.

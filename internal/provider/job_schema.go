@@ -77,6 +77,10 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 	}
 }
 
+// terraformOnly are the job attributes and blocks only Terraform holds: changing them changes
+// nothing in the cluster.
+var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing"}
+
 // jobSchemaVersion is the version of every job resource's schema.
 const jobSchemaVersion = 0
 

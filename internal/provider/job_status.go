@@ -47,7 +47,7 @@ var instanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
 func statusAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"status": schema.StringAttribute{Computed: true,
-			MarkdownDescription: "The job's state as `arena get` shows it: `PENDING`, `RUNNING`, `SUCCEEDED`, `FAILED` or `SUSPENDED`; " +
+			MarkdownDescription: "The job's state as `arena get` shows it, one of " + codeList(jobs.Phases) + ": " +
 				"`QUEUED` for a job with `queue_name` that Kueue has not admitted (its quota is in use, it was preempted), with the reason in `queue_reason`."},
 		"queue_reason": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "Why Kueue has not admitted the job while it is `QUEUED`, as its Workload says (for example " +

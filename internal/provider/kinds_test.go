@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	dsschema "github.com/hashicorp/terraform-plugin-framework/datasource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/list"
+	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -33,6 +35,16 @@ func TestEveryJobKindIsComplete(t *testing.T) {
 			t.Errorf("the provider serves %s, but no kind %q is registered in jobs.Kinds()", md.TypeName, name)
 		}
 	}
+	listed := map[string]bool{}
+	if lp, ok := p.(interface {
+		ListResources(context.Context) []func() list.ListResource
+	}); ok {
+		for _, newList := range lp.ListResources(ctx) {
+			var md resource.MetadataResponse
+			newList().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "training"}, &md)
+			listed[md.TypeName] = true
+		}
+	}
 	kindAccepted := dataSourceKindValidator(t, p.DataSources(ctx))
 	roles, err := readRoles(rbacFile)
 	if err != nil {
@@ -41,7 +53,10 @@ func TestEveryJobKindIsComplete(t *testing.T) {
 	for _, k := range jobs.Kinds() {
 		typeName := "training_" + k.Name + "_job"
 		if !served[typeName] {
-			t.Errorf("kind %s: the provider serves no %s resource (provider.Resources)", k.Name, typeName)
+			t.Errorf("kind %s: the provider serves no %s resource (jobResources)", k.Name, typeName)
+		}
+		if !listed[typeName] {
+			t.Errorf("kind %s: the provider serves no %s list resource", k.Name, typeName)
 		}
 		if err := kindAccepted(k.Name); err != "" {
 			t.Errorf("kind %s: the training_job data source refuses it: %s", k.Name, err)
@@ -69,6 +84,34 @@ func TestEveryJobKindIsComplete(t *testing.T) {
 		for _, verb := range []string{"get", "list", "watch", "create", "patch", "delete"} {
 			if !allowed[verb] {
 				t.Errorf("kind %s: %s grants no %q on %s", k.Name, filepath.Clean(rbacFile), verb, k.GVR.GroupResource())
+			}
+		}
+	}
+}
+
+// The docs' index names every resource and data source the provider serves.
+func TestTheDocsIndexNamesEveryResource(t *testing.T) {
+	ctx := context.Background()
+	p := New("test")()
+	var names []string
+	for _, newResource := range p.Resources(ctx) {
+		var md resource.MetadataResponse
+		newResource().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "training"}, &md)
+		names = append(names, md.TypeName)
+	}
+	for _, newDataSource := range p.DataSources(ctx) {
+		var md datasource.MetadataResponse
+		newDataSource().Metadata(ctx, datasource.MetadataRequest{ProviderTypeName: "training"}, &md)
+		names = append(names, md.TypeName)
+	}
+	for _, file := range []string{"../../templates/index.md.tmpl", "../../docs/index.md"} {
+		index, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			if !strings.Contains(string(index), "`"+name+"`") {
+				t.Errorf("%s does not name %s", filepath.Clean(file), name)
 			}
 		}
 	}
@@ -133,6 +176,41 @@ func TestEveryResourceCanUpgradeItsState(t *testing.T) {
 			if v >= s.Schema.Version {
 				t.Errorf("%s has an upgrader from version %d, not before its schema version %d", md.TypeName, v, s.Schema.Version)
 			}
+		}
+	}
+}
+
+// A job list's status filter accepts every phase a job's status can read, QUEUED included, and
+// nothing else.
+func TestJobListFilterAcceptsEveryPhase(t *testing.T) {
+	ctx := context.Background()
+	for _, newList := range listResources() {
+		l := newList()
+		var s list.ListResourceSchemaResponse
+		l.ListResourceConfigSchema(ctx, list.ListResourceSchemaRequest{}, &s)
+		attr, ok := s.Schema.Attributes["status"].(listschema.StringAttribute)
+		if !ok {
+			continue // the taints' list has no status
+		}
+		check := func(phase string) bool {
+			for _, v := range attr.Validators {
+				resp := &validator.StringResponse{}
+				v.ValidateString(ctx, validator.StringRequest{Path: path.Root("status"), ConfigValue: types.StringValue(phase)}, resp)
+				if resp.Diagnostics.HasError() {
+					return false
+				}
+			}
+			return true
+		}
+		var md resource.MetadataResponse
+		l.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "training"}, &md)
+		for _, phase := range jobs.Phases {
+			if !check(phase) {
+				t.Errorf("list %s refuses status = %q", md.TypeName, phase)
+			}
+		}
+		if check("DONE") {
+			t.Errorf("list %s accepts status = \"DONE\"", md.TypeName)
 		}
 	}
 }

@@ -28,37 +28,26 @@ import (
 // same read as import: toleration strings, `gpus`, `worker_count`). One list request per kind
 // and namespace (or nodes) whatever the number of objects.
 
-// jobListResource lists the jobs of one kind; newModel makes the kind's empty model.
+// jobListResource lists the jobs of one kind.
 type jobListResource struct {
 	jobResource
-	newModel func() jobModel
 }
 
+// listResources are a list resource for each job resource, on its kind and model, and the
+// taints'.
 func listResources() []func() list.ListResource {
 	var out []func() list.ListResource
-	for _, kind := range jobs.Kinds() {
+	for _, newResource := range jobResources {
+		r, ok := newResource().(interface{ base() *jobResource })
+		if !ok {
+			panic(fmt.Sprintf("%T is in jobResources but is not a job resource", newResource()))
+		}
+		job := r.base()
 		out = append(out, func() list.ListResource {
-			return &jobListResource{jobResource: jobResource{kind: kind}, newModel: func() jobModel { return newJobModel(kind) }}
+			return &jobListResource{jobResource: jobResource{kind: job.kind, newModel: job.newModel}}
 		})
 	}
 	return append(out, func() list.ListResource { return &taintListResource{} })
-}
-
-// newJobModel is the empty model of a kind's resource.
-func newJobModel(kind *jobs.Kind) jobModel {
-	switch kind {
-	case jobs.MPI:
-		return &mpiJobModel{}
-	case jobs.TF:
-		return &tfJobModel{}
-	case jobs.PyTorch:
-		return &pytorchJobModel{}
-	case jobs.Elastic:
-		return &elasticJobModel{}
-	case jobs.Train:
-		return &trainJobModel{}
-	}
-	panic("no model for kind " + kind.Name)
 }
 
 type jobListConfig struct {
@@ -78,8 +67,8 @@ func (r *jobListResource) ListResourceConfigSchema(_ context.Context, _ list.Lis
 			"label_selector": listschema.StringAttribute{Optional: true,
 				MarkdownDescription: "Only jobs whose labels match this selector, e.g. `release=vision` (Arena labels its jobs `release=NAME`)."},
 			"status": listschema.StringAttribute{Optional: true,
-				Validators:          []validator.String{stringvalidator.OneOf(jobs.Pending, jobs.Running, jobs.Succeeded, jobs.Failed, jobs.Suspended)},
-				MarkdownDescription: "Only jobs in this state, as the job object's conditions say it (`RUNNING`, `SUCCEEDED`, ...)."},
+				Validators:          []validator.String{stringvalidator.OneOf(jobs.Phases...)},
+				MarkdownDescription: "Only jobs in this state, as their `status` reads it: one of " + codeList(jobs.Phases) + "."},
 		},
 	}
 }
@@ -181,7 +170,7 @@ func warnUnexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *uns
 	if err != nil {
 		return
 	}
-	if gaps := jobs.Unexpressed(live, rebuilt); len(gaps) > 0 {
+	if gaps := kind.Unexpressed(live, rebuilt); len(gaps) > 0 {
 		diags.AddWarning(fmt.Sprintf("%s %s/%s: the configuration cannot say everything it holds", kind.Object, live.GetNamespace(), live.GetName()),
 			"training_"+kind.Name+"_job has no attribute for: "+strings.Join(gaps, "; ")+". An import keeps them on the running job, "+
 				"but a change that replaces the job would make it without them.")

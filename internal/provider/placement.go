@@ -50,12 +50,7 @@ func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPla
 	if err != nil {
 		return // the apply says why
 	}
-	var roles []jobs.RolePods
-	if runtime != nil {
-		roles, err = jobs.TrainJobRoles(obj, runtime)
-	} else {
-		roles, err = jobs.Roles(obj)
-	}
+	roles, err := r.kind.Roles(obj, runtime)
 	if err != nil {
 		tflog.Debug(ctx, "placement check skipped", map[string]any{"error": err.Error()})
 		return

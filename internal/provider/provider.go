@@ -237,18 +237,23 @@ func stringOrEnv(v types.String, env string) string {
 }
 
 func (p *trainingProvider) Resources(context.Context) []func() resource.Resource {
-	return []func() resource.Resource{
-		newMPIJobResource,
-		newTrainJobResource,
+	return append(slices.Clone(jobResources),
 		newRuntimeResource,
-		newElasticJobResource,
-		newTFJobResource,
-		newPyTorchJobResource,
 		newNodeTaintResource,
 		newResourceFlavorResource,
 		newClusterQueueResource,
 		newLocalQueueResource,
-	}
+	)
+}
+
+// jobResources are the resources of the job kinds, one for each kind in jobs.Kinds(); the list
+// resources are made from them.
+var jobResources = []func() resource.Resource{
+	newMPIJobResource,
+	newTFJobResource,
+	newPyTorchJobResource,
+	newElasticJobResource,
+	newTrainJobResource,
 }
 
 // ListResources are the list resources of `terraform query` (Terraform 1.14+).

@@ -36,7 +36,7 @@ var (
 )
 
 func newElasticJobResource() resource.Resource {
-	return &elasticJobResource{jobResource{kind: jobs.Elastic}}
+	return &elasticJobResource{jobResource{kind: jobs.Elastic, newModel: func() jobModel { return &elasticJobModel{} }}}
 }
 
 type elasticJobResource struct {
@@ -241,29 +241,6 @@ func (m *elasticJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	m.PodGracefulDeletionTimeout = types.Int64Value(s.PodGracefulDeletionTimeout)
 	m.EtcdNetworkPolicy = types.BoolValue(s.EtcdNetworkPolicy)
 	return diags
-}
-
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
-// in the plan of an update the status it leaves alone (planStatus).
-func (r *elasticJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.checkPlacement(ctx, req, resp, &elasticJobModel{})
-	planStatus(ctx, req, resp, &elasticJobModel{}, &elasticJobModel{})
-}
-
-func (r *elasticJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.create(ctx, req, resp, &elasticJobModel{})
-}
-
-func (r *elasticJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	r.read(ctx, req, resp, &elasticJobModel{})
-}
-
-func (r *elasticJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.update(ctx, req, resp, &elasticJobModel{}, &elasticJobModel{})
-}
-
-func (r *elasticJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	r.delete(ctx, req, resp, &elasticJobModel{})
 }
 
 // defaultForNewJobsOnly keeps, for an attribute left unset, the value the job has: the

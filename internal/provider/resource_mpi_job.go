@@ -30,7 +30,9 @@ var (
 	_ resource.ResourceWithValidateConfig = (*mpiJobResource)(nil)
 )
 
-func newMPIJobResource() resource.Resource { return &mpiJobResource{jobResource{kind: jobs.MPI}} }
+func newMPIJobResource() resource.Resource {
+	return &mpiJobResource{jobResource{kind: jobs.MPI, newModel: func() jobModel { return &mpiJobModel{} }}}
+}
 
 type mpiJobResource struct {
 	jobResource
@@ -163,29 +165,6 @@ func (m *mpiJobModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 	}
 	m.setRunPolicy(s.RunPolicy)
 	return diags
-}
-
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
-// in the plan of an update the status it leaves alone (planStatus).
-func (r *mpiJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.checkPlacement(ctx, req, resp, &mpiJobModel{})
-	planStatus(ctx, req, resp, &mpiJobModel{}, &mpiJobModel{})
-}
-
-func (r *mpiJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.create(ctx, req, resp, &mpiJobModel{})
-}
-
-func (r *mpiJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	r.read(ctx, req, resp, &mpiJobModel{})
-}
-
-func (r *mpiJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.update(ctx, req, resp, &mpiJobModel{}, &mpiJobModel{})
-}
-
-func (r *mpiJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	r.delete(ctx, req, resp, &mpiJobModel{})
 }
 
 func stringListValue(l []string) types.List {

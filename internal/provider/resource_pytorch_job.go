@@ -30,7 +30,7 @@ var (
 )
 
 func newPyTorchJobResource() resource.Resource {
-	return &pytorchJobResource{jobResource{kind: jobs.PyTorch}}
+	return &pytorchJobResource{jobResource{kind: jobs.PyTorch, newModel: func() jobModel { return &pytorchJobModel{} }}}
 }
 
 type pytorchJobResource struct {
@@ -173,27 +173,4 @@ func (m *pytorchJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	}
 	m.setRunPolicy(s.RunPolicy)
 	return diags
-}
-
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
-// in the plan of an update the status it leaves alone (planStatus).
-func (r *pytorchJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.checkPlacement(ctx, req, resp, &pytorchJobModel{})
-	planStatus(ctx, req, resp, &pytorchJobModel{}, &pytorchJobModel{})
-}
-
-func (r *pytorchJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.create(ctx, req, resp, &pytorchJobModel{})
-}
-
-func (r *pytorchJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	r.read(ctx, req, resp, &pytorchJobModel{})
-}
-
-func (r *pytorchJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.update(ctx, req, resp, &pytorchJobModel{}, &pytorchJobModel{})
-}
-
-func (r *pytorchJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	r.delete(ctx, req, resp, &pytorchJobModel{})
 }

@@ -304,6 +304,11 @@ func listDefault(values []string) defaults.List {
 	return listdefault.StaticValue(types.ListValueMust(types.StringType, elements))
 }
 
+// codeList is a list of values as the docs write them: `A`, `B`, `C`.
+func codeList(values []string) string {
+	return "`" + strings.Join(values, "`, `") + "`"
+}
+
 // quotedList is a list of strings as HCL writes it.
 func quotedList(values []string) string {
 	quoted := make([]string, len(values))

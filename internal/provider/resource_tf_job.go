@@ -29,7 +29,9 @@ var (
 	_ resource.ResourceWithValidateConfig = (*tfJobResource)(nil)
 )
 
-func newTFJobResource() resource.Resource { return &tfJobResource{jobResource{kind: jobs.TF}} }
+func newTFJobResource() resource.Resource {
+	return &tfJobResource{jobResource{kind: jobs.TF, newModel: func() jobModel { return &tfJobModel{} }}}
+}
 
 type tfJobResource struct {
 	jobResource
@@ -141,27 +143,4 @@ func (m *tfJobModel) read(ctx context.Context, obj *unstructured.Unstructured) d
 	m.Dynamic = types.BoolValue(s.DynamicWorkers)
 	m.setRunPolicy(s.RunPolicy)
 	return diags
-}
-
-// ModifyPlan warns when the job cannot be placed on the cluster's nodes (checkPlacement), and keeps
-// in the plan of an update the status it leaves alone (planStatus).
-func (r *tfJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.checkPlacement(ctx, req, resp, &tfJobModel{})
-	planStatus(ctx, req, resp, &tfJobModel{}, &tfJobModel{})
-}
-
-func (r *tfJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.create(ctx, req, resp, &tfJobModel{})
-}
-
-func (r *tfJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	r.read(ctx, req, resp, &tfJobModel{})
-}
-
-func (r *tfJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.update(ctx, req, resp, &tfJobModel{}, &tfJobModel{})
-}
-
-func (r *tfJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	r.delete(ctx, req, resp, &tfJobModel{})
 }

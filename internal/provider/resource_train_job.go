@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -37,7 +38,7 @@ var (
 )
 
 func newTrainJobResource() resource.Resource {
-	return &trainJobResource{jobResource{kind: jobs.Train}}
+	return &trainJobResource{jobResource{kind: jobs.Train, newModel: func() jobModel { return &trainJobModel{} }}}
 }
 
 type trainJobResource struct {
@@ -69,15 +70,31 @@ func (m *trainJobModel) workers() *types.Int64 { return &m.NumNodes }
 
 func (m *trainJobModel) suspended() bool { return m.Suspend.ValueBool() }
 
-// trainJobInPlace are the attributes a TrainJob changes without being replaced: Trainer's API
-// makes the trainer, the runtime reference and (while the job runs) the runtime patches
-// immutable, so every other attribute of the job replaces it; the object's own labels and
-// annotations are its metadata, which change in place.
-var trainJobInPlace = map[string]bool{
-	"suspend": true, "wait_for": true, "timeouts": true, "recreate_if_missing": true, "labels": true, "annotations": true,
-	// computed
-	"id": true, "uid": true, "status": true, "start_time": true, "completion_time": true, "duration": true, "instances": true,
-	"queue_reason": true, "tensorboard_url": true,
+// trainJobInPlace are the attributes a TrainJob changes without being replaced besides those only
+// Terraform holds and the computed ones (changesInPlace): Trainer's API makes the trainer, the
+// runtime reference and (while the job runs) the runtime patches immutable, so every other
+// attribute of the job replaces it; the object's own labels and annotations are its metadata,
+// which change in place, and suspend is the one field of its spec that may change.
+var trainJobInPlace = []string{"suspend", "labels", "annotations"}
+
+// changesInPlace says whether a change of the TrainJob's attribute leaves the job in place: one of
+// trainJobInPlace, one only Terraform holds (terraformOnly), or one the provider computes
+// (computed, from the schema).
+func changesInPlace(name string, computed map[string]bool) bool {
+	return slices.Contains(trainJobInPlace, name) || slices.Contains(terraformOnly, name) || computed[name]
+}
+
+// computedOnly names the attributes that only the provider sets.
+func computedOnly[A interface {
+	IsComputed() bool
+	IsOptional() bool
+	IsRequired() bool
+}](attributes map[string]A) map[string]bool {
+	out := map[string]bool{}
+	for name, a := range attributes {
+		out[name] = a.IsComputed() && !a.IsOptional() && !a.IsRequired()
+	}
+	return out
 }
 
 // trainJobUnsupported are the shared job attributes a TrainJob cannot carry, with why.
@@ -198,8 +215,9 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	plan, state = planObj.Attributes(), stateObj.Attributes()
 	sameTolerations := sameTolerations(ctx, req.Plan, req.State)
+	computed := computedOnly(req.Plan.Schema.GetAttributes())
 	for name, p := range plan {
-		if trainJobInPlace[name] || sameTolerations && (name == "tolerations" || name == "toleration") {
+		if changesInPlace(name, computed) || sameTolerations && (name == "tolerations" || name == "toleration") {
 			continue
 		}
 		if s, ok := state[name]; ok && !p.Equal(s) {
@@ -376,20 +394,4 @@ func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructu
 		m.runtimeJobs, m.readRuntime = jobs.RuntimeJobs(obj), obj
 	}
 	return obj, err
-}
-
-func (r *trainJobResource) Create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse) {
-	r.create(ctx, req, resp, &trainJobModel{})
-}
-
-func (r *trainJobResource) Read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse) {
-	r.read(ctx, req, resp, &trainJobModel{})
-}
-
-func (r *trainJobResource) Update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse) {
-	r.update(ctx, req, resp, &trainJobModel{}, &trainJobModel{})
-}
-
-func (r *trainJobResource) Delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse) {
-	r.delete(ctx, req, resp, &trainJobModel{})
 }

@@ -1,0 +1,233 @@
+package jobs
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// kindExample is a job of one kind for the registry's test: its spec (suspended or not, for a
+// kind that can be), its reader, its worker count, and the runtime its pods come from (for a kind
+// whose pods are its runtime's).
+type kindExample struct {
+	spec    func(suspend bool) Spec
+	read    func(*unstructured.Unstructured) (Spec, error)
+	workers int32
+	runtime func(t *testing.T) *unstructured.Unstructured
+	// canSuspend: the kind's API has a suspend.
+	canSuspend bool
+}
+
+// kindExamples has an example of every registered kind (TestEveryKindIsComplete fails, naming
+// the kind, for one without).
+var kindExamples = map[*Kind]kindExample{
+	MPI: {
+		spec: func(suspend bool) Spec {
+			s := arenaSSDSpec()
+			s.RunPolicy.QueueName, s.RunPolicy.Suspend = "", suspend
+			return s
+		},
+		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadMPIJob(obj) }, workers: 1, canSuspend: true,
+	},
+	TF: {
+		spec: func(suspend bool) Spec {
+			s := arenaTFSpec()
+			s.RunPolicy.Suspend = suspend
+			return s
+		},
+		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadTFJob(obj) }, workers: 2, canSuspend: true,
+	},
+	PyTorch: {
+		spec: func(suspend bool) Spec {
+			s := arenaPyTorchSpec()
+			s.RunPolicy.Suspend = suspend
+			return s
+		},
+		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadPyTorchJob(obj) }, workers: 2, canSuspend: true,
+	},
+	Elastic: {
+		spec:    func(bool) Spec { return seedElasticSpec() },
+		read:    func(obj *unstructured.Unstructured) (Spec, error) { return ReadElasticJob(obj) },
+		workers: 4,
+	},
+	Train: {
+		spec: func(suspend bool) Spec {
+			s := trainSpec()
+			s.Suspend = suspend
+			return s
+		},
+		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadTrainJob(obj) }, workers: 2, canSuspend: true,
+		runtime: func(t *testing.T) *unstructured.Unstructured {
+			t.Helper()
+			rt, err := NewRuntime(RuntimeSpec{Name: "torch", Framework: FrameworkTorch, Command: []string{"torchrun"}, Pod: PodOptions{Image: "pytorch:2"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return rt
+		},
+	},
+}
+
+// Every registered kind does what the provider asks of a kind: its example builds an object of
+// its API that reads back as the same job, its worker count is read from the object, its rescale
+// patch (for a kind that rescales) changes exactly that count and is refused on a count someone
+// else changed, its roles are the pods Build made with the counts the job expects, it says
+// whether the object is suspended, and its status reads a new object as PENDING.
+func TestEveryKindIsComplete(t *testing.T) {
+	for _, k := range Kinds() {
+		ex, ok := kindExamples[k]
+		if !ok {
+			t.Errorf("kind %s is registered but has no example in kindExamples (kind_test.go)", k.Name)
+			continue
+		}
+		if err := k.check(); err != nil {
+			t.Error(err)
+		}
+		spec := ex.spec(false)
+		if spec.Kind() != k {
+			t.Errorf("kind %s: its example's spec is of kind %s", k.Name, spec.Kind().Name)
+		}
+		obj, _, err := spec.Build()
+		if err != nil {
+			t.Fatalf("kind %s: %v", k.Name, err)
+		}
+		if gv := obj.GroupVersionKind(); gv.GroupVersion() != k.GVR.GroupVersion() || gv.Kind != k.Object {
+			t.Errorf("kind %s builds a %s, want %s %s", k.Name, gv, k.GVR.GroupVersion(), k.Object)
+		}
+
+		read, err := ex.read(obj)
+		if err != nil {
+			t.Fatalf("kind %s: reading its own object: %v", k.Name, err)
+		}
+		again, _, err := read.Build()
+		if err != nil {
+			t.Fatalf("kind %s: building what was read: %v", k.Name, err)
+		}
+		if diff := cmp.Diff(obj.Object, again.Object); diff != "" {
+			t.Errorf("kind %s: the job read back builds another object (-built +read back):\n%s", k.Name, diff)
+		}
+
+		if n, err := k.Workers(obj); err != nil || n != ex.workers {
+			t.Errorf("kind %s: Workers = %d (%v), want %d", k.Name, n, err, ex.workers)
+		}
+		checkRescale(t, k, obj, ex.workers)
+
+		var runtime *unstructured.Unstructured
+		if ex.runtime != nil {
+			runtime = ex.runtime(t)
+		}
+		roles, err := k.Roles(obj, runtime)
+		if err != nil || len(roles) == 0 {
+			t.Errorf("kind %s: Roles = %v, %v", k.Name, roles, err)
+		}
+		counts := map[string]int{}
+		for _, r := range roles {
+			counts[r.Role] = r.Count
+		}
+		for role, n := range spec.Expect() {
+			if counts[role] != n {
+				t.Errorf("kind %s: role %s has %d pods in Roles, the job expects %d (roles %v)", k.Name, role, counts[role], n, counts)
+			}
+		}
+
+		if k.Suspended(obj) {
+			t.Errorf("kind %s: a job not suspended reads as suspended", k.Name)
+		}
+		if ex.canSuspend {
+			suspended, _, err := ex.spec(true).Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !k.Suspended(suspended) {
+				t.Errorf("kind %s: a suspended job does not read as suspended", k.Name)
+			}
+		}
+
+		if s, err := k.Status(Observed{Object: obj}, obj.GetCreationTimestamp().Time); err != nil || s.Phase != Pending {
+			t.Errorf("kind %s: a new job's status is %q (%v), want %s", k.Name, s.Phase, err, Pending)
+		}
+		if _, err := labels.Parse(k.PodSelector(obj.GetName())); err != nil {
+			t.Errorf("kind %s: its pod selector does not parse: %v", k.Name, err)
+		}
+	}
+}
+
+// checkRescale applies the kind's rescale patch to obj as the API server would: it changes the
+// worker count, and it is refused when the count is no longer the one it was made from.
+func checkRescale(t *testing.T, k *Kind, obj *unstructured.Unstructured, workers int32) {
+	t.Helper()
+	if !k.Rescalable() {
+		if k.RescalePatch(workers, workers+1) != nil {
+			t.Errorf("kind %s cannot rescale but has a rescale patch", k.Name)
+		}
+		return
+	}
+	doc, err := json.Marshal(obj.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func(from, to int32) (*unstructured.Unstructured, error) {
+		patch, err := jsonpatch.DecodePatch(k.RescalePatch(from, to))
+		if err != nil {
+			return nil, err
+		}
+		out, err := patch.Apply(doc)
+		if err != nil {
+			return nil, err
+		}
+		patched := &unstructured.Unstructured{}
+		return patched, patched.UnmarshalJSON(out)
+	}
+	patched, err := apply(workers, workers+1)
+	if err != nil {
+		t.Fatalf("kind %s: its rescale patch does not apply: %v", k.Name, err)
+	}
+	if n, err := k.Workers(patched); err != nil || n != workers+1 {
+		t.Errorf("kind %s: after its rescale patch Workers = %d (%v), want %d", k.Name, n, err, workers+1)
+	}
+	if _, err := apply(workers+5, workers+1); err == nil {
+		t.Errorf("kind %s: its rescale patch applies on a worker count it was not made from", k.Name)
+	}
+}
+
+// A kind registered without one of the capabilities every kind needs is refused, and the error
+// names it.
+func TestRegisterNamesWhatAKindLacks(t *testing.T) {
+	for name, remove := range map[string]func(*Kind){
+		"Name":          func(k *Kind) { k.Name = "" },
+		"Object":        func(k *Kind) { k.Object = "" },
+		"GVR":           func(k *Kind) { k.GVR.Resource = "" },
+		"RoleLabel":     func(k *Kind) { k.RoleLabel = "" },
+		"Operator":      func(k *Kind) { k.Operator = "" },
+		"RunningPhase":  func(k *Kind) { k.RunningPhase = "" },
+		"podSelector":   func(k *Kind) { k.podSelector = nil },
+		"status":        func(k *Kind) { k.status = nil },
+		"failure":       func(k *Kind) { k.failure = nil },
+		"workers":       func(k *Kind) { k.workers = nil },
+		"priorityClass": func(k *Kind) { k.priorityClass = nil },
+		"roles":         func(k *Kind) { k.roles = nil },
+		"suspended":     func(k *Kind) { k.suspended = nil },
+	} {
+		for _, registered := range Kinds() {
+			k := *registered
+			remove(&k)
+			err := k.check()
+			if err == nil || !strings.Contains(err.Error(), " "+name) {
+				t.Errorf("kind %s without %s: check() = %v, want an error naming %s", registered.Name, name, err, name)
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("kind %s without %s was registered", registered.Name, name)
+					}
+				}()
+				register(&k)
+			}()
+		}
+	}
+}
