@@ -1,0 +1,212 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// create makes the job the plan describes: its dependents first (an elastic job's Services: a
+// worker must never look its rendezvous up before it exists), then the job, saved in state at
+// once so that nothing is ever orphaned, then the dependents handed to the job as their owner,
+// its TensorBoard, and the wait.
+func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, m jobModel) {
+	resp.Diagnostics.Append(req.Plan.Get(ctx, m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if rs, ok := m.(resolver); ok && !rs.resolve(ctx, r.client, &resp.Diagnostics) {
+		return
+	}
+	spec, obj, dependents, ok := r.build(ctx, m, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	f := m.job()
+	timeout, diags := f.Timeouts.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	t := r.target(f)
+	importID := t.Namespace + "/" + t.Name
+	if queue := jobs.QueueName(obj); queue != "" && !r.queueExists(ctx, t.Namespace, queue, &resp.Diagnostics) {
+		return
+	}
+	services, made, err := r.targetsOf(t, dependents)
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
+		return
+	}
+	young := youngerThan(timeout)
+	for i, d := range dependents {
+		if _, err := r.client.Create(ctx, services[i], d, young); err != nil {
+			resp.Diagnostics.AddError("Error creating "+services[i].String(), alreadyExistsDetail(services[i], importID, err))
+			r.removeUnowned(ctx, services[:i], &resp.Diagnostics)
+			return
+		}
+	}
+	created, err := r.client.Create(ctx, t, obj, r.notStartedAndYoungerThan(timeout))
+	if err != nil {
+		resp.Diagnostics.AddError("Error creating "+t.String(), alreadyExistsDetail(t, importID, err))
+		r.removeUnowned(ctx, services, &resp.Diagnostics)
+		return
+	}
+	f.ID = types.StringValue(importID)
+	f.UID = types.StringValue(string(created.GetUID()))
+	resp.Diagnostics.Append(f.set(jobs.Status{Phase: jobs.Pending})...)
+	f.TensorBoardURL = types.StringNull()
+	// Saved before anything else can fail: from here on the job is in state (tainted if need be),
+	// and destroy removes its dependents with it, by name, as this provider's.
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
+
+	if len(services) > 0 {
+		owner, err := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": []metav1.OwnerReference{ownerReference(created)}}})
+		if err != nil {
+			resp.Diagnostics.AddError("Error making the owner reference of "+t.String(), err.Error())
+			return
+		}
+		for _, st := range services {
+			if _, err := r.client.Patch(ctx, st, k8stypes.MergePatchType, owner); err != nil {
+				resp.Diagnostics.AddError("Error handing "+st.String()+" to its "+r.kind.Object, err.Error())
+				return
+			}
+		}
+	}
+	if d, ok := m.(withDependents); ok {
+		*d.dependents() = dependentsValue(made)
+	}
+	r.createTensorBoard(ctx, &f.tensorBoardFields, created, spec.Pods(), &resp.Diagnostics)
+	r.settle(ctx, m, spec, actionCreate, f.WaitFor.ValueString(), created, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
+}
+
+// queueExists checks, before anything is created, that the job's LocalQueue exists: Kueue would
+// hold a job submitted to no queue forever. The error names the queues the namespace has.
+func (r *jobResource) queueExists(ctx context.Context, namespace, queue string, diags *diag.Diagnostics) bool {
+	q := kube.Target{GVR: kueue.LocalQueueGVR, Kind: "LocalQueue", Namespace: namespace, Name: queue}
+	obj, err := r.client.Get(ctx, q)
+	if err != nil {
+		diags.AddAttributeError(path.Root("queue_name"), "Error reading "+q.String(), err.Error())
+		return false
+	}
+	if obj != nil {
+		return true
+	}
+	names, err := r.client.Names(ctx, kueue.LocalQueueGVR, namespace)
+	switch {
+	case err != nil:
+		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
+			fmt.Sprintf("queue_name names LocalQueue %q, which cannot be found in namespace %s, and the LocalQueues there cannot be listed "+
+				"(is Kueue installed?): %v. Nothing was created.", queue, namespace, err))
+	case len(names) == 0:
+		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
+			fmt.Sprintf("queue_name names LocalQueue %q, but namespace %s has no LocalQueue at all: Kueue would hold the job forever. "+
+				"Make one there (training_local_queue). Nothing was created.", queue, namespace))
+	default:
+		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
+			fmt.Sprintf("queue_name names LocalQueue %q, which namespace %s does not have, so Kueue would hold the job forever. "+
+				"The LocalQueues there: %s. Nothing was created.", queue, namespace, strings.Join(names, ", ")))
+	}
+	return false
+}
+
+// youngerThan allows the adoption of an object made from the same configuration by an earlier
+// apply only if that apply could still have been creating it: it is younger than the create
+// timeout. An older one is another workspace's, or a job whose state was removed.
+func youngerThan(limit time.Duration) func(*unstructured.Unstructured) error {
+	return func(existing *unstructured.Unstructured) error {
+		if age := time.Since(existing.GetCreationTimestamp().Time); age > limit {
+			return fmt.Errorf("it was made %s ago, longer ago than the create timeout (%s)", age.Round(time.Second), limit)
+		}
+		return nil
+	}
+}
+
+// notStartedAndYoungerThan allows the adoption of a job only if, besides being young enough,
+// it has not started or finished: training that ran is never silently attached to a new
+// resource.
+func (r *jobResource) notStartedAndYoungerThan(limit time.Duration) func(*unstructured.Unstructured) error {
+	young := youngerThan(limit)
+	return func(existing *unstructured.Unstructured) error {
+		if err := young(existing); err != nil {
+			return err
+		}
+		status, err := r.kind.Status(jobs.Observed{Object: existing}, time.Now())
+		if err != nil {
+			return err
+		}
+		if status.Phase != jobs.Pending && status.Phase != jobs.Suspended && status.Phase != jobs.Queued {
+			return fmt.Errorf("it has started (%s)", status.Phase)
+		}
+		return nil
+	}
+}
+
+func ownerReference(obj *unstructured.Unstructured) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: obj.GetAPIVersion(), Kind: obj.GetKind(), Name: obj.GetName(), UID: obj.GetUID(),
+		BlockOwnerDeletion: ptr.To(true)}
+}
+
+// removeUnowned deletes the dependents a failed create made or adopted (this provider's, not
+// yet owned by a job; anything else of those names is left alone) and waits until they are gone,
+// so that the failed apply leaves nothing behind.
+func (r *jobResource) removeUnowned(ctx context.Context, targets []kube.Target, diags *diag.Diagnostics) {
+	var removed []kube.Target
+	for _, t := range targets {
+		left, err := r.client.DeleteIf(ctx, t, func(obj *unstructured.Unstructured) bool {
+			return jobs.IsManaged(obj) && len(obj.GetOwnerReferences()) == 0
+		})
+		if err != nil {
+			diags.AddError("Error removing "+t.String()+" after the failed create", err.Error()+"; delete it, or run terraform apply again, which adopts it.")
+			return
+		}
+		if left == nil {
+			removed = append(removed, t)
+		}
+	}
+	r.waitDeleted(ctx, diags, removed...)
+}
+
+// alreadyExistsDetail says what to do when an object cannot be created. The client has already
+// adopted an object of that name if this provider created it from the same configuration, so
+// one that still stands in the way is being deleted, is a leftover from another configuration,
+// or is somebody else's: the provider does not take it over silently.
+func alreadyExistsDetail(t kube.Target, importID string, err error) string {
+	var exists *kube.ExistsError
+	if !errors.As(err, &exists) {
+		return err.Error()
+	}
+	existing := exists.Existing
+	switch {
+	case existing != nil && existing.GetDeletionTimestamp() != nil:
+		return fmt.Sprintf("%s already exists and is being deleted (an earlier destroy or replacement). Run terraform apply again once it is gone.", t)
+	case existing != nil && exists.NotAdopted != nil:
+		return fmt.Sprintf("%s already exists: this provider created it from the same configuration, but not in this apply, and %v. "+
+			"It was not taken over (it may be another workspace's, or a job whose state was removed) and was not changed. "+
+			"Take it over with: terraform import <address> %s (or delete it)", t, exists.NotAdopted, importID)
+	case existing != nil && jobs.IsManaged(existing):
+		return fmt.Sprintf("%s already exists: this provider created it, but from a different configuration (perhaps an apply that was "+
+			"interrupted, or another workspace). It was not changed. Take it over with: terraform import <address> %s (or delete it)", t, importID)
+	}
+	return fmt.Sprintf("%s already exists and was not created by this provider, so it was not changed. Choose another name, "+
+		"or take the job over with: terraform import <address> %s", t, importID)
+}

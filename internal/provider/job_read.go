@@ -1,0 +1,191 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+// read refreshes the job: gone, finished or replaced outside Terraform (see observeForRead), or
+// every attribute from the cluster, its dependents and TensorBoard included, so that a plan
+// shows whatever was changed behind Terraform's back. The model's read keeps the state's words
+// where the cluster says the same thing in others (see setFromPodOptions).
+func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, m jobModel) {
+	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	f := m.job()
+	t := r.target(f)
+	// Set first, so that every way out of the read (state kept as it was) returns it, even for a
+	// state written before identity existed.
+	r.setIdentity(ctx, resp.Identity, f, &resp.Diagnostics)
+	if notRefreshed(r.client, t.String(), &resp.Diagnostics) {
+		return
+	}
+	observed := r.observeForRead(ctx, t, f, resp)
+	if observed == nil {
+		return
+	}
+	imported := m.pod().imported()
+	resp.Diagnostics.Append(m.read(ctx, jobs.WithoutAdmission(observed.Object, observed.Workload))...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if imported {
+		warnUnexpressed(ctx, r.kind, m, observed.Object, &resp.Diagnostics)
+	}
+	if d, ok := m.(withDependents); ok {
+		*d.dependents() = r.existingDependents(ctx, f, &resp.Diagnostics)
+	}
+	r.readTensorBoard(ctx, &f.tensorBoardFields, t, m, imported, &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	f.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	status, err := r.kind.Status(*observed, time.Now())
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading the status of "+t.String(), err.Error())
+		return
+	}
+	resp.Diagnostics.Append(f.set(status)...)
+	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+}
+
+// notRefreshed says, with a warning, that the client cannot reach the cluster yet because
+// provider settings are unknown until apply: a refresh then leaves the state as it was, rather
+// than reading another cluster (see NewUnknownClient).
+func notRefreshed(client *kube.Client, what string, diags *diag.Diagnostics) bool {
+	unknown := client.UnknownSettings()
+	if len(unknown) == 0 {
+		return false
+	}
+	diags.AddWarning(what+" not refreshed",
+		fmt.Sprintf("The provider settings %s are not known until apply, so %s was not read from the cluster; "+
+			"this plan compares the configuration with the state as last refreshed.", strings.Join(unknown, ", "), what))
+	return true
+}
+
+// observeForRead reads the job for Read, with its pods unless the job object lists them. It
+// returns nil when the resource is done with: the read failed, the job is gone (the resource is
+// dropped from state, or kept with a warning if it had finished) or was replaced outside
+// Terraform (dropped, with a warning). Otherwise the UID is updated to the job's.
+func (r *jobResource) observeForRead(ctx context.Context, t kube.Target, f *jobFields, resp *resource.ReadResponse) *jobs.Observed {
+	var observed jobs.Observed
+	var err error
+	if r.kind.InstancesFromObject {
+		observed.Object, err = r.client.Read(ctx, t)
+	} else {
+		observed, err = r.client.ReadObserved(ctx, t)
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
+		return nil
+	}
+	if observed.Object == nil {
+		if !keptWhenGone(t, f, &resp.Diagnostics) {
+			resp.State.RemoveResource(ctx)
+		}
+		return nil
+	}
+	if replacedOutside(t, f.UID, observed.Object, &resp.Diagnostics) {
+		resp.State.RemoveResource(ctx)
+		return nil
+	}
+	f.UID = types.StringValue(string(observed.Object.GetUID()))
+	return &observed
+}
+
+// replacedOutside says, with a warning, whether obj is not the object this resource created or
+// imported but one of the same name made since outside Terraform; the caller then drops the
+// resource from state, so the next plan shows a create that the new object will refuse.
+func replacedOutside(t kube.Target, uid types.String, obj *unstructured.Unstructured, diags *diag.Diagnostics) bool {
+	// ValueString is "" for a null or unknown UID (a state from before uid was recorded).
+	if uid.ValueString() == "" || k8stypes.UID(uid.ValueString()) == obj.GetUID() {
+		return false
+	}
+	diags.AddWarning(t.Kind+" replaced outside Terraform",
+		fmt.Sprintf("%s is no longer the object Terraform created (uid %s): it was deleted and made again (uid %s) outside Terraform. "+
+			"Terraform no longer manages it and will not change or delete it; import it to take it over.", t, uid.ValueString(), obj.GetUID()))
+	return true
+}
+
+// keptWhenGone says whether a job that is gone from the cluster stays in state. A job that
+// existed (the state holds its UID) may have trained for days after the state last saw it: a
+// job recorded at its creation or admission (wait_for) was saved PENDING and has run since
+// unseen. Its TTL, its operator's retention or a person removed it, and running it again is a
+// choice, not a side effect of the next apply: it stays, with a warning, unless
+// recreate_if_missing says to drop it (then the next plan creates it). Only a job that cannot
+// have run is dropped, as any resource deleted outside Terraform is: one last seen held back
+// (QUEUED by Kueue, or SUSPENDED) that had never started. A state without a UID (written before
+// it was recorded) has only its last status to go by.
+func keptWhenGone(t kube.Target, f *jobFields, diags *diag.Diagnostics) bool {
+	status := f.Status.ValueString()
+	neverStarted := f.StartTime.ValueString() == ""
+	heldBack := neverStarted && (status == jobs.Queued || status == jobs.Suspended)
+	existed := f.UID.ValueString() != ""
+	started := !heldBack && (existed || !neverStarted || (status != "" && status != jobs.Pending))
+	switch {
+	case !started:
+		return false
+	case f.RecreateIfMissing.ValueBool():
+		diags.AddWarning(t.Kind+" is gone from the cluster",
+			fmt.Sprintf("%s may have run (last seen %s) and was then deleted outside Terraform. recreate_if_missing is true, so the next "+
+				"apply creates it again and the training runs again.", t, status))
+		return false
+	}
+	diags.AddWarning(t.Kind+" is gone from the cluster",
+		fmt.Sprintf("%s existed (last seen %s; it may have run since) and was then deleted, by its TTL, its operator's retention or a person. It stays in "+
+			"state so that Terraform does not run the training again by itself. To run it again: terraform apply -replace=<address>, "+
+			"or set recreate_if_missing = true. To forget it: terraform state rm <address>.", t, status))
+	return true
+}
+
+// ImportState takes NAMESPACE/NAME; the next refresh reads every attribute from the job.
+func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
+	namespace, name, err := splitID(req.ID)
+	if req.ID == "" {
+		var id map[string]string
+		if id, err = importIdentity(ctx, req, "namespace", "name"); err == nil {
+			namespace, name = id["namespace"], id["name"]
+		}
+	}
+	if err != nil {
+		resp.Diagnostics.AddError("Invalid import ID", err.Error())
+		return
+	}
+	setIdentity(ctx, resp.Identity, map[string]string{"namespace": namespace, "name": name}, &resp.Diagnostics)
+	setImported(ctx, &resp.State, namespace, name, &resp.Diagnostics)
+}
+
+// setImported sets what an import knows of a job before its first read: its identity, and the
+// defaults of what Terraform alone holds (wait_for, recreate_if_missing). A list resource's
+// results start the same way.
+func setImported(ctx context.Context, state *tfsdk.State, namespace, name string, diags *diag.Diagnostics) {
+	for attr, v := range map[string]any{"id": namespace + "/" + name, "namespace": namespace, "name": name,
+		"wait_for": waitRunning, "recreate_if_missing": false} {
+		diags.Append(state.SetAttribute(ctx, path.Root(attr), v)...)
+	}
+}
+
+// IdentitySchema: a job is named by its namespace and name.
+func (r *jobResource) IdentitySchema(_ context.Context, _ resource.IdentitySchemaRequest, resp *resource.IdentitySchemaResponse) {
+	resp.IdentitySchema = namespacedIdentity(r.kind.Object)
+}
+
+// setIdentity sets the job's identity from its fields.
+func (r *jobResource) setIdentity(ctx context.Context, identity *tfsdk.ResourceIdentity, f *jobFields, diags *diag.Diagnostics) {
+	setIdentity(ctx, identity, map[string]string{"namespace": f.Namespace.ValueString(), "name": f.Name.ValueString()}, diags)
+}

@@ -1,0 +1,228 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+)
+
+// update is Update for every job resource. Only what can change on a running job reaches it
+// (everything else plans a replacement): the worker count, rescaled within the update timeout
+// by the kind's guarded patch; labels, annotations and the live run-policy fields, patched on
+// the job object (only what differs between the objects the state and the plan build, so
+// fields others set stay) and the labels and annotations on its running pods too; dependents
+// that were deleted, made again; and the TensorBoard, added, changed or removed. Then it waits
+// as wait_for says, when the job was rescaled or resumed, and records the job.
+func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, plan, state jobModel) {
+	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
+	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	p, s := plan.job(), state.job()
+	p.ID, p.UID = s.ID, s.UID
+	from, to := int32(state.workers().ValueInt64()), int32(plan.workers().ValueInt64())
+	spec, after, dependents, ok := r.build(ctx, plan, &resp.Diagnostics)
+	// The state's job at the new count: what differs from the plan's is what changes in place.
+	*state.workers() = *plan.workers()
+	prior, before, _, priorOK := r.build(ctx, state, &resp.Diagnostics)
+	if !ok || !priorOK {
+		return
+	}
+	limit, diags := p.Timeouts.Update(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	t := r.target(p)
+	jobPatch, err := mergePatch(before, after)
+	if err != nil {
+		resp.Diagnostics.AddError("Error updating "+t.String(), err.Error())
+		return
+	}
+	podPatch := podMetadataPatch(prior.Pods(), spec.Pods())
+	if from == to && jobPatch == nil && podPatch == nil && sameCompanions(plan, state) {
+		// Only what Terraform alone holds changed (wait_for, timeouts, recreate_if_missing): the
+		// cluster is not touched, and the job may even be gone (kept in state, see keptWhenGone).
+		p.statusModel, p.TensorBoardURL = s.statusModel, s.TensorBoardURL
+		if d, ok := plan.(withDependents); ok {
+			if sd, ok := state.(withDependents); ok {
+				*d.dependents() = *sd.dependents()
+			}
+		}
+		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
+		return
+	}
+	written, ok := r.rescale(ctx, t, from, to, &resp.Diagnostics)
+	if !ok {
+		return
+	}
+	if jobPatch != nil {
+		if written, err = r.client.Patch(ctx, t, k8stypes.MergePatchType, jobPatch); err != nil {
+			resp.Diagnostics.AddError("Error updating "+t.String(), goneOr(t, err))
+			return
+		}
+	}
+	if podPatch != nil {
+		if err := r.client.PatchPods(ctx, t, podPatch); err != nil {
+			resp.Diagnostics.AddError("Error updating the pods of "+t.String(), err.Error())
+			return
+		}
+	}
+	job := written
+	if job == nil {
+		if job, err = r.client.Get(ctx, t); err != nil || job == nil {
+			resp.Diagnostics.AddError("Error reading "+t.String(), fmt.Sprintf("%v (the job is gone?)", err))
+			return
+		}
+	}
+	if d, ok := plan.(withDependents); ok {
+		*d.dependents() = r.reconcileDependents(ctx, p, job, dependents, &resp.Diagnostics)
+	}
+	r.updateTensorBoard(ctx, &s.tensorBoardFields, &p.tensorBoardFields, job, prior.Pods(), spec.Pods(), &resp.Diagnostics)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	waitFor := p.WaitFor.ValueString()
+	resumed := false
+	if sp, ok := state.(suspendable); ok {
+		if pp, ok := plan.(suspendable); ok {
+			resumed = sp.suspended() && !pp.suspended()
+		}
+	}
+	if from == to && !resumed {
+		waitFor = waitCreated // nothing that runs changed: record the job as it is
+	}
+	planned := p.statusModel
+	r.settle(ctx, plan, spec, actionRescale, waitFor, written, &resp.Diagnostics)
+	// What the plan kept of the status (planStatus: what this update leaves alone) the apply
+	// gives as planned; the next refresh reads it anew.
+	p.statusModel = planned.over(p.statusModel)
+	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
+}
+
+// sameCompanions says whether the plan keeps the job's TensorBoard and dependents as the state
+// has them.
+func sameCompanions(plan, state jobModel) bool {
+	if !reflect.DeepEqual(plan.job().TensorBoard, state.job().TensorBoard) {
+		return false
+	}
+	if d, ok := plan.(withDependents); ok {
+		sd, ok := state.(withDependents)
+		return ok && d.dependents().Equal(*sd.dependents())
+	}
+	return true
+}
+
+// goneOr explains an update's error: for a job that is gone (kept in state after it had
+// started), how to run it again.
+func goneOr(t kube.Target, err error) string {
+	if !apierrors.IsNotFound(err) {
+		return err.Error()
+	}
+	return fmt.Sprintf("%s is gone from the cluster: it had started and was deleted outside Terraform, so it cannot be changed in place. "+
+		"To run it again: terraform apply -replace=<address>, or set recreate_if_missing = true (alone) and apply twice.", t)
+}
+
+// patchDifference patches the target with the JSON merge patch that turns before into after
+// (both built by this provider, from the state and from the plan; see mergePatch). It returns
+// nil when nothing differs.
+func (r *jobResource) patchDifference(ctx context.Context, t kube.Target, before, after *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	patch, err := mergePatch(before, after)
+	if err != nil || patch == nil {
+		return nil, err
+	}
+	return r.client.Patch(ctx, t, k8stypes.MergePatchType, patch)
+}
+
+// mergePatch is the JSON merge patch from before to after, nil when they are the same: only
+// what differs is sent, so what others set on the object stays.
+func mergePatch(before, after *unstructured.Unstructured) ([]byte, error) {
+	b, err := json.Marshal(before.Object)
+	if err != nil {
+		return nil, err
+	}
+	a, err := json.Marshal(after.Object)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := jsonpatch.CreateMergePatch(b, a)
+	if err != nil || string(patch) == "{}" {
+		return nil, err
+	}
+	return patch, nil
+}
+
+// podMetadataPatch is the merge patch that changes running pods' labels and annotations from
+// the state's to the plan's (a pod's metadata may change; its spec may not), nil if none
+// changed.
+func podMetadataPatch(before, after jobs.PodOptions) []byte {
+	diff := func(b, a map[string]string) map[string]any {
+		out := map[string]any{}
+		for k := range b {
+			if _, kept := a[k]; !kept {
+				out[k] = nil
+			}
+		}
+		for k, v := range a {
+			if old, had := b[k]; !had || old != v {
+				out[k] = v
+			}
+		}
+		return out
+	}
+	labels, annotations := diff(before.Labels, after.Labels), diff(before.Annotations, after.Annotations)
+	if len(labels) == 0 && len(annotations) == 0 {
+		return nil
+	}
+	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "annotations": annotations}})
+	return patch
+}
+
+// rescale applies the kind's guarded rescale patch and returns the patched object, or nil with
+// ok when there was nothing to change. The API server answers 422 when a test op fails: the
+// count is no longer the one Terraform read. That is either this rescale's own earlier attempt,
+// which landed although its answer was lost (the count is already the new one: done), or
+// someone else's change, which is not overwritten and is reported with the count found.
+func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32, diags *diag.Diagnostics) (patched *unstructured.Unstructured, ok bool) {
+	if from == to {
+		return nil, true
+	}
+	patched, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, r.kind.RescalePatch(from, to))
+	if err == nil {
+		return patched, true
+	}
+	detail := goneOr(t, err)
+	if apierrors.IsInvalid(err) {
+		current, getErr := r.client.Get(ctx, t)
+		if getErr != nil || current == nil {
+			diags.AddError("Error rescaling "+t.String(), fmt.Sprintf("%v; reading the job again to see why also failed: %v", err, getErr))
+			return nil, false
+		}
+		now, countErr := r.kind.Workers(current)
+		switch {
+		case countErr == nil && now == to:
+			return current, true
+		case countErr == nil && now != from:
+			detail = fmt.Sprintf("%s was not rescaled from %d to %d workers: someone else changed its worker count to %d after Terraform "+
+				"read it as %d. Their change was kept and nothing was changed; run terraform plan again to see the difference.",
+				t, from, to, now, from)
+		default:
+			detail = fmt.Sprintf("%s was not rescaled from %d to %d workers: the API server rejected the patch: %v", t, from, to, err)
+		}
+	}
+	diags.AddError("Error rescaling "+t.String(), detail)
+	return nil, false
+}
