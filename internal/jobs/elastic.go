@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -47,24 +45,6 @@ var Elastic = &Kind{
 	// FrameworkController has no suspend: a Framework runs from its creation.
 	suspended:  func(*unstructured.Unstructured) bool { return false },
 	dependents: elasticDependents,
-}
-
-// frameworkRoles are the roles of a Framework: its task roles.
-func frameworkRoles(obj *unstructured.Unstructured) ([]RolePods, error) {
-	roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "taskRoles")
-	var out []RolePods
-	for _, r := range roles {
-		m, _ := r.(map[string]any)
-		name, _ := m["name"].(string)
-		count, _ := m["taskNumber"].(int64)
-		pod, _, _ := unstructured.NestedMap(m, "task", "pod")
-		role, err := rolePods(name, count, pod)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, role)
-	}
-	return out, nil
 }
 
 // elasticDependents are an elastic job's two Services and, when asked for, the NetworkPolicy of
@@ -113,19 +93,6 @@ func CheckElasticName(name string, tensorBoard bool) error {
 // ServiceGVR is the core Service.
 var ServiceGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 
-// FrameworkController's pod labels, and the task roles of an elastic job.
-const (
-	FrameworkNameLabel = "FC_FRAMEWORK_NAME"
-	TaskRoleLabel      = "FC_TASKROLE_NAME"
-	TaskIndexLabel     = "FC_TASK_INDEX"
-
-	EtcdRole   = "etcd"
-	WorkerRole = "worker"
-	// workerRoleIndex is the worker role's index in spec.taskRoles, which the rescale patch tests.
-	workerRoleIndex = 1
-	etcdPort        = 2379
-)
-
 // ElasticInputsAnnotation records on the Framework the inputs that only survive inside the
 // worker's shell command (script, arguments, bounds), so that import can recover them exactly.
 const ElasticInputsAnnotation = "training.kubetrain.io/elastic-inputs"
@@ -141,9 +108,6 @@ type elasticInputs struct {
 	// EtcdNetworkPolicy is recorded here because the NetworkPolicy is another object.
 	EtcdNetworkPolicy bool `json:"etcdNetworkPolicy,omitempty"`
 }
-
-// FrameworkNamePattern is FrameworkController's rule for Framework names: no hyphens.
-var FrameworkNamePattern = regexp.MustCompile(`^[a-z0-9]{1,63}$`)
 
 // Defaults from the FrameworkController PyTorch elastic example.
 const (
@@ -211,27 +175,6 @@ func (s ElasticJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Uns
 	return fw, []*unstructured.Unstructured{etcd, worker, policy}, err
 }
 
-// newEtcdNetworkPolicy admits to the job's etcd, on its client port, the pods of the job alone
-// (FrameworkController labels every pod of a Framework with its name). Where the cluster's
-// network plugin enforces NetworkPolicies, nothing else reaches the unauthenticated rendezvous.
-func newEtcdNetworkPolicy(s ElasticJobSpec) (*unstructured.Unstructured, error) {
-	tcp := corev1.ProtocolTCP
-	port := intstr.FromInt32(etcdPort)
-	policy := networkingv1.NetworkPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
-		ObjectMeta: objectMeta(s.Name+"-"+EtcdRole, s.Namespace, PodOptions{}),
-		Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{FrameworkNameLabel: s.Name, TaskRoleLabel: EtcdRole}},
-			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{
-				From:  []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{FrameworkNameLabel: s.Name}}}},
-				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}},
-			}},
-		},
-	}
-	return toUnstructured(&policy)
-}
-
 // Expect is the etcd and the workers.
 func (s ElasticJobSpec) Expect() map[string]int {
 	return map[string]int{EtcdRole: 1, WorkerRole: int(s.Workers)}
@@ -292,35 +235,6 @@ func (s ElasticJobSpec) launchLine(extra string) string {
 	return strings.Join(parts, " ")
 }
 
-// CheckEtcdImage says why an etcd image cannot serve the rendezvous, or nil: the etcd runs with
-// --enable-v2 for the v2 API the rendezvous speaks, which etcd 3.6 removed (it refuses the flag
-// and exits). A tag that names no version cannot be checked and is accepted.
-func CheckEtcdImage(image string) error {
-	if strings.TrimSpace(image) == "" {
-		return fmt.Errorf("the etcd image is empty")
-	}
-	name := image
-	if i := strings.LastIndex(name, "@"); i >= 0 {
-		name = name[:i]
-	}
-	i := strings.LastIndex(name, ":")
-	if i < 0 || strings.Contains(name[i:], "/") {
-		return nil
-	}
-	m := etcdVersion.FindStringSubmatch(name[i+1:])
-	if m == nil {
-		return nil
-	}
-	major, _ := strconv.Atoi(m[1])
-	minor, _ := strconv.Atoi(m[2])
-	if major > 3 || (major == 3 && minor >= 6) {
-		return fmt.Errorf("%s is etcd %d.%d, which no longer serves the v2 API (--enable-v2) the rendezvous needs: use an etcd 3.4 or 3.5 image", image, major, minor)
-	}
-	return nil
-}
-
-var etcdVersion = regexp.MustCompile(`^v?(\d+)\.(\d+)`)
-
 // shellQuote quotes an argument for sh -c only when it needs it, so plain arguments read as
 // the example writes them.
 func shellQuote(s string) string {
@@ -328,53 +242,6 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
-}
-
-// etcdCommand is the example's etcd command line, run without a shell: etcd's images have had
-// none since 3.5.7 (a distroless base), and `sh -c` never starts there.
-var etcdCommand = []string{
-	"/usr/local/bin/etcd",
-	"--data-dir", "/var/lib/etcd", "--enable-v2",
-	"--listen-client-urls", "http://0.0.0.0:2379",
-	"--advertise-client-urls", "http://0.0.0.0:2379",
-	"--initial-cluster-state", "new",
-}
-
-// framework mirrors the fields of frameworkcontroller.microsoft.com/v1 Framework this provider
-// sets; FrameworkController's own module is from Kubernetes 1.16 and cannot be imported here.
-type framework struct {
-	metav1.TypeMeta   `json:",inline"`
-	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              frameworkSpec `json:"spec"`
-}
-
-type frameworkSpec struct {
-	ExecutionType string          `json:"executionType"`
-	RetryPolicy   retryPolicy     `json:"retryPolicy"`
-	TaskRoles     []*taskRoleSpec `json:"taskRoles"`
-}
-
-type retryPolicy struct {
-	FancyRetryPolicy bool  `json:"fancyRetryPolicy"`
-	MaxRetryCount    int32 `json:"maxRetryCount"`
-}
-
-type taskRoleSpec struct {
-	Name                             string               `json:"name"`
-	TaskNumber                       int32                `json:"taskNumber"`
-	FrameworkAttemptCompletionPolicy completionPolicySpec `json:"frameworkAttemptCompletionPolicy"`
-	Task                             taskSpec             `json:"task"`
-}
-
-type completionPolicySpec struct {
-	MinFailedTaskCount    int32 `json:"minFailedTaskCount"`
-	MinSucceededTaskCount int32 `json:"minSucceededTaskCount"`
-}
-
-type taskSpec struct {
-	RetryPolicy                   retryPolicy            `json:"retryPolicy"`
-	PodGracefulDeletionTimeoutSec *int64                 `json:"podGracefulDeletionTimeoutSec,omitempty"`
-	Pod                           corev1.PodTemplateSpec `json:"pod"`
 }
 
 // NewElasticJob builds the Framework and its two Services: one for the etcd, so workers find
@@ -482,229 +349,4 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 
 func objectMeta(name, namespace string, o PodOptions) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(o.Labels, ""), Annotations: copyMap(o.Annotations)}
-}
-
-// elasticRescalePatch is the example's guarded JSON patch on /spec: it tests that the task role
-// at the worker index is still "worker", and that its taskNumber is still what Terraform last
-// read (so a concurrent rescale is not silently overwritten), then replaces taskNumber and
-// minSucceededTaskCount together.
-func elasticRescalePatch(from, to int32) []byte {
-	role := fmt.Sprintf("/spec/taskRoles/%d", workerRoleIndex)
-	patch, _ := json.Marshal([]map[string]any{
-		{"op": "test", "path": role + "/name", "value": WorkerRole},
-		{"op": "test", "path": role + "/taskNumber", "value": from},
-		{"op": "replace", "path": role + "/taskNumber", "value": to},
-		{"op": "replace", "path": role + "/frameworkAttemptCompletionPolicy/minSucceededTaskCount", "value": to},
-	})
-	return patch
-}
-
-// ReadElasticJob recovers the spec of an elastic job from its Framework (for import).
-func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
-	var f framework
-	if err := fromUnstructured(obj, &f); err != nil {
-		return ElasticJobSpec{}, err
-	}
-	spec := ElasticJobSpec{Name: f.Name, Namespace: f.Namespace}
-	var etcd, worker *taskRoleSpec
-	for _, r := range f.Spec.TaskRoles {
-		switch {
-		case r == nil:
-		case r.Name == EtcdRole:
-			etcd = r
-		case r.Name == WorkerRole:
-			worker = r
-		}
-	}
-	if etcd == nil || worker == nil {
-		return spec, fmt.Errorf("framework %s/%s has no %q and %q task roles: it is not an elastic job", f.Namespace, f.Name, EtcdRole, WorkerRole)
-	}
-	spec.Pod = readPodOptions(worker.Task.Pod)
-	spec.Pod.MountShm = false // always mounted for elastic jobs; not an input
-	raw, ok := f.Annotations[ElasticInputsAnnotation]
-	if !ok {
-		if err := readElasticCommand(&spec, worker); err != nil {
-			return spec, fmt.Errorf("framework %s/%s: %w", f.Namespace, f.Name, err)
-		}
-	} else {
-		var in elasticInputs
-		if err := json.Unmarshal([]byte(raw), &in); err != nil {
-			return spec, fmt.Errorf("framework %s/%s: annotation %s: %w", f.Namespace, f.Name, ElasticInputsAnnotation, err)
-		}
-		spec.Launcher, spec.Script, spec.ScriptArgs, spec.Command = in.Launcher, in.Script, in.ScriptArgs, in.Command
-		if spec.Launcher == "" && spec.Script != "" {
-			spec.Launcher = LauncherTorchelastic // made before the launcher was a choice
-		}
-		spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode, spec.EtcdNetworkPolicy = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode, in.EtcdNetworkPolicy
-	}
-	spec.Pod.Labels, _ = userLabels(f.Labels)
-	spec.Pod.Annotations = userAnnotations(f.Annotations)
-	spec.Workers = worker.TaskNumber
-	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
-	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)
-	etcdPod := readPodOptions(etcd.Task.Pod)
-	spec.EtcdImage, spec.EtcdCPU, spec.EtcdMemory = etcdPod.Image, etcdPod.CPU, etcdPod.Memory
-	// The annotation says what the command was made from; a command edited since (kubectl
-	// edit) is what the workers run, and is read as such, so that a refresh shows the change.
-	if !ok {
-		return spec, nil
-	}
-	if containers := worker.Task.Pod.Spec.Containers; len(containers) > 0 &&
-		!slices.Equal(containers[0].Command, spec.workerCommand()) && !slices.Equal(containers[0].Command, spec.legacyWorkerCommand()) {
-		spec.Command, spec.Script, spec.ScriptArgs = containers[0].Command, "", nil
-	}
-	return spec, nil
-}
-
-// readElasticCommand reads the inputs of an elastic job that another tool made (a Framework
-// without this provider's record of its inputs, such as FrameworkController's example written
-// by hand): the workers' command as it is, the bounds of their count from the launcher's
-// --nnodes=MIN:MAX and the processes per worker from its --nproc_per_node, wherever in the
-// command they are (the example's is one sh -c line). A command that says no --nnodes bounds the
-// workers to the count they have (a fixed-size job: changing it replaces the job); one that says
-// no number of processes per worker has the default, the GPUs per worker, at least 1.
-func readElasticCommand(spec *ElasticJobSpec, worker *taskRoleSpec) error {
-	containers := worker.Task.Pod.Spec.Containers
-	if len(containers) == 0 || len(containers[0].Command) == 0 {
-		return fmt.Errorf("its workers' container sets no command (it runs its image's entrypoint), which training_elastic_job cannot say")
-	}
-	spec.Command = append(slices.Clone(containers[0].Command), containers[0].Args...)
-	line := strings.Join(spec.Command, " ")
-	spec.MinWorkers, spec.MaxWorkers = worker.TaskNumber, worker.TaskNumber
-	if m := nnodesFlag.FindStringSubmatch(line); m != nil {
-		low, _ := strconv.ParseInt(m[1], 10, 32)
-		high := low
-		if m[2] != "" {
-			high, _ = strconv.ParseInt(m[2], 10, 32)
-		}
-		spec.MinWorkers, spec.MaxWorkers = int32(low), int32(high)
-	}
-	spec.ProcsPerNode = int32(max(1, spec.Pod.GPUs))
-	if m := nprocFlag.FindStringSubmatch(line); m != nil {
-		n, _ := strconv.ParseInt(m[1], 10, 32)
-		spec.ProcsPerNode = int32(n)
-	}
-	return nil
-}
-
-// The launchers' flags that bound an elastic job's workers and set its processes per worker,
-// in either spelling torchrun accepts (--nproc_per_node, --nproc-per-node) and either form
-// (--flag=VALUE, --flag VALUE).
-var (
-	nnodesFlag = regexp.MustCompile(`(?:^|\s)--nnodes[=\s]+(\d{1,9})(?::(\d{1,9}))?(?:\s|$)`)
-	nprocFlag  = regexp.MustCompile(`(?:^|\s)--nproc[_-]per[_-]node[=\s]+(\d{1,9})(?:\s|$)`)
-)
-
-// elasticWorkers returns the worker taskNumber of a Framework object.
-func elasticWorkers(obj *unstructured.Unstructured) (int32, error) {
-	var f framework
-	if err := fromUnstructured(obj, &f); err != nil {
-		return 0, err
-	}
-	for _, r := range f.Spec.TaskRoles {
-		if r != nil && r.Name == WorkerRole {
-			return r.TaskNumber, nil
-		}
-	}
-	return 0, fmt.Errorf("framework %s/%s has no %q task role", obj.GetNamespace(), obj.GetName(), WorkerRole)
-}
-
-// frameworkStatus mirrors the parts of FrameworkStatus the status mapping reads.
-type frameworkStatus struct {
-	Status *struct {
-		StartTime      *metav1.Time `json:"startTime"`
-		CompletionTime *metav1.Time `json:"completionTime"`
-		State          string       `json:"state"`
-		// TotalRetriedCount > 0 means an attempt before this one ran.
-		RetryPolicyStatus struct {
-			TotalRetriedCount int32 `json:"totalRetriedCount"`
-		} `json:"retryPolicyStatus"`
-		AttemptStatus struct {
-			CompletionStatus *struct {
-				Diagnostics string `json:"diagnostics"`
-				Type        struct {
-					Name string `json:"name"`
-				} `json:"type"`
-			} `json:"completionStatus"`
-			TaskRoleStatuses []struct {
-				Name         string `json:"name"`
-				TaskStatuses []struct {
-					Index         int32        `json:"index"`
-					State         string       `json:"state"`
-					StartTime     *metav1.Time `json:"startTime"`
-					AttemptStatus struct {
-						PodName     string  `json:"podName"`
-						PodNodeName *string `json:"podNodeName"`
-					} `json:"attemptStatus"`
-				} `json:"taskStatuses"`
-			} `json:"taskRoleStatuses"`
-		} `json:"attemptStatus"`
-	} `json:"status"`
-}
-
-// readFrameworkStatus maps a Framework's state to the job phases, and its task statuses to the
-// instances (role, index, task state, pod, node).
-func readFrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status, error) {
-	var f frameworkStatus
-	if err := fromUnstructured(obj, &f); err != nil {
-		return Status{}, err
-	}
-	s := Status{Phase: Pending, Instances: []Instance{}}
-	if f.Status == nil {
-		return s, nil
-	}
-	st := f.Status
-	switch st.State {
-	case "AttemptRunning":
-		s.Phase = Running
-	case "AttemptDeletionPending", "AttemptDeletionRequested", "AttemptDeleting", "AttemptCompleted":
-		// An attempt ended and the framework is being retried: still running, as `arena get`
-		// shows a restarting job.
-		s.Phase = Running
-	case "Completed":
-		s.Phase = Failed
-		if cs := st.AttemptStatus.CompletionStatus; cs != nil && cs.Type.Name == "Succeeded" {
-			s.Phase = Succeeded
-		}
-	default:
-		// A new attempt being created is a restart once the first attempt has been.
-		if st.RetryPolicyStatus.TotalRetriedCount > 0 {
-			s.Phase = Running
-		}
-	}
-	if st.StartTime != nil {
-		s.StartTime = &st.StartTime.Time
-	}
-	if st.CompletionTime != nil {
-		s.CompletionTime = &st.CompletionTime.Time
-	}
-	s.Duration = trainingDuration(s.StartTime, s.CompletionTime, now)
-	for _, role := range st.AttemptStatus.TaskRoleStatuses {
-		for _, task := range role.TaskStatuses {
-			in := Instance{
-				Name:  task.AttemptStatus.PodName,
-				Role:  role.Name,
-				Index: task.Index,
-				Phase: task.State,
-				Node:  ptr.Deref(task.AttemptStatus.PodNodeName, ""),
-			}
-			if task.StartTime != nil {
-				in.Created = task.StartTime.Time
-			}
-			s.Instances = append(s.Instances, in)
-		}
-	}
-	return s, nil
-}
-
-// frameworkFailure returns why a Framework failed, or "".
-func frameworkFailure(obj *unstructured.Unstructured) string {
-	var f frameworkStatus
-	if obj == nil || fromUnstructured(obj, &f) != nil || f.Status == nil || f.Status.State != "Completed" {
-		return ""
-	}
-	if cs := f.Status.AttemptStatus.CompletionStatus; cs != nil && cs.Type.Name != "Succeeded" {
-		return fmt.Sprintf("the job failed: %s: %s", cs.Type.Name, cs.Diagnostics)
-	}
-	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
@@ -45,8 +46,15 @@ type objectResource[M any, PM interface {
 }] struct {
 	client   *kube.Client
 	typeName string
+	// schema is the object's resource schema.
+	schema func(ctx context.Context) schema.Schema
 	// importID reads an import ID into a model holding just the object's identity.
 	importID func(id string) (PM, error)
+}
+
+// Schema serves the schema of the object the resource manages.
+func (r *objectResource[M, PM]) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
+	resp.Schema = r.schema(ctx)
 }
 
 func (r *objectResource[M, PM]) Metadata(_ context.Context, req resource.MetadataRequest, resp *resource.MetadataResponse) {

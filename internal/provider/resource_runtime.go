@@ -35,7 +35,7 @@ import (
 var _ resource.ResourceWithValidateConfig = (*objectResource[runtimeModel, *runtimeModel])(nil)
 
 func newRuntimeResource() resource.Resource {
-	return &objectResource[runtimeModel, *runtimeModel]{typeName: "runtime", importID: func(id string) (*runtimeModel, error) {
+	return &objectResource[runtimeModel, *runtimeModel]{typeName: "runtime", schema: runtimeSchema, importID: func(id string) (*runtimeModel, error) {
 		m := &runtimeModel{Name: types.StringValue(id), Namespace: types.StringNull()}
 		if namespace, name, ok := strings.Cut(id, "/"); ok {
 			m.Namespace, m.Name = types.StringValue(namespace), types.StringValue(name)
@@ -156,7 +156,7 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 // mpiDefault is the MPI policy of a runtime that says nothing of it.
 var mpiDefault = jobs.DefaultMPIPolicy()
 
-func (r *objectResource[M, PM]) runtimeSchema(ctx context.Context) schema.Schema {
+func runtimeSchema(ctx context.Context) schema.Schema {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	attributes := inPlace(podAttributes("every node", metadataDoc{on: "the pod templates of every node",
 		change: "Changing them updates the runtime in place: jobs already made from it keep theirs."}))

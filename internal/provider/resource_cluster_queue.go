@@ -1,0 +1,250 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+func newClusterQueueResource() resource.Resource {
+	return &objectResource[clusterQueueModel, *clusterQueueModel]{typeName: "cluster_queue", schema: clusterQueueSchema, importID: func(id string) (*clusterQueueModel, error) {
+		return &clusterQueueModel{Name: types.StringValue(id)}, clusterScopedID(id)
+	}}
+}
+
+type clusterQueueModel struct {
+	ID                types.String         `tfsdk:"id"`
+	Name              types.String         `tfsdk:"name"`
+	Cohort            types.String         `tfsdk:"cohort"`
+	NamespaceSelector types.Map            `tfsdk:"namespace_selector"`
+	QueueingStrategy  types.String         `tfsdk:"queueing_strategy"`
+	StopPolicy        types.String         `tfsdk:"stop_policy"`
+	ResourceGroup     []resourceGroupModel `tfsdk:"resource_group"`
+	Preemption        []preemptionModel    `tfsdk:"preemption"`
+	queueStatusModel
+	Usage    types.Map      `tfsdk:"usage"`
+	Timeouts timeouts.Value `tfsdk:"timeouts"`
+}
+
+type resourceGroupModel struct {
+	CoveredResources types.List          `tfsdk:"covered_resources"`
+	Flavor           []flavorQuotasModel `tfsdk:"flavor"`
+}
+
+type flavorQuotasModel struct {
+	Name     types.String `tfsdk:"name"`
+	Resource []quotaModel `tfsdk:"resource"`
+}
+
+type quotaModel struct {
+	Name           types.String `tfsdk:"name"`
+	NominalQuota   types.String `tfsdk:"nominal_quota"`
+	BorrowingLimit types.String `tfsdk:"borrowing_limit"`
+	LendingLimit   types.String `tfsdk:"lending_limit"`
+}
+
+type preemptionModel struct {
+	ReclaimWithinCohort  types.String `tfsdk:"reclaim_within_cohort"`
+	WithinClusterQueue   types.String `tfsdk:"within_cluster_queue"`
+	BorrowWithinCohort   types.String `tfsdk:"borrow_within_cohort"`
+	MaxPriorityThreshold types.Int64  `tfsdk:"max_priority_threshold"`
+}
+
+func clusterQueueSchema(ctx context.Context) schema.Schema {
+	quantity := []validator.String{quotaRule}
+	return schema.Schema{
+		MarkdownDescription: "A Kueue [ClusterQueue](https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/): quotas of GPUs, CPU and memory " +
+			"per flavor, the cohort it borrows from and lends to, and when its workloads preempt others. Jobs reach it through a " +
+			"`training_local_queue` and their `queue_name`. Its status (workloads pending and admitted, quota in use) is read on every refresh. " +
+			"Changing a quota updates it in place, and Kueue admits what now fits. Imported by name.",
+		Attributes: queueStatusAttributes(map[string]schema.Attribute{
+			"id":   idAttribute("The ClusterQueue's name."),
+			"name": schema.StringAttribute{Required: true, PlanModifiers: replaceName, Validators: kueueObjectNames, MarkdownDescription: "Name of the ClusterQueue (cluster-scoped)."},
+			"cohort": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, objectNameRule},
+				MarkdownDescription: "Cohort the queue belongs to: queues of one cohort borrow each other's unused quota."},
+			"namespace_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{labelMapRule},
+				MarkdownDescription: "Labels a namespace must have for its LocalQueues to submit here. Unset: every namespace."},
+			"queueing_strategy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(kueue.QueueingStrategies[0]),
+				Validators:          []validator.String{stringvalidator.OneOf(kueue.QueueingStrategies...)},
+				MarkdownDescription: "`BestEffortFIFO` (default: a workload that does not fit lets the next one in) or `StrictFIFO`."},
+			"stop_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(kueue.StopPolicies[0]),
+				Validators:          []validator.String{stringvalidator.OneOf(kueue.StopPolicies...)},
+				MarkdownDescription: "`None` (default), `Hold` (admit nothing new) or `HoldAndDrain` (also evict what runs)."},
+			"usage": schema.MapAttribute{ElementType: types.StringType, Computed: true, PlanModifiers: keepMap,
+				MarkdownDescription: "Quota in use at the last refresh, by `FLAVOR/RESOURCE`, e.g. `{ \"gpu/nvidia.com/gpu\" = \"2\" }`."},
+		}),
+		Blocks: map[string]schema.Block{
+			"timeouts": kueueTimeouts(ctx),
+			"resource_group": schema.ListNestedBlock{
+				MarkdownDescription: "Resources whose quotas are given together, per flavor, in order of preference.",
+				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+				NestedObject: schema.NestedBlockObject{
+					Attributes: map[string]schema.Attribute{
+						"covered_resources": schema.ListAttribute{ElementType: types.StringType, Required: true,
+							Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()},
+							MarkdownDescription: "Resources this group covers, e.g. `[\"cpu\", \"memory\", \"nvidia.com/gpu\"]`; each flavor gives a quota for each, in this order."},
+					},
+					Blocks: map[string]schema.Block{
+						"flavor": schema.ListNestedBlock{
+							MarkdownDescription: "A flavor's quotas, tried in the order written.",
+							Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+							NestedObject: schema.NestedBlockObject{
+								Attributes: map[string]schema.Attribute{
+									"name": schema.StringAttribute{Required: true, Validators: kueueObjectNames, MarkdownDescription: "The ResourceFlavor's name."},
+								},
+								Blocks: map[string]schema.Block{
+									"resource": schema.ListNestedBlock{
+										MarkdownDescription: "One resource's quota in this flavor.",
+										NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+											"name":            schema.StringAttribute{Required: true, MarkdownDescription: "The resource, e.g. `nvidia.com/gpu`."},
+											"nominal_quota":   schema.StringAttribute{Required: true, Validators: quantity, MarkdownDescription: "The quota this queue owns, as a Kubernetes quantity (`2`, `64Gi`)."},
+											"borrowing_limit": schema.StringAttribute{Optional: true, Validators: quantity, MarkdownDescription: "How much more it may borrow from its cohort. Unset: no limit. Needs a `cohort`."},
+											"lending_limit":   schema.StringAttribute{Optional: true, Validators: quantity, MarkdownDescription: "How much of its unused quota it lends to its cohort. Unset: all of it. Needs a `cohort`."},
+										}},
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+			"preemption": schema.ListNestedBlock{
+				MarkdownDescription: "When this queue's pending workloads may preempt admitted ones. Unset: never.",
+				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"reclaim_within_cohort": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Never"),
+						Validators:          []validator.String{stringvalidator.OneOf(kueue.ReclaimPolicies...)},
+						MarkdownDescription: "Whether it takes back its lent quota by preempting the cohort's borrowers: `Never` (default), `LowerPriority` or `Any`."},
+					"within_cluster_queue": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Never"),
+						Validators:          []validator.String{stringvalidator.OneOf(kueue.WithinClusterQueuePolicies...)},
+						MarkdownDescription: "Whether it preempts its own admitted workloads of lower priority: `Never` (default), `LowerPriority` or `LowerOrNewerEqualPriority`."},
+					"borrow_within_cohort": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Never"),
+						Validators:          []validator.String{stringvalidator.OneOf(kueue.BorrowWithinCohortPolicies...)},
+						MarkdownDescription: "Whether it preempts the cohort's lower-priority workloads to borrow: `Never` (default) or `LowerPriority`."},
+					"max_priority_threshold": schema.Int64Attribute{Optional: true,
+						MarkdownDescription: "With `borrow_within_cohort`, only workloads of at most this priority are preempted."},
+				}},
+			},
+		},
+	}
+}
+
+func (m *clusterQueueModel) target() kube.Target {
+	return kube.Target{GVR: kueue.ClusterQueueGVR, Kind: "ClusterQueue", Name: m.Name.ValueString()}
+}
+
+func (m *clusterQueueModel) timeouts() timeouts.Value { return m.Timeouts }
+
+func (m *clusterQueueModel) deleteHint() string { return kueueDeleteHint }
+
+func (m *clusterQueueModel) setID() { m.ID = m.Name }
+
+func (m *clusterQueueModel) keepStatus(prior objectModel) {
+	if p, ok := prior.(*clusterQueueModel); ok {
+		m.queueStatusModel, m.Usage = p.queueStatusModel, p.Usage
+	}
+}
+
+func (m *clusterQueueModel) spec(ctx context.Context) (kueue.ClusterQueueSpec, diag.Diagnostics) {
+	var diags diag.Diagnostics
+	s := kueue.ClusterQueueSpec{Name: m.Name.ValueString(), Cohort: m.Cohort.ValueString(),
+		QueueingStrategy: m.QueueingStrategy.ValueString(), StopPolicy: m.StopPolicy.ValueString()}
+	diags.Append(m.NamespaceSelector.ElementsAs(ctx, &s.NamespaceSelector, true)...)
+	for _, g := range m.ResourceGroup {
+		group := kueue.ResourceGroup{}
+		diags.Append(g.CoveredResources.ElementsAs(ctx, &group.CoveredResources, true)...)
+		for _, f := range g.Flavor {
+			fq := kueue.FlavorQuotas{Name: f.Name.ValueString()}
+			for _, q := range f.Resource {
+				fq.Resources = append(fq.Resources, kueue.Quota{Name: q.Name.ValueString(), Nominal: q.NominalQuota.ValueString(),
+					BorrowingLimit: q.BorrowingLimit.ValueString(), LendingLimit: q.LendingLimit.ValueString()})
+			}
+			group.Flavors = append(group.Flavors, fq)
+		}
+		s.ResourceGroups = append(s.ResourceGroups, group)
+	}
+	for _, p := range m.Preemption {
+		s.Preemption = kueue.Preemption{ReclaimWithinCohort: p.ReclaimWithinCohort.ValueString(),
+			WithinClusterQueue: p.WithinClusterQueue.ValueString(), BorrowWithinCohort: p.BorrowWithinCohort.ValueString()}
+		if !p.MaxPriorityThreshold.IsNull() && !p.MaxPriorityThreshold.IsUnknown() {
+			v := int32(p.MaxPriorityThreshold.ValueInt64())
+			s.Preemption.MaxPriorityThreshold = &v
+		}
+	}
+	return s, diags
+}
+
+func (m *clusterQueueModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
+	s, diags := m.spec(ctx)
+	if diags.HasError() {
+		return nil, diags
+	}
+	obj, err := s.Build()
+	if err != nil {
+		diags.AddError("Invalid ClusterQueue", err.Error())
+	}
+	return obj, diags
+}
+
+func (m *clusterQueueModel) read(ctx context.Context, obj *unstructured.Unstructured) diag.Diagnostics {
+	var diags diag.Diagnostics
+	s, err := kueue.ReadClusterQueue(obj)
+	if err != nil {
+		diags.AddError("Error reading ClusterQueue "+obj.GetName(), err.Error())
+		return diags
+	}
+	m.Cohort = optionalString(s.Cohort)
+	m.NamespaceSelector = optionalMap(ctx, s.NamespaceSelector, &diags)
+	m.QueueingStrategy = types.StringValue(s.QueueingStrategy)
+	m.StopPolicy = types.StringValue(s.StopPolicy)
+	prior := m.ResourceGroup
+	m.ResourceGroup = nil
+	for gi, g := range s.ResourceGroups {
+		group := resourceGroupModel{CoveredResources: optionalList(ctx, g.CoveredResources, &diags)}
+		for fi, f := range g.Flavors {
+			fq := flavorQuotasModel{Name: types.StringValue(f.Name)}
+			for qi, q := range f.Resources {
+				var was quotaModel
+				if gi < len(prior) && fi < len(prior[gi].Flavor) && qi < len(prior[gi].Flavor[fi].Resource) {
+					was = prior[gi].Flavor[fi].Resource[qi]
+				}
+				fq.Resource = append(fq.Resource, quotaModel{Name: types.StringValue(q.Name),
+					NominalQuota: sameQuantity(was.NominalQuota, q.Nominal), BorrowingLimit: sameQuantity(was.BorrowingLimit, q.BorrowingLimit),
+					LendingLimit: sameQuantity(was.LendingLimit, q.LendingLimit)})
+			}
+			group.Flavor = append(group.Flavor, fq)
+		}
+		m.ResourceGroup = append(m.ResourceGroup, group)
+	}
+	p := s.Preemption
+	// An unset block reads as unset while the cluster holds the defaults it stands for.
+	if len(m.Preemption) > 0 || p.ReclaimWithinCohort != "Never" || p.WithinClusterQueue != "Never" || p.BorrowWithinCohort != "Never" || p.MaxPriorityThreshold != nil {
+		pm := preemptionModel{ReclaimWithinCohort: types.StringValue(p.ReclaimWithinCohort), WithinClusterQueue: types.StringValue(p.WithinClusterQueue),
+			BorrowWithinCohort: types.StringValue(p.BorrowWithinCohort), MaxPriorityThreshold: types.Int64Null()}
+		if p.MaxPriorityThreshold != nil {
+			pm.MaxPriorityThreshold = types.Int64Value(int64(*p.MaxPriorityThreshold))
+		}
+		m.Preemption = []preemptionModel{pm}
+	}
+	st := kueue.ReadQueueStatus(obj)
+	m.set(st)
+	usage := map[string]attr.Value{}
+	for k, v := range st.Usage {
+		usage[k] = types.StringValue(v)
+	}
+	m.Usage = types.MapValueMust(types.StringType, usage)
+	return diags
+}
