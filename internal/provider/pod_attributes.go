@@ -3,8 +3,6 @@ package provider
 import (
 	"cmp"
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -26,7 +24,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -64,17 +61,6 @@ type secretKeyModel struct {
 }
 
 var secretKeyType = types.ObjectType{AttrTypes: map[string]attr.Type{"secret": types.StringType, "key": types.StringType}}
-
-// tolerationModel is the structured form, for what Arena's strings cannot say.
-type tolerationModel struct {
-	Key               types.String `tfsdk:"key"`
-	Operator          types.String `tfsdk:"operator"`
-	Value             types.String `tfsdk:"value"`
-	Effect            types.String `tfsdk:"effect"`
-	TolerationSeconds types.Int64  `tfsdk:"toleration_seconds"`
-}
-
-var effects = []string{string(corev1.TaintEffectNoSchedule), string(corev1.TaintEffectPreferNoSchedule), string(corev1.TaintEffectNoExecute)}
 
 // metadataDoc says, in the labels' and annotations' descriptions, what objects they are put on
 // and what changing them does.
@@ -164,104 +150,6 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
 	}
-}
-
-func tolerationBlock(role string) schema.Block {
-	return schema.ListNestedBlock{
-		MarkdownDescription: "A toleration in Kubernetes' own terms, for what the `tolerations` strings cannot say (a `toleration_seconds`). Applied to " + role + ".",
-		PlanModifiers:       []planmodifier.List{tolerationsReplace{}},
-		NestedObject: schema.NestedBlockObject{Validators: []validator.Object{tolerationObject{}}, Attributes: map[string]schema.Attribute{
-			"key": schema.StringAttribute{Optional: true, Validators: []validator.String{labelKeyRule},
-				MarkdownDescription: "Taint key; empty with operator `Exists` tolerates every taint."},
-			"operator": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.TolerationOpEqual)),
-				Validators:          []validator.String{stringvalidator.OneOf(string(corev1.TolerationOpEqual), string(corev1.TolerationOpExists))},
-				MarkdownDescription: "`Equal` (default) or `Exists`."},
-			"value": schema.StringAttribute{Optional: true, Validators: []validator.String{labelValueRule},
-				MarkdownDescription: "Taint value, with operator `Equal`."},
-			"effect": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(effects...)},
-				MarkdownDescription: "`NoSchedule`, `PreferNoSchedule` or `NoExecute`; empty matches all effects."},
-			"toleration_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
-				MarkdownDescription: "How long a pod stays bound to a node after a `NoExecute` taint appears."},
-		}},
-	}
-}
-
-// tolerationsOf are the tolerations both forms say: the strings', then the blocks'.
-func tolerationsOf(ctx context.Context, strings types.List, blocks []tolerationModel, diags *diag.Diagnostics) []corev1.Toleration {
-	var out []corev1.Toleration
-	var tolerations []string
-	diags.Append(strings.ElementsAs(ctx, &tolerations, true)...)
-	for i, s := range tolerations {
-		t, err := jobs.ParseToleration(s)
-		if err != nil {
-			diags.AddAttributeError(path.Root("tolerations").AtListIndex(i), "Invalid toleration", err.Error())
-			continue
-		}
-		out = append(out, t)
-	}
-	for _, t := range blocks {
-		tol := corev1.Toleration{
-			Key:      t.Key.ValueString(),
-			Operator: corev1.TolerationOperator(t.Operator.ValueString()),
-			Value:    t.Value.ValueString(),
-			Effect:   corev1.TaintEffect(t.Effect.ValueString()),
-		}
-		if !t.TolerationSeconds.IsNull() {
-			tol.TolerationSeconds = ptr.To(t.TolerationSeconds.ValueInt64())
-		}
-		out = append(out, tol)
-	}
-	return out
-}
-
-// sameTolerations says whether two configurations of the tolerations, each in strings and
-// blocks, tolerate the same: the form is the user's (an import reads the strings where one can
-// say it), and a change of form alone is no change to the pods.
-func sameTolerations(ctx context.Context, a, b attributeGetter) bool {
-	effective := func(p attributeGetter) ([]corev1.Toleration, bool) {
-		var strs types.List
-		var blocks []tolerationModel
-		var diags diag.Diagnostics
-		diags.Append(p.GetAttribute(ctx, path.Root("tolerations"), &strs)...)
-		diags.Append(p.GetAttribute(ctx, path.Root("toleration"), &blocks)...)
-		if diags.HasError() || strs.IsUnknown() {
-			return nil, false
-		}
-		for _, b := range blocks {
-			if b.Key.IsUnknown() || b.Operator.IsUnknown() || b.Value.IsUnknown() || b.Effect.IsUnknown() || b.TolerationSeconds.IsUnknown() {
-				return nil, false
-			}
-		}
-		ts := normalTolerations(tolerationsOf(ctx, strs, blocks, &diags))
-		slices.SortFunc(ts, func(x, y corev1.Toleration) int { return cmp.Compare(fmt.Sprint(x), fmt.Sprint(y)) })
-		return ts, !diags.HasError()
-	}
-	x, okX := effective(a)
-	y, okY := effective(b)
-	return okX && okY && equality.Semantic.DeepEqual(x, y)
-}
-
-// attributeGetter is a plan, a state or a configuration.
-type attributeGetter interface {
-	GetAttribute(ctx context.Context, p path.Path, target any) diag.Diagnostics
-}
-
-// tolerationsReplace replaces the job when its tolerations change, and not when only their form
-// does (sameTolerations).
-type tolerationsReplace struct{}
-
-func (tolerationsReplace) Description(context.Context) string {
-	return "replaces the job when what it tolerates changes, not when only the form (strings or blocks) does"
-}
-func (r tolerationsReplace) MarkdownDescription(ctx context.Context) string {
-	return r.Description(ctx)
-}
-
-func (tolerationsReplace) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.Equal(req.StateValue) {
-		return
-	}
-	resp.RequiresReplace = !sameTolerations(ctx, req.Plan, req.State)
 }
 
 // podOptions converts the shared attributes into the plain spec. Values were validated at plan
@@ -422,60 +310,6 @@ func usersKeys(read, prior map[string]string, imported bool) map[string]string {
 	return out
 }
 
-// normalTolerations are tolerations as the API server compares them: an empty operator is Equal.
-func normalTolerations(ts []corev1.Toleration) []corev1.Toleration {
-	out := make([]corev1.Toleration, len(ts))
-	for i, t := range ts {
-		out[i] = t
-		if out[i].Operator == "" {
-			out[i].Operator = corev1.TolerationOpEqual
-		}
-	}
-	return out
-}
-
-func optionalString(s string) types.String {
-	if s == "" {
-		return types.StringNull()
-	}
-	return types.StringValue(s)
-}
-
-func optionalMap(ctx context.Context, m map[string]string, diags *diag.Diagnostics) types.Map {
-	if len(m) == 0 {
-		return types.MapNull(types.StringType)
-	}
-	v, d := types.MapValueFrom(ctx, types.StringType, m)
-	diags.Append(d...)
-	return v
-}
-
-func optionalList(ctx context.Context, l []string, diags *diag.Diagnostics) types.List {
-	if len(l) == 0 {
-		return types.ListNull(types.StringType)
-	}
-	v, d := types.ListValueFrom(ctx, types.StringType, l)
-	diags.Append(d...)
-	return v
-}
-
-func mergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attribute {
-	out := map[string]schema.Attribute{}
-	for _, m := range maps {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-// stringList converts a list attribute (known) to a Go slice.
-func stringList(ctx context.Context, l types.List, diags *diag.Diagnostics) []string {
-	var out []string
-	diags.Append(l.ElementsAs(ctx, &out, true)...)
-	return out
-}
-
 // perGPUDefault plans an unset count (MPI slots, torchelastic processes per worker) as one per
 // GPU of the worker, at least one, so the plan shows the value the job will get.
 type perGPUDefault struct{}
@@ -495,17 +329,4 @@ func (perGPUDefault) PlanModifyInt64(ctx context.Context, req planmodifier.Int64
 		return
 	}
 	resp.PlanValue = types.Int64Value(int64(jobs.DefaultSlots(gpus.ValueInt64())))
-}
-
-func mergeMaps(maps ...map[string]string) map[string]string {
-	var out map[string]string
-	for _, m := range maps {
-		for k, v := range m {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[k] = v
-		}
-	}
-	return out
 }

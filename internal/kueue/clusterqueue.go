@@ -1,0 +1,288 @@
+package kueue
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// ClusterQueueSpec is a ClusterQueue: quotas per flavor, the cohort it borrows and lends in, and
+// how it preempts.
+type ClusterQueueSpec struct {
+	Name   string
+	Cohort string
+	// NamespaceSelector are the labels a namespace must have for its LocalQueues to submit
+	// here; empty means every namespace.
+	NamespaceSelector map[string]string
+	QueueingStrategy  string
+	StopPolicy        string
+	ResourceGroups    []ResourceGroup
+	Preemption        Preemption
+}
+
+// ResourceGroup is a set of resources whose quotas are given together, per flavor, in order of
+// preference.
+type ResourceGroup struct {
+	CoveredResources []string
+	Flavors          []FlavorQuotas
+}
+
+// FlavorQuotas are one flavor's quotas in a resource group.
+type FlavorQuotas struct {
+	Name      string
+	Resources []Quota
+}
+
+// Quota is one resource's quota; an empty limit is unset (no limit).
+type Quota struct {
+	Name           string
+	Nominal        string
+	BorrowingLimit string
+	LendingLimit   string
+}
+
+// Preemption is when the queue's workloads may preempt others.
+type Preemption struct {
+	ReclaimWithinCohort string
+	WithinClusterQueue  string
+	BorrowWithinCohort  string
+	// MaxPriorityThreshold bounds the priority of what BorrowWithinCohort may preempt; nil: no bound.
+	MaxPriorityThreshold *int32
+}
+
+// Check applies the rules Kueue v0.19.2 refuses a ClusterQueue for (its CRD's bounds and CEL
+// rules, and its webhook), so that a plan says so and nothing is sent that would be refused.
+func (s ClusterQueueSpec) Check() error {
+	if len(s.ResourceGroups) > maxResourceGroups {
+		return fmt.Errorf("%d resource_group blocks: Kueue takes at most %d", len(s.ResourceGroups), maxResourceGroups)
+	}
+	groupOf := map[string]int{}       // a covered resource's group: one group each
+	flavorGroupOf := map[string]int{} // a flavor's group: one group each
+	flavors, covered := 0, 0
+	for i, g := range s.ResourceGroups {
+		if len(g.CoveredResources) > maxPerGroup || len(g.Flavors) > maxPerGroup {
+			return fmt.Errorf("resource_group %d: %d covered_resources and %d flavors; Kueue takes at most %d of each", i, len(g.CoveredResources), len(g.Flavors), maxPerGroup)
+		}
+		flavors, covered = flavors+len(g.Flavors), covered+len(g.CoveredResources)
+		if len(g.Flavors)*len(g.CoveredResources) > maxFlavorResourcesPerGroup {
+			return fmt.Errorf("resource_group %d: %d flavors x %d covered_resources; Kueue takes at most %d flavor-resource quotas in a group",
+				i, len(g.Flavors), len(g.CoveredResources), maxFlavorResourcesPerGroup)
+		}
+		for _, r := range g.CoveredResources {
+			if errs := validation.IsQualifiedName(r); len(errs) > 0 {
+				return fmt.Errorf("resource_group %d: covered resource %q is not a resource name: %s", i, r, strings.Join(errs, "; "))
+			}
+			if j, ok := groupOf[r]; ok && j != i {
+				return fmt.Errorf("resource_group %d: %q is covered by resource_group %d too; Kueue wants each resource in one group", i, r, j)
+			}
+			groupOf[r] = i
+		}
+		for _, f := range g.Flavors {
+			if j, ok := flavorGroupOf[f.Name]; ok {
+				return fmt.Errorf("resource_group %d: flavor %q is in resource_group %d too; Kueue wants each flavor once, in one group", i, f.Name, j)
+			}
+			flavorGroupOf[f.Name] = i
+		}
+	}
+	if flavors > maxFlavorsInAll || covered > maxCoveredInAll {
+		return fmt.Errorf("%d flavors and %d covered resources in all; Kueue takes at most %d and %d", flavors, covered, maxFlavorsInAll, maxCoveredInAll)
+	}
+	for i, g := range s.ResourceGroups {
+		covered := map[string]bool{}
+		for _, r := range g.CoveredResources {
+			covered[r] = true
+		}
+		for _, f := range g.Flavors {
+			if len(f.Resources) != len(g.CoveredResources) {
+				return fmt.Errorf("resource_group %d, flavor %q: it must give a quota for each covered resource (%s), in that order",
+					i, f.Name, strings.Join(g.CoveredResources, ", "))
+			}
+			for j, q := range f.Resources {
+				if !covered[q.Name] {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: %w", i, f.Name, q.Name, errNoResourceGroupsCoverage)
+				}
+				if q.Name != g.CoveredResources[j] {
+					return fmt.Errorf("resource_group %d, flavor %q: resource %d is %q, but Kueue wants the quotas in the order of covered_resources (%q there)",
+						i, f.Name, j, q.Name, g.CoveredResources[j])
+				}
+				quantities := map[string]resource.Quantity{}
+				for what, v := range map[string]string{"nominal_quota": q.Nominal, "borrowing_limit": q.BorrowingLimit, "lending_limit": q.LendingLimit} {
+					if v == "" {
+						continue
+					}
+					quantity, err := resource.ParseQuantity(v)
+					if err != nil {
+						return fmt.Errorf("resource_group %d, flavor %q, resource %q: %s %q is not a quantity: %v", i, f.Name, q.Name, what, v, err)
+					}
+					if quantity.Sign() < 0 {
+						return fmt.Errorf("resource_group %d, flavor %q, resource %q: %s must not be negative", i, f.Name, q.Name, what)
+					}
+					quantities[what] = quantity
+				}
+				if q.BorrowingLimit != "" && s.Cohort == "" {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: borrowing_limit needs a cohort to borrow from", i, f.Name, q.Name)
+				}
+				if q.LendingLimit != "" && s.Cohort == "" {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: lending_limit needs a cohort to lend to", i, f.Name, q.Name)
+				}
+				if lend, ok := quantities["lending_limit"]; ok && lend.Cmp(quantities["nominal_quota"]) > 0 {
+					return fmt.Errorf("resource_group %d, flavor %q, resource %q: lending_limit %s is more than nominal_quota %s; Kueue lends at most what the queue has",
+						i, f.Name, q.Name, q.LendingLimit, q.Nominal)
+				}
+			}
+		}
+	}
+	if p := s.Preemption; p.ReclaimWithinCohort == "Never" && p.BorrowWithinCohort != "" && p.BorrowWithinCohort != "Never" {
+		return fmt.Errorf("preemption: borrow_within_cohort = %q needs reclaim_within_cohort other than \"Never\" (Kueue refuses reclaimWithinCohort=Never with a borrowWithinCohort policy)",
+			p.BorrowWithinCohort)
+	}
+	return nil
+}
+
+// Build returns the ClusterQueue. Every defaulted field is written out, so the object reads
+// back as it was written.
+func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	obj := newObject("ClusterQueue", s.Name, "")
+	selector := map[string]any{}
+	if len(s.NamespaceSelector) > 0 {
+		selector["matchLabels"] = stringMap(s.NamespaceSelector)
+	}
+	groups := make([]any, 0, len(s.ResourceGroups))
+	for _, g := range s.ResourceGroups {
+		flavors := make([]any, 0, len(g.Flavors))
+		for _, f := range g.Flavors {
+			quotas := make([]any, 0, len(f.Resources))
+			for _, q := range f.Resources {
+				m := map[string]any{"name": q.Name, "nominalQuota": q.Nominal}
+				if q.BorrowingLimit != "" {
+					m["borrowingLimit"] = q.BorrowingLimit
+				}
+				if q.LendingLimit != "" {
+					m["lendingLimit"] = q.LendingLimit
+				}
+				quotas = append(quotas, m)
+			}
+			flavors = append(flavors, map[string]any{"name": f.Name, "resources": quotas})
+		}
+		groups = append(groups, map[string]any{"coveredResources": stringSlice(g.CoveredResources), "flavors": flavors})
+	}
+	borrow := map[string]any{"policy": cmp.Or(s.Preemption.BorrowWithinCohort, defaultBorrowWithinCohort)}
+	if s.Preemption.MaxPriorityThreshold != nil {
+		borrow["maxPriorityThreshold"] = int64(*s.Preemption.MaxPriorityThreshold)
+	}
+	spec := map[string]any{
+		"namespaceSelector": selector,
+		"queueingStrategy":  cmp.Or(s.QueueingStrategy, defaultQueueingStrategy),
+		"stopPolicy":        cmp.Or(s.StopPolicy, defaultStopPolicy),
+		"resourceGroups":    groups,
+		"preemption": map[string]any{
+			"reclaimWithinCohort": cmp.Or(s.Preemption.ReclaimWithinCohort, defaultPreemptionPolicy),
+			"withinClusterQueue":  cmp.Or(s.Preemption.WithinClusterQueue, defaultPreemptionPolicy),
+			"borrowWithinCohort":  borrow,
+		},
+	}
+	if s.Cohort != "" {
+		spec["cohortName"] = s.Cohort
+	}
+	obj.Object["spec"] = spec
+	return obj, nil
+}
+
+// ReadClusterQueue reads a ClusterQueue back. A namespace selector with expressions, which
+// this spec cannot say, is an error.
+func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) {
+	s := ClusterQueueSpec{Name: obj.GetName()}
+	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
+	s.Cohort, _, _ = unstructured.NestedString(spec, "cohortName")
+	s.QueueingStrategy = cmp.Or(str(spec, "queueingStrategy"), defaultQueueingStrategy)
+	s.StopPolicy = cmp.Or(str(spec, "stopPolicy"), defaultStopPolicy)
+	if sel, ok := spec["namespaceSelector"].(map[string]any); ok {
+		if exprs, _, _ := unstructured.NestedSlice(sel, "matchExpressions"); len(exprs) > 0 {
+			return s, fmt.Errorf("ClusterQueue %s selects namespaces with matchExpressions, which namespace_selector cannot say", s.Name)
+		}
+		s.NamespaceSelector, _, _ = unstructured.NestedStringMap(sel, "matchLabels")
+	} else {
+		// No selector at all matches no namespace; this spec cannot say that either.
+		return s, fmt.Errorf("ClusterQueue %s has no namespaceSelector (it admits from no namespace), which namespace_selector cannot say", s.Name)
+	}
+	groups, _, _ := unstructured.NestedSlice(spec, "resourceGroups")
+	for _, g := range groups {
+		gm, _ := g.(map[string]any)
+		group := ResourceGroup{}
+		group.CoveredResources, _, _ = unstructured.NestedStringSlice(gm, "coveredResources")
+		flavors, _, _ := unstructured.NestedSlice(gm, "flavors")
+		for _, f := range flavors {
+			fm, _ := f.(map[string]any)
+			fq := FlavorQuotas{Name: str(fm, "name")}
+			quotas, _, _ := unstructured.NestedSlice(fm, "resources")
+			for _, q := range quotas {
+				qm, _ := q.(map[string]any)
+				fq.Resources = append(fq.Resources, Quota{Name: str(qm, "name"), Nominal: quantityString(qm["nominalQuota"]),
+					BorrowingLimit: quantityString(qm["borrowingLimit"]), LendingLimit: quantityString(qm["lendingLimit"])})
+			}
+			group.Flavors = append(group.Flavors, fq)
+		}
+		s.ResourceGroups = append(s.ResourceGroups, group)
+	}
+	p, _, _ := unstructured.NestedMap(spec, "preemption")
+	s.Preemption.ReclaimWithinCohort = cmp.Or(str(p, "reclaimWithinCohort"), defaultPreemptionPolicy)
+	s.Preemption.WithinClusterQueue = cmp.Or(str(p, "withinClusterQueue"), defaultPreemptionPolicy)
+	b, _, _ := unstructured.NestedMap(p, "borrowWithinCohort")
+	s.Preemption.BorrowWithinCohort = cmp.Or(str(b, "policy"), defaultBorrowWithinCohort)
+	if v, ok, _ := unstructured.NestedInt64(b, "maxPriorityThreshold"); ok {
+		t := int32(v)
+		s.Preemption.MaxPriorityThreshold = &t
+	}
+	return s, nil
+}
+
+// QueueStatus is what a ClusterQueue or LocalQueue reports of its workloads.
+type QueueStatus struct {
+	Pending, Reserving, Admitted int64
+	// Usage is the quota in use per flavor and resource, as "FLAVOR/RESOURCE" -> quantity.
+	Usage map[string]string
+	// Active says whether the queue admits workloads, and Reason why not.
+	Active bool
+	Reason string
+}
+
+// ReadQueueStatus reads a ClusterQueue's or LocalQueue's status.
+func ReadQueueStatus(obj *unstructured.Unstructured) QueueStatus {
+	st, _, _ := unstructured.NestedMap(obj.Object, "status")
+	s := QueueStatus{Usage: map[string]string{}}
+	s.Pending, s.Reserving, s.Admitted = count(st["pendingWorkloads"]), count(st["reservingWorkloads"]), count(st["admittedWorkloads"])
+	usage, _, _ := unstructured.NestedSlice(st, "flavorsUsage")
+	for _, f := range usage {
+		fm, _ := f.(map[string]any)
+		resources, _, _ := unstructured.NestedSlice(fm, "resources")
+		for _, r := range resources {
+			rm, _ := r.(map[string]any)
+			s.Usage[str(fm, "name")+"/"+str(rm, "name")] = cmp.Or(quantityString(rm["total"]), "0")
+		}
+	}
+	if c := condition(obj, "Active"); c != nil {
+		s.Active = c["status"] == "True"
+		if !s.Active {
+			s.Reason = fmt.Sprintf("%v: %v", c["reason"], c["message"])
+		}
+	}
+	return s
+}
+
+// Limits of a ClusterQueue's resource groups in Kueue v0.19.2: its CRD's list bounds
+// (apis/kueue/v1beta2/clusterqueue_types.go) and its webhook's totals
+// (pkg/webhooks/clusterqueue_webhook.go).
+const (
+	maxResourceGroups          = 16
+	maxPerGroup                = 64 // covered resources, flavors, resources of a flavor
+	maxFlavorsInAll            = 256
+	maxCoveredInAll            = 256
+	maxFlavorResourcesPerGroup = 512
+)

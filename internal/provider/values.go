@@ -1,0 +1,69 @@
+package provider
+
+import (
+	"context"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+)
+
+// optionalString is s, or null when it is empty.
+func optionalString(s string) types.String {
+	if s == "" {
+		return types.StringNull()
+	}
+	return types.StringValue(s)
+}
+
+// optionalMap is m, or null when it is empty.
+func optionalMap(ctx context.Context, m map[string]string, diags *diag.Diagnostics) types.Map {
+	if len(m) == 0 {
+		return types.MapNull(types.StringType)
+	}
+	v, d := types.MapValueFrom(ctx, types.StringType, m)
+	diags.Append(d...)
+	return v
+}
+
+// optionalList is l, or null when it is empty.
+func optionalList(ctx context.Context, l []string, diags *diag.Diagnostics) types.List {
+	if len(l) == 0 {
+		return types.ListNull(types.StringType)
+	}
+	v, d := types.ListValueFrom(ctx, types.StringType, l)
+	diags.Append(d...)
+	return v
+}
+
+// mergeAttributes is the union of schema attribute maps, later ones winning.
+func mergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attribute {
+	out := map[string]schema.Attribute{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// stringList converts a list attribute (known) to a Go slice.
+func stringList(ctx context.Context, l types.List, diags *diag.Diagnostics) []string {
+	var out []string
+	diags.Append(l.ElementsAs(ctx, &out, true)...)
+	return out
+}
+
+// mergeMaps is the union of string maps, later ones winning.
+func mergeMaps(maps ...map[string]string) map[string]string {
+	var out map[string]string
+	for _, m := range maps {
+		for k, v := range m {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
