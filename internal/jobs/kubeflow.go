@@ -90,9 +90,8 @@ var trainingOperatorLiveRunPolicy = RunPolicyFields{CleanPodPolicy: true, TTLSec
 	ActiveDeadlineSeconds: true, Suspend: true}
 
 // readRunPolicy recovers the run policy from a job's runPolicy and queue: a clean pod policy
-// left out is the operator's (OperatorCleanPodPolicy), which is what the job runs with. A queued
-// job's suspend is Kueue's (it suspends the job until admitted, and again when it preempts it),
-// so it reads as the job's own: not suspended.
+// left out is the operator's (OperatorCleanPodPolicy), which is what the job runs with; suspend
+// is the owner's only (ownSuspend).
 func readRunPolicy(p runPolicy, queue string) RunPolicy {
 	return RunPolicy{
 		CleanPodPolicy:          ptr.Deref(p.CleanPodPolicy, OperatorCleanPodPolicy),
@@ -100,7 +99,7 @@ func readRunPolicy(p runPolicy, queue string) RunPolicy {
 		BackoffLimit:            p.BackoffLimit,
 		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
 		QueueName:               queue,
-		Suspend:                 queue == "" && ptr.Deref(p.Suspend, false),
+		Suspend:                 ownSuspend(queue, p.Suspend),
 	}
 }
 

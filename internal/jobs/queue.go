@@ -49,6 +49,13 @@ func withQueue(s Status, o Observed, suspended bool) Status {
 	return s
 }
 
+// ownSuspend is whether a job with that queue and suspend field is suspended by its owner: a
+// queued job's suspend is Kueue's (it suspends the job until it admits it, and again when it
+// preempts it), so it reads as the job's own only without a queue.
+func ownSuspend(queue string, suspend *bool) bool {
+	return queue == "" && suspend != nil && *suspend
+}
+
 // Admitted says whether a queued job may run: its Workload is admitted. A job without a queue
 // always may.
 func Admitted(o Observed) bool {

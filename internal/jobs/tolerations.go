@@ -134,3 +134,16 @@ func FormatToleration(t corev1.Toleration) (s string, ok bool) {
 	}
 	return s, true
 }
+
+// FormatTolerations splits tolerations into those Arena's grammar can say, written in it, and the
+// rest, each in its order.
+func FormatTolerations(ts []corev1.Toleration) (said []string, rest []corev1.Toleration) {
+	for _, t := range ts {
+		if s, ok := FormatToleration(t); ok {
+			said = append(said, s)
+		} else {
+			rest = append(rest, t)
+		}
+	}
+	return said, rest
+}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -150,5 +151,18 @@ func TestSecretEnvRoundTrips(t *testing.T) {
 	}
 	if diff := cmp.Diff(o.Env, back.Env); diff != "" {
 		t.Errorf("plain env read back (-want +got):\n%s", diff)
+	}
+}
+
+// FormatTolerations says in Arena's grammar the tolerations that have a form in it, and gives
+// back the others, each in its order.
+func TestFormatTolerationsSplitsWhatArenaCanSay(t *testing.T) {
+	gpu, _ := ParseToleration("gpu_node")
+	ssd, _ := ParseToleration("ssd=fast:NoSchedule")
+	timed := corev1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
+		TolerationSeconds: ptr.To[int64](30)}
+	said, rest := FormatTolerations([]corev1.Toleration{gpu, timed, ssd})
+	if !slices.Equal(said, []string{"gpu_node", "ssd=fast:NoSchedule"}) || len(rest) != 1 || rest[0].Key != timed.Key {
+		t.Errorf("FormatTolerations = %q, %v", said, rest)
 	}
 }

@@ -256,7 +256,7 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 		Runtime: RuntimeRef{Name: job.Spec.RuntimeRef.Name, Kind: ptr.Deref(job.Spec.RuntimeRef.Kind, ClusterTrainingRuntimeKind)},
 		Pod:     pod, Command: tr.Command, Args: tr.Args, Nodes: ptr.Deref(tr.NumNodes, 1), ProcsPerNode: ptr.Deref(tr.NumProcPerNode, 0),
 		// Kueue suspends a queued job until it admits it: that is not the configuration's.
-		Suspend:               queue == "" && ptr.Deref(job.Spec.Suspend, false),
+		Suspend:               ownSuspend(queue, job.Spec.Suspend),
 		QueueName:             queue,
 		ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds,
 	}, nil

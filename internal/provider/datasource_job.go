@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
 	"github.com/hashicorp/terraform-plugin-framework/datasource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
@@ -26,27 +25,13 @@ type jobDataSource struct {
 }
 
 type jobDataModel struct {
-	Kind           types.String `tfsdk:"kind"`
-	Namespace      types.String `tfsdk:"namespace"`
-	Name           types.String `tfsdk:"name"`
-	Status         types.String `tfsdk:"status"`
-	Priority       types.String `tfsdk:"priority"`
-	StartTime      types.String `tfsdk:"start_time"`
-	CompletionTime types.String `tfsdk:"completion_time"`
-	Duration       types.String `tfsdk:"duration"`
-	Instances      types.List   `tfsdk:"instances"`
-	Queue          types.String `tfsdk:"queue"`
-	QueueReason    types.String `tfsdk:"queue_reason"`
+	Kind      types.String `tfsdk:"kind"`
+	Namespace types.String `tfsdk:"namespace"`
+	Name      types.String `tfsdk:"name"`
+	Priority  types.String `tfsdk:"priority"`
+	Queue     types.String `tfsdk:"queue"`
+	statusModel
 }
-
-var jobInstanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"name":  types.StringType,
-	"role":  types.StringType,
-	"index": types.Int64Type,
-	"phase": types.StringType,
-	"node":  types.StringType,
-	"age":   types.StringType,
-}}
 
 func (d *jobDataSource) Metadata(_ context.Context, req datasource.MetadataRequest, resp *datasource.MetadataResponse) {
 	resp.TypeName = req.ProviderTypeName + "_job"
@@ -133,28 +118,8 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	}
 
 	m.Namespace = types.StringValue(namespace)
-	m.Status = types.StringValue(status.Phase)
 	m.Priority = types.StringValue(priority)
-	m.StartTime = timeString(status.StartTime)
-	m.CompletionTime = timeString(status.CompletionTime)
-	m.Duration = types.StringValue(status.Duration.String())
 	m.Queue = optionalString(jobs.QueueName(observed.Object))
-	m.QueueReason = optionalString(status.QueueReason)
-	values := make([]attr.Value, 0, len(status.Instances))
-	for _, in := range status.Instances {
-		age := ""
-		if !in.Created.IsZero() {
-			age = now.Sub(in.Created).Round(time.Second).String()
-		}
-		v, diags := types.ObjectValue(jobInstanceType.AttrTypes, map[string]attr.Value{
-			"name": types.StringValue(in.Name), "role": types.StringValue(in.Role), "index": types.Int64Value(int64(in.Index)),
-			"phase": types.StringValue(in.Phase), "node": types.StringValue(in.Node), "age": types.StringValue(age),
-		})
-		resp.Diagnostics.Append(diags...)
-		values = append(values, v)
-	}
-	list, diags := types.ListValue(jobInstanceType, values)
-	resp.Diagnostics.Append(diags...)
-	m.Instances = list
+	resp.Diagnostics.Append(m.setAt(status, now)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -36,13 +36,29 @@ type statusModel struct {
 	QueueReason    types.String `tfsdk:"queue_reason"`
 }
 
-var instanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
-	"name":  types.StringType,
-	"role":  types.StringType,
-	"index": types.Int64Type,
-	"phase": types.StringType,
-	"node":  types.StringType,
-}}
+// instanceType is an instance of a job resource's instances; agedInstanceType, of the
+// training_job data source's, which also has its age, as `arena get` shows AGE.
+var (
+	instanceType = types.ObjectType{AttrTypes: map[string]attr.Type{
+		"name":  types.StringType,
+		"role":  types.StringType,
+		"index": types.Int64Type,
+		"phase": types.StringType,
+		"node":  types.StringType,
+	}}
+	agedInstanceType = types.ObjectType{AttrTypes: mergeTypes(instanceType.AttrTypes, map[string]attr.Type{"age": types.StringType})}
+)
+
+// mergeTypes is the union of attribute type maps.
+func mergeTypes(maps ...map[string]attr.Type) map[string]attr.Type {
+	out := map[string]attr.Type{}
+	for _, m := range maps {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 func statusAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{
@@ -133,26 +149,41 @@ func suspendChanged(plan, state jobModel) bool {
 	return ok && ok2 && sp.suspended() != pp.suspended()
 }
 
-func (m *statusModel) set(s jobs.Status) diag.Diagnostics {
+func (m *statusModel) set(s jobs.Status) diag.Diagnostics { return m.setAt(s, time.Time{}) }
+
+// setAt records the status; with now, each instance with its age then (agedInstanceType).
+func (m *statusModel) setAt(s jobs.Status, now time.Time) diag.Diagnostics {
 	m.Status = types.StringValue(s.Phase)
 	m.StartTime = timeString(s.StartTime)
 	m.CompletionTime = timeString(s.CompletionTime)
 	m.Duration = types.StringValue(s.Duration.String())
 	m.QueueReason = optionalString(s.QueueReason)
+	typ := instanceType
+	if !now.IsZero() {
+		typ = agedInstanceType
+	}
 	values := make([]attr.Value, 0, len(s.Instances))
 	var diags diag.Diagnostics
 	for _, in := range s.Instances {
-		v, d := types.ObjectValue(instanceType.AttrTypes, map[string]attr.Value{
+		fields := map[string]attr.Value{
 			"name":  types.StringValue(in.Name),
 			"role":  types.StringValue(in.Role),
 			"index": types.Int64Value(int64(in.Index)),
 			"phase": types.StringValue(in.Phase),
 			"node":  types.StringValue(in.Node),
-		})
+		}
+		if !now.IsZero() {
+			age := ""
+			if !in.Created.IsZero() {
+				age = now.Sub(in.Created).Round(time.Second).String()
+			}
+			fields["age"] = types.StringValue(age)
+		}
+		v, d := types.ObjectValue(typ.AttrTypes, fields)
 		diags.Append(d...)
 		values = append(values, v)
 	}
-	list, d := types.ListValue(instanceType, values)
+	list, d := types.ListValue(typ, values)
 	diags.Append(d...)
 	m.Instances = list
 	return diags

@@ -258,13 +258,9 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.ImagePullSecrets = optionalList(ctx, o.ImagePullSecrets, &diags)
 
 	if imported || !equality.Semantic.DeepEqual(normalTolerations(prior.Tolerations), normalTolerations(o.Tolerations)) {
-		var tolerations []string
+		tolerations, rest := jobs.FormatTolerations(o.Tolerations)
 		m.Toleration = nil
-		for _, t := range o.Tolerations {
-			if s, ok := jobs.FormatToleration(t); ok {
-				tolerations = append(tolerations, s)
-				continue
-			}
+		for _, t := range rest {
 			m.Toleration = append(m.Toleration, tolerationModel{
 				Key:               optionalString(t.Key),
 				Operator:          types.StringValue(cmp.Or(string(t.Operator), string(corev1.TolerationOpEqual))),

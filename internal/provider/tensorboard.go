@@ -123,13 +123,8 @@ func (m tensorBoardModel) spec() jobs.TensorBoardSpec {
 	}
 	ctx := context.Background()
 	_ = m.NodeSelector.ElementsAs(ctx, &tb.NodeSelector, true)
-	var tolerations []string
-	_ = m.Tolerations.ElementsAs(ctx, &tolerations, true)
-	for _, s := range tolerations {
-		if t, err := jobs.ParseToleration(s); err == nil {
-			tb.Tolerations = append(tb.Tolerations, t)
-		}
-	}
+	var ignored diag.Diagnostics // the validators refused bad ones at plan
+	tb.Tolerations = tolerationsOf(ctx, m.Tolerations, nil, &ignored)
 	return tb
 }
 
@@ -261,16 +256,11 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 	if tb.Volume != nil {
 		m.DataVolume = types.StringValue(tb.Volume.String())
 	}
-	var tolerations []string
-	for _, t := range tb.Tolerations {
-		s, ok := jobs.FormatToleration(t)
-		if !ok {
-			diags.AddWarning("TensorBoard toleration not shown", fmt.Sprintf("The TensorBoard of %s tolerates %v, which Arena's grammar cannot say; "+
-				"its tolerations are left out of state.", job, t))
-			tolerations = nil
-			break
-		}
-		tolerations = append(tolerations, s)
+	tolerations, rest := jobs.FormatTolerations(tb.Tolerations)
+	if len(rest) > 0 {
+		diags.AddWarning("TensorBoard toleration not shown", fmt.Sprintf("The TensorBoard of %s tolerates %v, which Arena's grammar cannot say; "+
+			"its tolerations are left out of state.", job, rest[0]))
+		tolerations = nil
 	}
 	if len(tolerations) > 0 {
 		m.Tolerations = stringListValue(tolerations)
