@@ -14,6 +14,7 @@ import (
 	listschema "github.com/hashicorp/terraform-plugin-framework/list/schema"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -211,6 +212,43 @@ func TestJobListFilterAcceptsEveryPhase(t *testing.T) {
 		}
 		if check("DONE") {
 			t.Errorf("list %s accepts status = \"DONE\"", md.TypeName)
+		}
+	}
+}
+
+// Every job resource plans a change of its worker count by its kind (workerCountPlan): a kind
+// that cannot rescale is replaced, whatever the resource's own options say.
+func TestEveryJobResourcePlansItsCountByItsKind(t *testing.T) {
+	ctx := context.Background()
+	for _, newResource := range jobResources {
+		r := newResource()
+		var s resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &s)
+		job, ok := r.(interface{ base() *jobResource })
+		if !ok {
+			t.Fatalf("%T is in jobResources but is not a job resource", r)
+		}
+		kind := job.base().kind
+		var counts []string
+		for name, a := range s.Schema.Attributes {
+			ia, ok := a.(rschema.Int64Attribute)
+			if !ok {
+				continue
+			}
+			for _, m := range ia.PlanModifiers {
+				if p, ok := m.(workerCountPlan); ok {
+					counts = append(counts, name)
+					if p.kind != kind {
+						t.Errorf("training_%s_job: %s is planned as a %v's count", kind.Name, name, p.kind)
+					}
+					if kind.Rescalable() != (p.inPlace != nil) {
+						t.Errorf("training_%s_job: %s says it rescales in place (%v), its kind says %v", kind.Name, name, p.inPlace != nil, kind.Rescalable())
+					}
+				}
+			}
+		}
+		if len(counts) != 1 {
+			t.Errorf("training_%s_job has %d worker counts planned by workerCountPlan (%v), want 1", kind.Name, len(counts), counts)
 		}
 	}
 }

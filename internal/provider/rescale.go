@@ -18,7 +18,10 @@ import (
 // otherwise by replacing the job, which the plan shows as such. An in-place rescale of a job that
 // has finished is refused at plan: nothing would run the new workers.
 type workerCountPlan struct {
-	// inPlace reads the plan and says whether this job rescales in place.
+	// kind is the job's: one that cannot rescale (jobs.Kind.Rescalable) is always replaced.
+	kind *jobs.Kind
+	// inPlace reads the plan and says whether this job of a kind that can rescale does so in
+	// place.
 	inPlace func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics)
 	// description says when it does, for the docs.
 	description string
@@ -33,10 +36,14 @@ func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.I
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.IsUnknown() || req.PlanValue.Equal(req.StateValue) {
 		return
 	}
-	inPlace, diags := m.inPlace(ctx, req.Plan)
-	resp.Diagnostics.Append(diags...)
-	if diags.HasError() {
-		return
+	inPlace := false
+	if m.kind.Rescalable() {
+		var diags diag.Diagnostics
+		inPlace, diags = m.inPlace(ctx, req.Plan)
+		resp.Diagnostics.Append(diags...)
+		if diags.HasError() {
+			return
+		}
 	}
 	if inPlace && queued(ctx, req.Plan, &resp.Diagnostics) {
 		// Kueue admitted the job's Workload for its old pod counts: on a change it evicts the

@@ -116,7 +116,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"`torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N --max_restarts=" +
 				strconv.Itoa(jobs.ElasticMaxRestarts) + " SCRIPT ARGS`, which `sh -c` runs once the etcd answers. The command must wait for the etcd itself."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: alwaysInPlace, description: "in place"}},
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.Elastic, inPlace: alwaysInPlace, description: "in place"}},
 			MarkdownDescription: "Number of workers, within `min_workers` and `max_workers`. Changing it rescales the running job in place " +
 				"(the seed's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
 		"min_workers": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),

@@ -72,7 +72,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			MarkdownDescription: "The workers' command. Default: the SSH daemon (`/usr/sbin/sshd -De`) that mpi-operator v2's launcher reaches them through."},
 		"worker_count": schema.Int64Attribute{Required: true,
 			Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: inPlaceWithBlock("elastic"),
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.MPI, inPlace: inPlaceWithBlock("elastic"),
 				description: "in place with an elastic block, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers`). A plain `mpirun` fixes its ranks when it starts and never " +
 				"reads the hostfile again, so changing it **replaces** the job. With an `elastic` block, elastic Horovod finds its hosts " +

@@ -68,7 +68,7 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"training-operator sets `MASTER_ADDR`, `MASTER_PORT`, `WORLD_SIZE`, `RANK` and torchrun's `PET_*` variables " +
 				"(`PET_NNODES`, `PET_NODE_RANK`, `PET_NPROC_PER_NODE`; with `elastic`, `PET_RDZV_BACKEND`, `PET_RDZV_ENDPOINT`), which torchrun reads as its arguments."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: inPlaceWithBlock("elastic"),
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.PyTorch, inPlace: inPlaceWithBlock("elastic"),
 				description: "in place with an elastic block, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers` counts the master too; here the master is extra). A static job's " +
 				"processes are told `WORLD_SIZE` when they start, so changing it **replaces** the job. With an `elastic` block, torchrun " +

@@ -61,7 +61,7 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The command of every replica, in exec form; training-operator sets `TF_CONFIG` for each."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{inPlace: inPlaceWhenTrue("dynamic_workers"),
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.TF, inPlace: inPlaceWhenTrue("dynamic_workers"),
 				description: "in place with dynamic_workers, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers`). TensorFlow's cluster is static: every task's `TF_CONFIG` lists " +
 				"every worker, so changing it **replaces** the job, unless `dynamic_workers` is set, when it rescales the running job in place. " +
