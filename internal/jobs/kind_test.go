@@ -231,3 +231,51 @@ func TestRegisterNamesWhatAKindLacks(t *testing.T) {
 		}
 	}
 }
+
+// A Service under a dependent's name is the job's when it selects exactly the job's pods of the
+// dependent's role, and not when it selects more, other pods, or another role's.
+func TestMadeForTakesOnlyAServiceSelectingExactlyTheRole(t *testing.T) {
+	etcd := Elastic.Dependents("pet")[0]
+	service := func(name string, selector map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": name}, "spec": map[string]any{"selector": selector}}}
+	}
+	for _, tc := range []struct {
+		obj  *unstructured.Unstructured
+		want bool
+	}{
+		{service("pet-etcd", map[string]any{FrameworkNameLabel: "pet", TaskRoleLabel: "etcd"}), true},
+		{service("pet-etcd", map[string]any{FrameworkNameLabel: "pet", TaskRoleLabel: "worker"}), false},
+		{service("pet-etcd", map[string]any{FrameworkNameLabel: "pet"}), false},
+		{service("pet-etcd", map[string]any{FrameworkNameLabel: "pet", TaskRoleLabel: "etcd", "app": "x"}), false},
+		{service("pet-etcd", map[string]any{FrameworkNameLabel: "other", TaskRoleLabel: "etcd"}), false},
+		{service("pet-etcd", nil), false},
+	} {
+		if got := Elastic.MadeFor("pet", etcd, tc.obj); got != tc.want {
+			sel, _, _ := unstructured.NestedMap(tc.obj.Object, "spec", "selector")
+			t.Errorf("Service selecting %v: MadeFor %v, want %v", sel, got, tc.want)
+		}
+	}
+	if policy := Elastic.Dependents("pet")[2]; Elastic.MadeFor("pet", policy, service("pet-etcd", nil)) {
+		t.Error("a NetworkPolicy dependent is taken by its name alone")
+	}
+}
+
+// Roles reads each kind's pod templates as Build makes them.
+func TestRoles(t *testing.T) {
+	obj, _, err := MPIJobSpec{Name: "j", Namespace: "default", Workers: 3, LauncherCommand: []string{"mpirun", "x"},
+		Pod: PodOptions{Image: "i", GPUs: 2}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := MPI.Roles(obj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(roles) != 2 || roles[0].Role != "launcher" || roles[0].Count != 1 || roles[1].Role != "worker" || roles[1].Count != 3 {
+		t.Fatalf("roles %+v", roles)
+	}
+	if q := podRequests(roles[1].Template.Spec)["nvidia.com/gpu"]; q.Value() != 2 {
+		t.Errorf("a worker asks for %s GPUs", q.String())
+	}
+}

@@ -117,22 +117,3 @@ func TestCheckPlacement(t *testing.T) {
 		})
 	}
 }
-
-// Roles reads each kind's pod templates as Build makes them.
-func TestRoles(t *testing.T) {
-	obj, _, err := MPIJobSpec{Name: "j", Namespace: "default", Workers: 3, LauncherCommand: []string{"mpirun", "x"},
-		Pod: PodOptions{Image: "i", GPUs: 2}}.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	roles, err := MPI.Roles(obj, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(roles) != 2 || roles[0].Role != "launcher" || roles[0].Count != 1 || roles[1].Role != "worker" || roles[1].Count != 3 {
-		t.Fatalf("roles %+v", roles)
-	}
-	if q := podRequests(roles[1].Template.Spec)["nvidia.com/gpu"]; q.Value() != 2 {
-		t.Errorf("a worker asks for %s GPUs", q.String())
-	}
-}

@@ -167,7 +167,7 @@ func TestAccMPIJob_destroyWaitsForWhatTheOperatorMade(t *testing.T) {
 			default:
 				return fmt.Errorf("destroy returned while %s was still held", configMap)
 			}
-			return checkMPIJobGone(a)(s)
+			return checkJobsGone(a)(s)
 		},
 		Steps: []resource.TestStep{{
 			Config: mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`),

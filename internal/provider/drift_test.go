@@ -16,9 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -285,49 +283,6 @@ func TestAccElasticJob_driftShowsInPlan(t *testing.T) {
 			}, want: []string{"dependents"}},
 			drift{name: "worker command", patch: []map[string]any{op("replace", "/spec/taskRoles/1/task/pod/spec/containers/0/command", []string{"sleep", "1"})},
 				want: []string{"command", "script", "script_args"}, replace: true}))
-}
-
-// checkGone checks that the job object and every pod of it are gone after destroy.
-func checkGone(a *api, kind *jobs.Kind, name string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		if _, err := a.get(kind.GVR, "default", name); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("%s default/%s still exists after destroy (err=%v)", kind.Object, name, err)
-		}
-		if pods := a.pods("default", kind.PodSelector(name)); len(pods) > 0 {
-			return fmt.Errorf("%d pods of %s default/%s are left after destroy", len(pods), kind.Object, name)
-		}
-		return a.checkNothingOwned("default", name)
-	}
-}
-
-// operatorMade are the resources of what the operators make for a job that destroy waits for:
-// Services, ConfigMaps, batch Jobs and JobSets (not mpi-operator's Secret: the provider does not
-// read Secrets). It is the tests' own list, not the kinds' (jobs.Kind.Owns).
-var operatorMade = []schema.GroupVersionResource{jobs.ServiceGVR, {Version: "v1", Resource: "configmaps"},
-	{Group: "batch", Version: "v1", Resource: "jobs"}, {Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}}
-
-// checkNothingOwned fails if anything of operatorMade in the namespace has an owner of that name
-// (the job, or the JobSet or launcher named after it): destroy waits until all of it is gone,
-// so a job made again under the name never meets its predecessor's.
-func (a *api) checkNothingOwned(namespace, owner string) error {
-	var left []string
-	for _, gvr := range operatorMade {
-		list, err := a.dyn.Resource(gvr).Namespace(namespace).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		for _, item := range list.Items {
-			for _, ref := range item.GetOwnerReferences() {
-				if ref.Name == owner {
-					left = append(left, fmt.Sprintf("%s/%s (owned by %s %s)", gvr.Resource, item.GetName(), ref.Kind, ref.Name))
-				}
-			}
-		}
-	}
-	if len(left) > 0 {
-		return fmt.Errorf("left after destroy: %s", strings.Join(left, ", "))
-	}
-	return nil
 }
 
 // reimport makes Terraform forget the job without deleting it (a `removed` block), then

@@ -31,7 +31,7 @@ func TestAccMPIJob_staleEventOfAnEarlierJobDoesNotFailACreate(t *testing.T) {
 	t.Cleanup(func() { _ = a.kube.CoreV1().Events("default").Delete(ctx, event.Name, metav1.DeleteOptions{}) })
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{{
 			Config: mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`),
 			Check:  resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Running),

@@ -168,30 +168,6 @@ func checkFaultJobs(a *api, prefix string, workers int) resource.TestCheckFunc {
 	}
 }
 
-// checkNothingLeft checks that no job, Service or pod whose name starts with prefix is left.
-func checkNothingLeft(a *api, prefix string) func(*terraform.State) error {
-	return func(*terraform.State) error {
-		ctx := context.Background()
-		var left []string
-		for _, gvr := range []schema.GroupVersionResource{jobs.MPI.GVR, jobs.Elastic.GVR, jobs.TF.GVR, jobs.ServiceGVR, jobs.DeploymentGVR,
-			{Version: "v1", Resource: "pods"}} {
-			list, err := a.dyn.Resource(gvr).Namespace("default").List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			for _, item := range list.Items {
-				if strings.HasPrefix(item.GetName(), prefix) {
-					left = append(left, gvr.Resource+"/"+item.GetName())
-				}
-			}
-		}
-		if len(left) > 0 {
-			return fmt.Errorf("left in the cluster after destroy: %s", strings.Join(left, ", "))
-		}
-		return nil
-	}
-}
-
 // With a fifth of the provider's API requests failing (429 with Retry-After, 500, 503,
 // connections reset before or after the server acted, slow answers, dropped watches), creating,
 // rescaling and destroying ten jobs of each kind still converges: the cluster holds exactly the

@@ -170,6 +170,38 @@ var invalidInputs = []invalidInput{
   }
 }
 `, `implementation = "Intel".*value must be one of: \["OpenMPI"\]`},
+	// A runtime's and a TrainJob's rules, which need no cluster (Trainer v2.3.0's API).
+	{`resource "training_runtime" "bad" {
+  name      = "bad"
+  framework = "torch"
+  image     = "pytorch:2"
+  mpi {}
+}
+`, `MPI policy without the MPI framework.*An mpi block needs framework = "mpi", not "torch"`},
+	{`resource "training_runtime" "bad" {
+  name      = "bad"
+  framework = "jax"
+  image     = "jax:1"
+}
+`, `framework = "jax".*value must be one of`},
+	{badTrainJob(`  priority_class_name = "high"`), `Not supported by a TrainJob.*priority_class_name = "high".*cannot set a priority class`},
+	{badTrainJob(`  env_from_secrets = ["creds"]`), `Not supported by a TrainJob.*env_from_secrets.*has no envFrom`},
+	{badTrainJob(`  image_pull_policy = "Always"`), `Not supported by a TrainJob.*image_pull_policy = "Always"`},
+	{badTrainJob("  tensorboard {\n    log_dir = \"/logs\"\n  }"), `Not supported by a TrainJob.*does not run a TensorBoard`},
+	{badTrainJob(`  runtime_kind = "Runtime"`), `runtime_kind = "Runtime".*value must be one of`},
+	{badTrainJob(`  num_nodes = 0`), `num_nodes = 0.*value must be between 1 and 10000`},
+	{badTrainJob("  queue_name = \"team\"\n  suspend = true"), `A queued job is suspended by Kueue`},
+	{badTrainJob(`  wait_for = "admitted"`), `Nothing to admit.*needs queue_name`},
+}
+
+// badTrainJob is a TrainJob of two nodes on Trainer's torch-distributed runtime with extra's
+// attributes set (num_nodes replaced when extra sets it).
+func badTrainJob(extra string) string {
+	block := "resource \"training_train_job\" \"bad\" {\n  name    = \"bad\"\n  runtime = \"torch-distributed\"\n  image   = \"pytorch:2\"\n"
+	if !strings.Contains(extra, "num_nodes") {
+		block += "  num_nodes = 2\n"
+	}
+	return block + extra + "\n}\n"
 }
 
 // badClusterQueue is a ClusterQueue of 2 CPUs with quota added to its CPU resource block and

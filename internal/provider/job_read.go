@@ -39,7 +39,12 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if observed == nil {
 		return
 	}
-	imported := m.pod().imported()
+	mark, diags := req.Private.GetKey(ctx, importedKey)
+	resp.Diagnostics.Append(diags...)
+	imported := string(mark) == "true"
+	if imported {
+		m.pod().markImported()
+	}
 	resp.Diagnostics.Append(m.read(ctx, jobs.WithoutAdmission(observed.Object, observed.Workload))...)
 	if resp.Diagnostics.HasError() {
 		return
@@ -55,6 +60,9 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	f.ID = types.StringValue(t.Namespace + "/" + t.Name)
+	if imported {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	}
 	status, err := r.kind.Status(*observed, time.Now())
 	if err != nil {
 		resp.Diagnostics.AddError("Error reading the status of "+t.String(), err.Error())
@@ -168,7 +176,13 @@ func (r *jobResource) ImportState(ctx context.Context, req resource.ImportStateR
 	}
 	setIdentity(ctx, resp.Identity, map[string]string{"namespace": namespace, "name": name}, &resp.Diagnostics)
 	setImported(ctx, &resp.State, namespace, name, &resp.Diagnostics)
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
 }
+
+// importedKey is the key of the private state that marks a job imported and not yet read: the
+// first read after an import reads every attribute as the cluster says it (podModel.imported),
+// and then removes the mark.
+const importedKey = "imported"
 
 // setImported sets what an import knows of a job before its first read: its identity, and the
 // defaults of what Terraform alone holds (wait_for, recreate_if_missing). A list resource's

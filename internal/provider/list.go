@@ -153,6 +153,7 @@ func (r *jobListResource) listed(ctx context.Context, req list.ListRequest, into
 	if diags.HasError() {
 		return
 	}
+	m.pod().markImported()
 	diags.Append(read(m)...)
 	diags.Append(into.Set(ctx, m)...)
 }

@@ -180,7 +180,7 @@ func TestAccMPIJob_plainRescaleReplaces(t *testing.T) {
 	var uid types.UID
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{
 				Config: config(2),
@@ -284,7 +284,7 @@ func TestAccMPIJob_elasticRescaleInPlace(t *testing.T) {
 	}}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: elasticMPIConfig(name, 2), Check: checkElastic(2)},
 			{Config: elasticMPIConfig(name, 4), ConfigPlanChecks: update, Check: checkElastic(4)},

@@ -30,6 +30,9 @@ import (
 
 // podModel holds the pod-level attributes every job resource shares, under the same names.
 type podModel struct {
+	// firstRead: the read that fills the model is the first after an import (see imported).
+	firstRead bool
+
 	Image              types.String      `tfsdk:"image"`
 	GPUs               types.Int64       `tfsdk:"gpus"`
 	GPUResourceName    types.String      `tfsdk:"gpu_resource_name"`
@@ -199,10 +202,12 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 	return o, diags
 }
 
-// imported says whether the model is an import's (or a list resource's) before its first read:
-// gpus has a default, so every state a plan or an apply wrote holds it. (The image is no sign:
-// a TrainJob's is optional.)
-func (m *podModel) imported() bool { return m.GPUs.IsNull() }
+// imported says whether the model is read for the first time after an import, or for a list
+// resource's result (markImported): it holds no prior state to keep the words of.
+func (m *podModel) imported() bool { return m.firstRead }
+
+// markImported marks the model as read for the first time after an import.
+func (m *podModel) markImported() { m.firstRead = true }
 
 // setFromPodOptions sets the shared attributes from what the cluster holds. The model holds the
 // prior state (null on import): where the cluster says the same as the state in other words (a

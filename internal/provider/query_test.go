@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,14 +231,6 @@ func getJob(t *testing.T, a *api, kind *jobs.Kind, namespace, name string) *unst
 		t.Fatal(err)
 	}
 	return obj
-}
-
-// waitGone checks that the job object is gone (destroy waits for it).
-func (a *api) waitGone(kind *jobs.Kind, namespace, name string) error {
-	if _, err := a.get(kind.GVR, namespace, name); !apierrors.IsNotFound(err) {
-		return fmt.Errorf("still there (err=%v)", err)
-	}
-	return nil
 }
 
 // A job applied by a Terraform without resource identity (the terraform on PATH, 1.11 here)

@@ -73,7 +73,7 @@ func TestAccRealNode_elasticJobTrainsThroughRescales(t *testing.T) {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkElasticJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: realElasticJobConfig(name, image, claim, 4), Check: trainedAt(4, 0)},
 			{Config: realElasticJobConfig(name, image, claim, 2), ConfigPlanChecks: inPlace, Check: trainedAt(2, 4)},

@@ -37,7 +37,7 @@ resource "training_mpi_job" "test" {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: config("kubetrain.local/no-such-image:1", ""),
 				ExpectError: regexp.MustCompile(`pod\s+` + name + `-\S+:\s+container\s+\S+:\s+ImagePullBackOff`)},

@@ -62,7 +62,7 @@ resource "training_mpi_job" "test" {
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: config("0"), Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Queued),

@@ -89,7 +89,7 @@ resource "training_mpi_job" "test" {
 	}}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: config(2), Check: discovered(2)},
 			{Config: config(1), ConfigPlanChecks: inPlace, Check: discovered(1)},

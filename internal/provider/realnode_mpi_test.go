@@ -73,7 +73,7 @@ func TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun(t *testing.T)
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: realMPIJobConfig(name, image, 2), Check: ranAt(2)},
 			{

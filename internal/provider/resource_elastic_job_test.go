@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -91,32 +90,6 @@ func checkElasticServices(a *api, name string) resource.TestCheckFunc {
 	}
 }
 
-func checkElasticJobGone(a *api) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		for _, rs := range s.RootModule().Resources {
-			if rs.Type != "training_elastic_job" {
-				continue
-			}
-			ns, name := rs.Primary.Attributes["namespace"], rs.Primary.Attributes["name"]
-			if _, err := a.get(jobs.Elastic.GVR, ns, name); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("Framework %s/%s still exists after destroy (err=%v)", ns, name, err)
-			}
-			for _, svc := range []string{name + "-etcd", name + "-worker"} {
-				if _, err := a.get(jobs.ServiceGVR, ns, svc); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("Service %s/%s still exists after destroy (err=%v)", ns, svc, err)
-				}
-			}
-			if pods := a.pods(ns, jobs.Elastic.PodSelector(name)); len(pods) > 0 {
-				return fmt.Errorf("%d pods of %s/%s are left after destroy, the etcd's included", len(pods), ns, name)
-			}
-			if err := a.checkNothingOwned(ns, name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
 func TestAccElasticJob_seedLifecycle(t *testing.T) {
 	a := newAPI(t)
 	name := elasticJobName()
@@ -125,7 +98,7 @@ func TestAccElasticJob_seedLifecycle(t *testing.T) {
 	}}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkElasticJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{
 				Config: elasticJobConfig(name, 4, ""),
@@ -184,7 +157,7 @@ func TestAccElasticJob_destroyWhileRunning(t *testing.T) {
 	name := elasticJobName()
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkElasticJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{{
 			Config: elasticJobConfig(name, 2, `  shm_size = "2Gi"`),
 			Check:  resource.ComposeAggregateTestCheckFunc(checkElasticPods(a, name, 2), checkElasticServices(a, name)),

@@ -67,33 +67,12 @@ func checkMPIPods(a *api, name string, workers int, onNode func(node string) boo
 	}
 }
 
-func checkMPIJobGone(a *api) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		for _, rs := range s.RootModule().Resources {
-			if rs.Type != "training_mpi_job" {
-				continue
-			}
-			ns, name := rs.Primary.Attributes["namespace"], rs.Primary.Attributes["name"]
-			if _, err := a.get(jobs.MPI.GVR, ns, name); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("MPIJob %s/%s still exists after destroy (err=%v)", ns, name, err)
-			}
-			if pods := a.pods(ns, jobs.MPI.PodSelector(name)); len(pods) > 0 {
-				return fmt.Errorf("%d pods of MPIJob %s/%s are left after destroy", len(pods), ns, name)
-			}
-			if err := a.checkNothingOwned(ns, name); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
 func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 	a := newAPI(t)
 	name := mpiJobName()
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: append([]resource.TestStep{
 			{
 				Config: mpiJobConfig(name, 2, `  gpus = 1
@@ -157,7 +136,7 @@ func TestAccMPIJob_tolerateTwoTaints(t *testing.T) {
 	// 3 workers of 4 GPUs cannot fit on one 8-GPU node: the job spreads over the tolerated nodes.
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{{
 			Config: mpiJobConfig(name, 3, `  gpus = 4
   tolerations = ["gpu_node", "ssd_node"]`),
@@ -188,7 +167,7 @@ func TestAccMPIJob_tolerateAll(t *testing.T) {
 	name := mpiJobName()
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{{
 			Config: mpiJobConfig(name, 2, `  tolerations = ["all"]`),
 			Check: resource.ComposeAggregateTestCheckFunc(
@@ -252,7 +231,7 @@ func TestAccMPIJob_finishedJobRemovedIsNotRerun(t *testing.T) {
 	config := mpiJobConfig(name, 1, `  tolerations = ["ssd_node"]`)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: config},
 			{
@@ -288,7 +267,7 @@ func TestAccMPIJob_unschedulableWarnsAndStaysUntainted(t *testing.T) {
   }`)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{
 				Config: config,

@@ -126,19 +126,6 @@ func rankFromCompletionIndex(c corev1.Container) error {
 	return fmt.Errorf("no PET_NODE_RANK")
 }
 
-// checkTrainJobGone: the TrainJob, its JobSet and every pod are gone.
-func checkTrainJobGone(a *api, name string) resource.TestCheckFunc {
-	return func(s *terraform.State) error {
-		if err := checkGone(a, jobs.Train, name)(s); err != nil {
-			return err
-		}
-		if _, err := a.get(jobSetGVR, "default", name); !apierrors.IsNotFound(err) {
-			return fmt.Errorf("the JobSet default/%s is left after destroy (err=%v)", name, err)
-		}
-		return nil
-	}
-}
-
 // A TrainJob of 2 nodes x 1 GPU on a ClusterTrainingRuntime made in the same configuration: its
 // pods run on the tainted GPU nodes with the environment Trainer generates for torchrun, it
 // reads RUNNING (the data source too), the next plan is empty; a new num_nodes replaces it;
@@ -157,7 +144,7 @@ func TestAccTrainJob_torchOnClusterRuntime(t *testing.T) {
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkTrainJobGone(a, name),
+		CheckDestroy:             checkGone(a, jobs.Train, name),
 		Steps: []resource.TestStep{
 			{
 				Config: trainJobConfig(name, 2, ""),
@@ -309,7 +296,7 @@ resource "training_train_job" "imported" {
 `, name)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkTrainJobGone(a, name),
+		CheckDestroy:             checkGone(a, jobs.Train, name),
 		Steps: []resource.TestStep{
 			{
 				Config: config,
@@ -405,7 +392,7 @@ resource "training_train_job" "test" {
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkTrainJobGone(a, name),
+		CheckDestroy:             checkGone(a, jobs.Train, name),
 		Steps: []resource.TestStep{
 			{
 				Config: config("horovod/horovod:0.28.1"),
@@ -476,7 +463,7 @@ resource "training_train_job" "test" {
 `, name)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkTrainJobGone(a, name),
+		CheckDestroy:             checkGone(a, jobs.Train, name),
 		Steps: []resource.TestStep{{
 			Config:      config,
 			ExpectError: regexp.MustCompile(`(?s)Trainer cannot make the job's objects:.*PodGroup`),
@@ -576,7 +563,7 @@ resource "training_train_job" "long" {
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkTrainJobGone(a, mpiName[:44]),
+		CheckDestroy:             checkGone(a, jobs.Train, mpiName[:44]),
 		Steps: []resource.TestStep{
 			{Config: onTrainers, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)TrainJob name too long for its runtime.*49 characters long; on\s+this\s+runtime\s+at\s+most\s+48`)},
 			{Config: onOwn, ExpectError: regexp.MustCompile(`(?s)45 characters long; on\s+this\s+runtime\s+at\s+most\s+44.*launcher`)},

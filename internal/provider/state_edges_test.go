@@ -156,7 +156,7 @@ func TestAccJob_planShowsOnlyWhatAnUpdateChanges(t *testing.T) {
 	}
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: elasticMPIConfig(name, 2), Check: resource.TestCheckResourceAttrSet(address, "start_time")},
 			{
@@ -206,7 +206,7 @@ func TestAccJob_tolerationBlockAfterImportIsNotAReplacement(t *testing.T) {
 `)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkMPIJobGone(a),
+		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{Config: config, ResourceName: address, ImportState: true, ImportStateId: "default/" + name, ImportStatePersist: true},
 			{

@@ -24,7 +24,7 @@ func TestAccMPIJob_tensorBoard(t *testing.T) {
 	tbPods := jobs.TensorBoardLabel + "=" + name
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy: resource.ComposeAggregateTestCheckFunc(checkMPIJobGone(a), func(*terraform.State) error {
+		CheckDestroy: resource.ComposeAggregateTestCheckFunc(checkJobsGone(a), func(*terraform.State) error {
 			ctx := context.Background()
 			if _, err := a.kube.AppsV1().Deployments("default").Get(ctx, tbName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("TensorBoard Deployment left after destroy (err=%v)", err)

@@ -1,0 +1,116 @@
+package jobs
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestRuntimeRoundTrip(t *testing.T) {
+	for _, spec := range []RuntimeSpec{
+		{Name: "torch", Framework: FrameworkTorch, Nodes: 2, Command: []string{"torchrun", "train.py"}, GangTimeoutSeconds: ptr.To[int32](60),
+			Pod: PodOptions{Image: "pytorch:2", GPUs: 1, GPUResource: DefaultGPUResource, Tolerations: []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}}},
+		{Name: "mpi", Namespace: "team", Framework: FrameworkMPI, Labels: map[string]string{"tier": "gold"}, Command: []string{"mpirun", "python", "t.py"},
+			MPI: ptr.To(DefaultMPIPolicy()), Pod: PodOptions{Image: "horovod:1", NodeSelector: map[string]string{"ssd": "true"}}},
+		{Name: "mpi-root", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"},
+			MPI: &MPIPolicy{ProcsPerNode: 2, Implementation: "OpenMPI", SSHAuthMountPath: "/root/.ssh", RunLauncherAsNode: true, NodeCommand: []string{"/usr/sbin/sshd", "-De"}},
+			Pod: PodOptions{Image: "mpi:1"}},
+	} {
+		obj, err := NewRuntime(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obj.GetKind() != spec.Kind() || obj.GetLabels()[FrameworkLabel] != spec.Framework {
+			t.Errorf("%s: kind %s labels %v", spec.Name, obj.GetKind(), obj.GetLabels())
+		}
+		back, err := ReadRuntime(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, spec) {
+			t.Errorf("read back\n%+v\nwant\n%+v", back, spec)
+		}
+		jobs := RuntimeJobs(obj)
+		want := []RuntimeJob{{Name: "node", Containers: []string{"node"}}}
+		if spec.Framework == FrameworkMPI {
+			want = append(want, RuntimeJob{Name: "launcher", Containers: []string{"node"}})
+		}
+		if !reflect.DeepEqual(jobs, want) {
+			t.Errorf("%s: runtime jobs %v", spec.Name, jobs)
+		}
+	}
+	if _, err := NewRuntime(RuntimeSpec{Name: "x", Framework: FrameworkTorch, MPI: &MPIPolicy{}}); err == nil {
+		t.Error("an MPI policy on a torch runtime")
+	}
+}
+
+// The pods Trainer makes of a TrainJob on its runtime: the runtime's node template with the
+// job's runtime patch merged as Trainer merges it (the job's tolerations replace the runtime's,
+// its node selector adds to the runtime's) and its resources per node on the trainer; as many
+// as Trainer counts for each replicated job. The placement check reads those pods.
+// An MPI runtime's default runs its launcher and nodes as mpiuser, as Trainer's own MPI runtime
+// does: with the pods' fsGroup that user, the group Trainer's 0640 private key is readable by.
+// Root gets no fsGroup.
+func TestMPIRuntimeRunsAsMPIUserWithTheKeysGroup(t *testing.T) {
+	for _, user := range []int64{DefaultMPIPolicy().RunAsUser, 0} {
+		policy := DefaultMPIPolicy()
+		policy.RunAsUser = user
+		obj, err := NewRuntime(RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1"}, MPI: &policy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r trainingRuntime
+		if err := fromUnstructured(obj, &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
+			pod := rj.Template.Spec.Template.Spec
+			if c := pod.Containers[0].SecurityContext; c == nil || c.RunAsUser == nil || *c.RunAsUser != user {
+				t.Errorf("user %d: %s's container runs with %+v", user, rj.Name, c)
+			}
+			var group *int64
+			if pod.SecurityContext != nil {
+				group = pod.SecurityContext.FSGroup
+			}
+			if (user == 0) != (group == nil) || group != nil && *group != user {
+				t.Errorf("user %d: %s's pod has fsGroup %v", user, rj.Name, group)
+			}
+		}
+	}
+	if DefaultMPIPolicy().RunAsUser == 0 || !strings.HasPrefix(DefaultMPIPolicy().SSHAuthMountPath, "/home/") {
+		t.Errorf("the default MPI policy %+v runs as root", DefaultMPIPolicy())
+	}
+}
+
+// A runtime made as Trainer's own is, its nodes' command split into command and args, reads back
+// as the one command it runs.
+func TestReadRuntimeJoinsTheNodesCommandAndArgs(t *testing.T) {
+	obj, err := NewRuntime(RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r trainingRuntime
+	if err := fromUnstructured(obj, &r); err != nil {
+		t.Fatal(err)
+	}
+	for i := range r.Spec.Template.Spec.ReplicatedJobs {
+		if rj := &r.Spec.Template.Spec.ReplicatedJobs[i]; rj.Name == TrainerNode {
+			c := &rj.Template.Spec.Template.Spec.Containers[0]
+			c.Command, c.Args = []string{"/usr/sbin/sshd"}, []string{"-De", "-f", "/home/mpiuser/.sshd_config"}
+		}
+	}
+	if obj, err = toUnstructured(&r); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadRuntime(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"}; !slices.Equal(s.MPI.NodeCommand, want) {
+		t.Errorf("node command %q, want %q", s.MPI.NodeCommand, want)
+	}
+}
