@@ -32,6 +32,14 @@ func TestEveryJobKindIsComplete(t *testing.T) {
 		var md resource.MetadataResponse
 		newResource().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "training"}, &md)
 		served[md.TypeName] = true
+		// A job resource (one that embeds jobResource, whose verbs it then serves) is a
+		// registered kind's, with its model.
+		if job, ok := newResource().(interface{ base() *jobResource }); ok {
+			if b := job.base(); b.kind == nil || b.newModel == nil {
+				t.Errorf("%s embeds jobResource without a kind or a model (kind %v, model %v): its plan would call a nil function",
+					md.TypeName, b.kind != nil, b.newModel != nil)
+			}
+		}
 		if name, ok := strings.CutSuffix(strings.TrimPrefix(md.TypeName, "training_"), "_job"); ok && jobs.KindByName(name) == nil {
 			t.Errorf("the provider serves %s, but no kind %q is registered in jobs.Kinds()", md.TypeName, name)
 		}

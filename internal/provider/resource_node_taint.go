@@ -37,7 +37,11 @@ var nodeGVR = k8sschema.GroupVersionResource{Version: "v1", Resource: "nodes"}
 func newNodeTaintResource() resource.Resource { return &nodeTaintResource{} }
 
 type nodeTaintResource struct {
-	jobResource
+	client *kube.Client
+}
+
+func (r *nodeTaintResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
+	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
 type nodeTaintModel struct {
