@@ -90,9 +90,6 @@ func CheckElasticName(name string, tensorBoard bool) error {
 	return nil
 }
 
-// ServiceGVR is the core Service.
-var ServiceGVR = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-
 // ElasticInputsAnnotation records on the Framework the inputs that only survive inside the
 // worker's shell command (script, arguments, bounds), so that import can recover them exactly.
 const ElasticInputsAnnotation = "training.kubetrain.io/elastic-inputs"

@@ -118,16 +118,6 @@ type Dependent struct {
 // String is how the dependents attribute lists it: KIND/NAME.
 func (d Dependent) String() string { return d.Kind + "/" + d.Name }
 
-// NetworkPolicyGVR is networking.k8s.io/v1 NetworkPolicy.
-var NetworkPolicyGVR = schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"}
-
-// The resources of what operators make for a job, besides pods (Kind.Owns).
-var (
-	ConfigMapGVR = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
-	BatchJobGVR  = schema.GroupVersionResource{Group: "batch", Version: "v1", Resource: "jobs"}
-	JobSetGVR    = schema.GroupVersionResource{Group: "jobset.x-k8s.io", Version: "v1alpha2", Resource: "jobsets"}
-)
-
 // dependentGVRs are the kinds of object a job may own besides its operator's, and their APIs.
 var dependentGVRs = map[string]schema.GroupVersionResource{"Service": ServiceGVR, "NetworkPolicy": NetworkPolicyGVR}
 

@@ -11,13 +11,6 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// The APIs of Kubeflow Trainer's training runtimes: a TrainingRuntime serves its namespace's
-// TrainJobs, a ClusterTrainingRuntime every namespace's.
-var (
-	TrainingRuntimeGVR        = schema.GroupVersionResource{Group: TrainerGroup, Version: "v1alpha1", Resource: "trainingruntimes"}
-	ClusterTrainingRuntimeGVR = schema.GroupVersionResource{Group: TrainerGroup, Version: "v1alpha1", Resource: "clustertrainingruntimes"}
-)
-
 // Runtime frameworks: the ML policy a runtime gives its jobs. torch: torchrun's PET_*
 // environment on every node; mpi: an MPI launcher with a hostfile and SSH keys over nodes that
 // run sshd; plain: the nodes alone, with nothing generated.

@@ -49,9 +49,6 @@ var Train = &Kind{
 	},
 }
 
-// TrainJobGVR is trainer.kubeflow.org/v1alpha1 TrainJob.
-var TrainJobGVR = schema.GroupVersionResource{Group: TrainerGroup, Version: "v1alpha1", Resource: "trainjobs"}
-
 const (
 	// TrainerGroup is Kubeflow Trainer's API group.
 	TrainerGroup = "trainer.kubeflow.org"
