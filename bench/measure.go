@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
+)
+
+// measureTool runs apply, the plans, rescale, (query) and destroy runs times for n jobs; the
+// training tool's plans include the schema floor's. The training tool runs first at each size:
+// after its first apply and rescale its objects are read back as the peers' manifests.
+func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (map[string]result, error) {
+	dir := filepath.Join(work, fmt.Sprintf("%s-%d", t.key, n))
+	manifests := filepath.Join(work, fmt.Sprintf("manifests-%d", n))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(t.config(n)), 0o644); err != nil {
+		return nil, err
+	}
+	if t.provider == "training" {
+		if err := os.WriteFile(filepath.Join(dir, "jobs.tfquery.hcl"), []byte(trainingQuery()), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	namespace := "bench-" + t.key
+	if err := ensureNamespace(ctx, c.Kubeconfig, namespace); err != nil {
+		return nil, err
+	}
+	rssLog := filepath.Join(dir, "rss.log")
+	env := append(os.Environ(),
+		"TF_CLI_CONFIG_FILE="+filepath.Join(work, t.cliConfig),
+		"TF_IN_AUTOMATION=1",
+		"KUBECONFIG="+kubeconfig, "KUBE_CONFIG_PATH="+kubeconfig,
+		"BENCH_RSS_LOG="+rssLog,
+		"BENCH_REAL_TRAINING="+filepath.Join(work, "real", "training"),
+		"BENCH_REAL_KUBERNETES="+filepath.Join(work, "real", "kubernetes"),
+		"BENCH_REAL_KUBECTL="+filepath.Join(work, "real", "kubectl"),
+		"TF_VAR_manifests="+manifests,
+	)
+	samples := map[string][]measurement{}
+	for r := 0; r < runs; r++ {
+		type step struct {
+			op, cli string
+			args    []string
+			// dump is the folder the training tool's objects are read back into after the step.
+			dump string
+			// cliConfig, when set, replaces the CLI configuration (and so the providers).
+			cliConfig string
+		}
+		steps := []step{
+			{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1", ""},
+			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
+			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
+		}
+		if t.provider == "training" {
+			steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, schemaFloorCLIConfigFile)})
+		}
+		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
+		if t.provider == "training" && queryTerraform != "" {
+			steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
+		}
+		steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", ""})
+		for _, st := range steps {
+			_ = os.Remove(rssLog)
+			proxy.ResetCounts()
+			cpuBefore := processCPU(apiPID)
+			start := time.Now()
+			args := st.args
+			if st.op != opQuery {
+				args = append(args, "-input=false")
+			}
+			cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
+			cmd.Dir, cmd.Env = dir, env
+			if st.cliConfig != "" {
+				cmd.Env = append(slices.Clone(env), "TF_CLI_CONFIG_FILE="+st.cliConfig)
+			}
+			output, err := cmd.CombinedOutput()
+			elapsed := time.Since(start).Seconds()
+			logName := fmt.Sprintf("%s-run%d.log", strings.NewReplacer(" ", "-", ",", "", ":", "").Replace(st.op), r+1)
+			if werr := os.WriteFile(filepath.Join(dir, logName), output, 0o644); werr != nil {
+				return nil, werr
+			}
+			if err != nil {
+				// Leave nothing behind for the next tool.
+				destroy := exec.CommandContext(ctx, "terraform", "destroy", "-auto-approve", "-input=false", "-no-color", "-var", "workers=1")
+				destroy.Dir, destroy.Env = dir, env
+				_ = destroy.Run()
+				return nil, &toolFailure{command: strings.Join(st.args, " "), summary: errorSummary(string(output)),
+					err: fmt.Errorf("terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(output), 30))}
+			}
+			m := measurement{
+				seconds: elapsed, requests: proxy.Requests(), rssKiB: peakRSS(rssLog),
+				peakWatches: proxy.PeakWatches(), apiCPU: processCPU(apiPID) - cpuBefore,
+			}
+			for _, count := range proxy.WatchPaths() {
+				m.watches += count
+			}
+			if st.op == opApply && t.provider != "" {
+				if m.operators, err = readOperatorTimes(ctx, c.Kubeconfig, namespace); err != nil {
+					logf("reading the operators' times: %v", err)
+				}
+			}
+			samples[st.op] = append(samples[st.op], m)
+			logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s %s",
+				t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU, m.operators.summary())
+			if t.provider == "training" && r == 0 && st.dump != "" {
+				if err := dumpManifests(ctx, c.Kubeconfig, namespace, filepath.Join(manifests, st.dump)); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	results := map[string]result{}
+	for op, ms := range samples {
+		sort.Slice(ms, func(i, j int) bool { return ms[i].seconds < ms[j].seconds })
+		results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms)}
+	}
+	return results, nil
+}
+
+// toolFailure is a terraform command of a tool that failed.
+type toolFailure struct {
+	command, summary string
+	err              error
+}
+
+func (f *toolFailure) Error() string { return f.err.Error() }
+
+// errorSummary is the first error Terraform printed and its explanation (the first paragraph
+// after it that is not the configuration it points at), on one line.
+func errorSummary(output string) string {
+	lines := strings.Split(output, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "Error: ") {
+			continue
+		}
+		var paragraph []string
+		for _, m := range lines[i+1:] {
+			m = strings.TrimSpace(m)
+			switch {
+			case strings.HasPrefix(m, "Error: "):
+			case m == "" && len(paragraph) > 0:
+			case m == "":
+				continue
+			case len(paragraph) == 0 && (strings.HasPrefix(m, "with ") || strings.HasPrefix(m, "on ") || strings.ContainsAny(m, "│├")):
+				continue
+			default:
+				paragraph = append(paragraph, m)
+				continue
+			}
+			break
+		}
+		return strings.TrimSpace(l + " " + strings.Join(paragraph, " "))
+	}
+	return tailLines(output, 3)
+}
+
+// processCPU is the CPU time (user and system) a process has used, in seconds, or 0 if it
+// cannot be read.
+func processCPU(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, field 2, is in parentheses and may hold spaces: fields count after it.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / clockTicks
+}
+
+// clockTicks is the kernel's USER_HZ, which /proc/PID/stat counts CPU time in (100 on Linux).
+const clockTicks = 100
+
+func peakRSS(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = f.Close() }()
+	var peak int64
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 2 {
+			if kib, err := strconv.ParseInt(fields[1], 10, 64); err == nil && kib > peak {
+				peak = kib
+			}
+		}
+	}
+	return peak
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

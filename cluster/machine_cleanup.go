@@ -1,0 +1,298 @@
+package cluster
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// killContainers kills every process in the pods' cgroups and every runc shim, and waits until
+// they are gone.
+func killContainers() error {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		pids := append(cgroupProcs("kubepods"), shimProcs()...)
+		if len(pids) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes of the real node still running after 20 s: %v", pids)
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// cgroupProcs are the processes in the cgroup tree named name under every v1 hierarchy (and the
+// unified one).
+func cgroupProcs(name string) []int {
+	seen := map[int]bool{}
+	for _, root := range cgroupRoots(name) {
+		// A cgroup removed while the tree is walked is skipped: its processes are gone too.
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, walkErr error) error {
+			if walkErr != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+				return nil //nolint:nilerr // skipped, see above
+			}
+			data, readErr := os.ReadFile(path)
+			if readErr != nil {
+				return nil //nolint:nilerr // skipped, see above
+			}
+			for _, f := range strings.Fields(string(data)) {
+				var pid int
+				if _, err := fmt.Sscan(f, &pid); err == nil && pid > 0 {
+					seen[pid] = true
+				}
+			}
+			return nil
+		})
+	}
+	var pids []int
+	for pid := range seen {
+		pids = append(pids, pid)
+	}
+	sort.Ints(pids)
+	return pids
+}
+
+func cgroupRoots(name string) []string {
+	entries, err := os.ReadDir("/sys/fs/cgroup")
+	if err != nil {
+		return nil
+	}
+	var roots []string
+	for _, e := range entries {
+		if root := filepath.Join("/sys/fs/cgroup", e.Name(), name); isDir(root) {
+			roots = append(roots, root)
+		}
+	}
+	if root := filepath.Join("/sys/fs/cgroup", name); isDir(root) {
+		roots = append(roots, root)
+	}
+	return roots
+}
+
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// shimProcs are the containerd runc shims serving the real node's containerd.
+func shimProcs() []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Contains(args, containerdSocket) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// removeCgroups removes the cgroup tree named name in every hierarchy, deepest first.
+func removeCgroups(name string) error {
+	var errs []error
+	for _, root := range cgroupRoots(name) {
+		var dirs []string
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, path)
+			}
+			return nil
+		})
+		sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+		for _, d := range dirs {
+			if err := syscall.Rmdir(d); err != nil && !errors.Is(err, syscall.ENOENT) {
+				errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unmountUnder unmounts every mount at or below the given folders, deepest first.
+func unmountUnder(dirs ...string) error {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	var points []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		point := unescapeMount(fields[4])
+		for _, d := range dirs {
+			if point == d || strings.HasPrefix(point, d+"/") {
+				points = append(points, point)
+				break
+			}
+		}
+	}
+	sort.Slice(points, func(i, j int) bool { return len(points[i]) > len(points[j]) })
+	var errs []error
+	for _, p := range points {
+		if err := syscall.Unmount(p, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// removeChains deletes, in every table, the rules that are in or jump to the node's chains, then
+// the chains themselves.
+func removeChains(tool string) error {
+	var errs []error
+	for _, table := range []string{"filter", "nat", "mangle", "raw"} {
+		out, err := exec.Command(tool, "-w", "-t", table, "-S").Output()
+		if err != nil {
+			continue // the table does not exist in this family
+		}
+		var chains []string
+		for _, line := range strings.Split(string(out), "\n") {
+			fields := strings.Fields(line)
+			switch {
+			case len(fields) >= 2 && fields[0] == "-N" && ours(fields[1]):
+				chains = append(chains, fields[1])
+			case len(fields) >= 2 && fields[0] == "-A" && !ours(fields[1]) && jumpsToOurs(fields):
+				// A rule of a built-in chain that jumps to ours: -A becomes -D.
+				errs = append(errs, command(tool, append([]string{"-w", "-t", table, "-D"}, unquoteRule(fields[1:])...)...))
+			}
+		}
+		for _, c := range chains {
+			errs = append(errs, command(tool, "-w", "-t", table, "-F", c))
+		}
+		for _, c := range chains {
+			errs = append(errs, command(tool, "-w", "-t", table, "-X", c))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func ours(chain string) bool {
+	for _, p := range ourChains {
+		if strings.HasPrefix(chain, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func jumpsToOurs(fields []string) bool {
+	for i := 0; i+1 < len(fields); i++ {
+		if (fields[i] == "-j" || fields[i] == "-g") && ours(fields[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// unquoteRule removes the double quotes iptables -S puts around comments with spaces, joining
+// the words they held back into one argument.
+func unquoteRule(fields []string) []string {
+	var out []string
+	for i := 0; i < len(fields); i++ {
+		if !strings.HasPrefix(fields[i], `"`) {
+			out = append(out, fields[i])
+			continue
+		}
+		quoted := fields[i]
+		for (len(quoted) < 2 || !strings.HasSuffix(quoted, `"`)) && i+1 < len(fields) {
+			i++
+			quoted += " " + fields[i]
+		}
+		out = append(out, strings.Trim(quoted, `"`))
+	}
+	return out
+}
+
+// nftTables lists the nftables tables ("family name"); nil when nft is not installed.
+func nftTables() []string {
+	out, err := exec.Command("nft", "list", "tables").Output()
+	if err != nil {
+		return nil
+	}
+	var tables []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "table "); ok {
+			tables = append(tables, rest)
+		}
+	}
+	return tables
+}
+
+// removeNewTables deletes the nftables tables that did not exist before the node and hold no
+// rule now (iptables-nft leaves the tables it made, empty, behind).
+func removeNewTables(before []string) error {
+	existed := map[string]bool{}
+	for _, t := range before {
+		existed[t] = true
+	}
+	var errs []error
+	for _, t := range nftTables() {
+		if existed[t] {
+			continue
+		}
+		out, err := exec.Command("nft", append([]string{"list", "table"}, strings.Fields(t)...)...).Output()
+		if err != nil || tableHasRules(string(out)) {
+			continue
+		}
+		errs = append(errs, command("nft", append([]string{"delete", "table"}, strings.Fields(t)...)...))
+	}
+	return errors.Join(errs...)
+}
+
+func tableHasRules(listing string) bool {
+	for _, line := range strings.Split(listing, "\n") {
+		l := strings.TrimSpace(line)
+		if l == "" || l == "}" || strings.HasPrefix(l, "table ") || strings.HasPrefix(l, "chain ") || strings.HasPrefix(l, "type ") {
+			continue
+		}
+		return true
+	}
+	return false
+}
