@@ -252,7 +252,7 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	if spec.Launcher == "" && len(spec.Command) == 0 {
 		spec.Launcher = LauncherTorchrun
 	}
-	workerResources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
+	workerResources, err := spec.Pod.WorkerResources()
 	if err != nil {
 		return nil, nil, nil, err
 	}

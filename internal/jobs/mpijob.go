@@ -168,7 +168,7 @@ func (s MPIJobSpec) Expect() map[string]int {
 
 // NewMPIJob builds the MPIJob for spec.
 func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
-	workerResources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
+	workerResources, err := spec.Pod.WorkerResources()
 	if err != nil {
 		return nil, err
 	}

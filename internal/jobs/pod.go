@@ -4,11 +4,13 @@
 package jobs
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -48,6 +50,9 @@ type PodOptions struct {
 	// CPU and Memory per worker pod, as Kubernetes quantities; empty means unset. They are set as
 	// both requests and limits.
 	CPU, Memory string
+	// ExtendedResources are the worker pod's other extended resources by name (RDMA or EFA
+	// devices beside the GPUs: rdma/hca, vpc.amazonaws.com/efa), whole numbers set as limits.
+	ExtendedResources map[string]string
 
 	Env map[string]string
 	// SecretEnv are environment variables whose values come from Secrets (secretKeyRef): the
@@ -148,6 +153,71 @@ func Resources(cpu, memory string, gpus int64, gpuResource string) (corev1.Resou
 		r.Limits[corev1.ResourceName(gpuResource)] = *resource.NewQuantity(gpus, resource.DecimalSI)
 	}
 	return r, nil
+}
+
+// WorkerResources are a worker container's resources: its CPU and memory as requests and
+// limits, its GPUs and other extended resources as limits (an extended resource's request is its
+// limit). An extended resource must be a whole number, and the GPUs' is given as gpus alone.
+func (o PodOptions) WorkerResources() (corev1.ResourceRequirements, error) {
+	r, err := Resources(o.CPU, o.Memory, o.GPUs, o.GPUResource)
+	if err != nil {
+		return r, err
+	}
+	gpuResource := cmp.Or(o.GPUResource, DefaultGPUResource)
+	for name, value := range o.ExtendedResources {
+		if name == gpuResource {
+			return r, fmt.Errorf("extended resource %s is the GPUs' resource: give it as gpus", name)
+		}
+		q, err := resource.ParseQuantity(value)
+		if err != nil || q.Sign() <= 0 || q.MilliValue()%1000 != 0 {
+			return r, fmt.Errorf("extended resource %s = %q is not a whole number of at least 1", name, value)
+		}
+		if r.Limits == nil {
+			r.Limits = corev1.ResourceList{}
+		}
+		r.Limits[corev1.ResourceName(name)] = q
+	}
+	return r, nil
+}
+
+// TakeGPUs makes the extended resource of that name, if the worker has it, its GPUs, and gives
+// back to ExtendedResources what was read as its GPUs before: a refresh knows the name the state
+// gave the GPUs (gpu_resource_name), which a read of the object alone can only guess.
+func (o *PodOptions) TakeGPUs(name string) {
+	value, ok := o.ExtendedResources[name]
+	if name == "" || !ok {
+		return
+	}
+	if o.GPUResource != "" && o.GPUs > 0 {
+		o.ExtendedResources[o.GPUResource] = strconv.FormatInt(o.GPUs, 10)
+	}
+	q, _ := resource.ParseQuantity(value)
+	o.GPUs, o.GPUResource = q.Value(), name
+	delete(o.ExtendedResources, name)
+	if len(o.ExtendedResources) == 0 {
+		o.ExtendedResources = nil
+	}
+}
+
+// gpuResourceOf guesses which of a worker's extended resources are its GPUs: the one named for
+// GPUs (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/xe), or the only one it has; "" when that
+// says nothing (the state's gpu_resource_name tells on refresh).
+func gpuResourceOf(extended map[string]string) string {
+	var named []string
+	for name := range extended {
+		if strings.Contains(strings.ToLower(name), "gpu") {
+			named = append(named, name)
+		}
+	}
+	switch {
+	case len(named) == 1:
+		return named[0]
+	case len(extended) == 1:
+		for name := range extended {
+			return name
+		}
+	}
+	return ""
 }
 
 // podTemplate builds the pod template of one role from the shared options.
@@ -256,9 +326,13 @@ func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
 		case corev1.ResourceMemory:
 			o.Memory = q.String()
 		default:
-			o.GPUs, o.GPUResource = q.Value(), string(name)
+			if o.ExtendedResources == nil {
+				o.ExtendedResources = map[string]string{}
+			}
+			o.ExtendedResources[string(name)] = q.String()
 		}
 	}
+	o.TakeGPUs(gpuResourceOf(o.ExtendedResources))
 	mounts := map[string]string{}
 	for _, m := range c.VolumeMounts {
 		mounts[m.Name] = m.MountPath

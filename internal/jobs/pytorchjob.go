@@ -125,7 +125,7 @@ func (s PyTorchJobSpec) Expect() map[string]int {
 
 // NewPyTorchJob builds the PyTorchJob for spec.
 func NewPyTorchJob(spec PyTorchJobSpec) (*unstructured.Unstructured, error) {
-	resources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
+	resources, err := spec.Pod.WorkerResources()
 	if err != nil {
 		return nil, err
 	}

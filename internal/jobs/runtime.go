@@ -164,7 +164,7 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 	if s.Framework != FrameworkMPI && s.MPI != nil {
 		return nil, fmt.Errorf("an MPI policy needs framework %q, not %q", FrameworkMPI, s.Framework)
 	}
-	resources, err := Resources(s.Pod.CPU, s.Pod.Memory, s.Pod.GPUs, s.Pod.GPUResource)
+	resources, err := s.Pod.WorkerResources()
 	if err != nil {
 		return nil, err
 	}

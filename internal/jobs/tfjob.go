@@ -96,7 +96,7 @@ func NewTFJob(spec TFJobSpec) (*unstructured.Unstructured, error) {
 			return nil, err
 		}
 	}
-	workerResources, err := Resources(spec.Pod.CPU, spec.Pod.Memory, spec.Pod.GPUs, spec.Pod.GPUResource)
+	workerResources, err := spec.Pod.WorkerResources()
 	if err != nil {
 		return nil, err
 	}

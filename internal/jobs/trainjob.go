@@ -140,7 +140,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	case s.Pod.ImagePullPolicy != "":
 		return nil, fmt.Errorf("a TrainJob cannot set an image pull policy: Trainer's API has no place for it (set it in the runtime)")
 	}
-	resources, err := Resources(s.Pod.CPU, s.Pod.Memory, s.Pod.GPUs, s.Pod.GPUResource)
+	resources, err := s.Pod.WorkerResources()
 	if err != nil {
 		return nil, err
 	}

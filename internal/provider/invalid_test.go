@@ -170,6 +170,11 @@ var invalidInputs = []invalidInput{
   }
 }
 `, `implementation = "Intel".*value must be one of: \["OpenMPI"\]`},
+	// Extended resources beside the GPUs: domain-prefixed names, whole devices, not the GPUs'.
+	{badMPI(`  extended_resources = { "hca" = "1" }`), `extended_resources.*must be a domain-prefixed extended resource name`},
+	{badMPI(`  extended_resources = { "example.kubernetes.io/dev" = "1" }`), `extended_resources.*in Kubernetes' own domain`},
+	{badMPI(`  extended_resources = { "rdma/hca" = "0.5" }`), `extended_resources.*"0.5" is not a whole number of at least 1`},
+	{badMPI("  gpus = 1\n  extended_resources = { \"nvidia.com/gpu\" = \"1\" }"), `GPUs given as an extended resource.*set gpus instead`},
 	// A runtime's and a TrainJob's rules, which need no cluster (Trainer v2.3.0's API).
 	{`resource "training_runtime" "bad" {
   name      = "bad"

@@ -3,6 +3,7 @@ package provider
 import (
 	"cmp"
 	"context"
+	"maps"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -36,6 +37,7 @@ type podModel struct {
 	Image              types.String      `tfsdk:"image"`
 	GPUs               types.Int64       `tfsdk:"gpus"`
 	GPUResourceName    types.String      `tfsdk:"gpu_resource_name"`
+	ExtendedResources  types.Map         `tfsdk:"extended_resources"`
 	CPU                types.String      `tfsdk:"cpu"`
 	Memory             types.String      `tfsdk:"memory"`
 	Env                types.Map         `tfsdk:"env"`
@@ -93,6 +95,11 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 		"gpu_resource_name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultGPUResource),
 			PlanModifiers: replaceString, Validators: []validator.String{gpuResourceRule},
 			MarkdownDescription: "Extended resource the GPUs are requested as. Default `" + jobs.DefaultGPUResource + "`."},
+		"extended_resources": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
+			Validators: []validator.Map{mapvalidator.KeysAre(extendedResourceRule), mapvalidator.ValueStringsAre(wholeCountRule), notTheGPUResource{}},
+			MarkdownDescription: "Other extended resources per worker beside the GPUs, by name, in whole devices, set as limits (an extended " +
+				"resource's request is its limit): RDMA or InfiniBand devices (`rdma/hca`), AWS EFA (`vpc.amazonaws.com/efa`). The plan's " +
+				"placement check counts them against the nodes' allocatable. Changing them replaces the job."},
 		"cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "CPU per worker as a Kubernetes quantity (`4`, `500m`), set as request and limit (Arena: `--cpu`)."},
 		"memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
@@ -171,6 +178,7 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		ShmSize:            m.ShmSize.ValueString(),
 	}
 	var sensitive map[string]string
+	diags.Append(m.ExtendedResources.ElementsAs(ctx, &o.ExtendedResources, true)...)
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)
 	diags.Append(m.SensitiveEnv.ElementsAs(ctx, &sensitive, true)...)
 	o.Env = mergeMaps(o.Env, sensitive)
@@ -225,6 +233,12 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 		prior, priorSensitive = jobs.PodOptions{}, nil
 	}
 	m.Image = types.StringValue(o.Image)
+	if !imported && prior.GPUResource != "" {
+		// The state names the GPUs' resource, which a read of the object alone only guesses.
+		o.ExtendedResources = maps.Clone(o.ExtendedResources)
+		o.TakeGPUs(prior.GPUResource)
+	}
+	m.ExtendedResources = optionalMap(ctx, o.ExtendedResources, &diags)
 	m.GPUs = types.Int64Value(o.GPUs)
 	m.GPUResourceName = types.StringValue(o.GPUResource)
 	if o.GPUResource == "" {

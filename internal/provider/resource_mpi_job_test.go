@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -373,5 +374,60 @@ resource "training_mpi_job" "test" {
 				plancheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("slots_per_worker"), knownvalue.Int64Exact(1)),
 			}},
 		}},
+	})
+}
+
+// A worker's RDMA devices beside its GPUs (extended_resources) are limits of the MPIJob's worker
+// template, not of its launcher; the plan after the apply is empty, and an import gives the
+// state the apply did, the GPUs told from the RDMA devices.
+func TestAccMPIJob_extendedResourcesBesideTheGPUsAreWorkerLimitsAndImportExactly(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	extra := `  gpus               = 2
+  extended_resources = { "rdma/hca" = "1", "vpc.amazonaws.com/efa" = "4" }
+  tolerations        = ["gpu_node"]
+  wait_for           = "created"`
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkJobsGone(a),
+		Steps: []resource.TestStep{
+			{
+				Config: mpiJobConfig(name, 2, extra),
+				Check: func(*terraform.State) error {
+					obj, err := a.get(jobs.MPI.GVR, "default", name)
+					if err != nil {
+						return err
+					}
+					for role, want := range map[string]map[string]string{
+						"Worker":   {"nvidia.com/gpu": "2", "rdma/hca": "1", "vpc.amazonaws.com/efa": "4"},
+						"Launcher": {},
+					} {
+						containers, _, _ := unstructured.NestedSlice(obj.Object, "spec", "mpiReplicaSpecs", role, "template", "spec", "containers")
+						c, _ := containers[0].(map[string]any)
+						got, _, _ := unstructured.NestedStringMap(c, "resources", "limits")
+						for name, value := range want {
+							if got[name] != value {
+								return fmt.Errorf("the %s's limits are %v, want %s = %s", role, got, name, value)
+							}
+						}
+						if role == "Launcher" && (got["rdma/hca"] != "" || got["nvidia.com/gpu"] != "") {
+							return fmt.Errorf("the launcher asks for devices: %v", got)
+						}
+					}
+					return nil
+				},
+			},
+			{
+				Config:           mpiJobConfig(name, 2, extra),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+			},
+			{
+				ResourceName:            "training_mpi_job.test",
+				ImportState:             true,
+				ImportStateId:           "default/" + name,
+				ImportStateVerify:       true,
+				ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for"},
+			},
+		},
 	})
 }

@@ -109,13 +109,52 @@ var (
 		return messages(s, validation.IsValidLabelValue(s))
 	}}
 	// Extended resources such as nvidia.com/gpu must be domain-prefixed names.
-	gpuResourceRule = stringRule{"GPU resource name", func(s string) error {
-		if !strings.Contains(s, "/") {
-			return fmt.Errorf("%q must be a domain-prefixed extended resource name, like %s", s, jobs.DefaultGPUResource)
+	gpuResourceRule      = stringRule{"GPU resource name", extendedResourceName}
+	extendedResourceRule = stringRule{"extended resource name", extendedResourceName}
+	// An extended resource is counted in whole devices.
+	wholeCountRule = stringRule{"whole number of devices", func(s string) error {
+		q, err := resource.ParseQuantity(s)
+		if err != nil || q.Sign() <= 0 || q.MilliValue()%1000 != 0 {
+			return fmt.Errorf("%q is not a whole number of at least 1: an extended resource is counted in whole devices", s)
 		}
-		return messages(s, validation.IsQualifiedName(s))
+		return nil
 	}}
 )
+
+// extendedResourceName checks the name of an extended resource: domain-prefixed (nvidia.com/gpu,
+// rdma/hca), and not in Kubernetes' own domains, whose resources are not extended ones.
+func extendedResourceName(s string) error {
+	domain, _, ok := strings.Cut(s, "/")
+	if !ok {
+		return fmt.Errorf("%q must be a domain-prefixed extended resource name, like %s or rdma/hca", s, jobs.DefaultGPUResource)
+	}
+	if domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io") {
+		return fmt.Errorf("%q is in Kubernetes' own domain, where no extended resource is", s)
+	}
+	return messages(s, validation.IsQualifiedName(s))
+}
+
+// notTheGPUResource refuses, among extended_resources, the resource the GPUs are given as
+// (gpu_resource_name, or its default): that one is gpus.
+type notTheGPUResource struct{}
+
+func (notTheGPUResource) Description(context.Context) string {
+	return "does not name the GPUs' resource, which gpus gives"
+}
+func (v notTheGPUResource) MarkdownDescription(ctx context.Context) string { return v.Description(ctx) }
+
+func (notTheGPUResource) ValidateMap(ctx context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	var gpuResource types.String
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("gpu_resource_name"), &gpuResource)...)
+	if gpuResource.IsUnknown() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	name := cmp.Or(gpuResource.ValueString(), jobs.DefaultGPUResource)
+	if _, ok := req.ConfigValue.Elements()[name]; ok {
+		resp.Diagnostics.AddAttributeError(req.Path, "GPUs given as an extended resource",
+			fmt.Sprintf("extended_resources names %s, the resource the GPUs are given as (gpu_resource_name): set gpus instead.", name))
+	}
+}
 
 // jobNameRule checks a job name for the objects an operator derives from it: pod hostnames
 // NAME-SUFFIX must be DNS-1035 labels, so NAME is one with room for the longest suffix.
