@@ -45,6 +45,9 @@ var Elastic = &Kind{
 	// FrameworkController has no suspend: a Framework runs from its creation.
 	suspended:  func(*unstructured.Unstructured) bool { return false },
 	dependents: elasticDependents,
+	// FrameworkController v1.0.1 writes its spec back with every field (description has no
+	// omitempty).
+	specDefaults: map[string]any{"spec.description": ""},
 }
 
 // elasticDependents are an elastic job's two Services and, when asked for, the NetworkPolicy of

@@ -2,24 +2,29 @@ package jobs
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Unexpressed lists what a job object holds in its pods that the object rebuilt from its
-// resource's read does not: fields of a role's pod spec (an init container, a volume, a
-// security context) or of its containers that the resource has no attribute for. Import keeps
-// them on the running job, but a replacement would drop them, so a migration says so. Each entry
-// is ROLE: FIELD.
+// Unexpressed lists what a job object holds that the object rebuilt from its resource's read
+// does not: fields of a role's pod spec (an init container, a volume, a security context) or of
+// its containers that the resource has no attribute for, as ROLE: FIELD, and fields of the job's
+// spec outside its pod templates (a scheduling policy, an operator option), as spec.PATH.
+// Import keeps them on the running job, but a replacement would drop them, so a migration says
+// so. What the rebuild sets and the live object lacks is a default, not a gap.
 func (k *Kind) Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
+	out := specGaps(live, rebuilt, k.specDefaults)
 	rebuiltRoles, err := k.Roles(rebuilt, nil)
 	if err != nil {
-		return nil
+		sort.Strings(out)
+		return out
 	}
 	byRole := map[string]RolePods{}
 	for _, r := range rebuiltRoles {
@@ -27,9 +32,9 @@ func (k *Kind) Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
 	}
 	liveRoles, err := k.Roles(live, nil)
 	if err != nil {
-		return nil
+		sort.Strings(out)
+		return out
 	}
-	var out []string
 	for _, r := range liveRoles {
 		withoutOperatorDefaults(&r.Template.Spec)
 		want, ok := byRole[r.Role]
@@ -52,6 +57,113 @@ func (k *Kind) Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// specGaps are the paths of the live object's spec, outside the pod templates of its roles
+// (compared role by role), that the rebuilt object lacks or holds otherwise, and that do not
+// hold their default.
+func specGaps(live, rebuilt *unstructured.Unstructured, defaults map[string]any) []string {
+	spec := func(obj *unstructured.Unstructured) any {
+		s, _, _ := unstructured.NestedMap(obj.Object, "spec")
+		return normalJSON(withoutPodTemplates(s))
+	}
+	var out []string
+	for _, path := range diffPaths("spec", spec(rebuilt), spec(live)) {
+		if def, ok := defaults[path]; !ok || !reflect.DeepEqual(normalJSON(def), valueAt(spec(live), strings.TrimPrefix(path, "spec."))) {
+			out = append(out, path)
+		}
+	}
+	return out
+}
+
+// normalJSON is v as encoding/json reads it back: one form of numbers on both sides.
+func normalJSON(v any) any {
+	var out any
+	if b, err := json.Marshal(v); err == nil {
+		_ = json.Unmarshal(b, &out)
+	}
+	return out
+}
+
+// valueAt is the value at a dotted path of maps, or nil.
+func valueAt(v any, path string) any {
+	for _, key := range strings.Split(path, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[key]
+	}
+	return v
+}
+
+// withoutPodTemplates is a job spec without its roles' pod templates (a Kubeflow job's replica
+// specs' template, a Framework's task roles' pod) and without Kueue's runtime patch.
+func withoutPodTemplates(spec map[string]any) map[string]any {
+	spec = runtime.DeepCopyJSON(spec)
+	for field, value := range spec {
+		if byType, ok := value.(map[string]any); ok && strings.HasSuffix(field, "ReplicaSpecs") {
+			for _, rs := range byType {
+				if m, ok := rs.(map[string]any); ok {
+					delete(m, "template")
+				}
+			}
+		}
+	}
+	// Kueue's runtime patch on a TrainJob (its admission's placement) is Kueue's, not the owner's.
+	if patches, ok := spec["runtimePatches"].([]any); ok {
+		var own []any
+		for _, p := range patches {
+			if m, _ := p.(map[string]any); m["manager"] != kueueRuntimePatchManager {
+				own = append(own, p)
+			}
+		}
+		spec["runtimePatches"] = own
+		if len(own) == 0 {
+			delete(spec, "runtimePatches")
+		}
+	}
+	if roles, ok := spec["taskRoles"].([]any); ok {
+		for _, r := range roles {
+			role, _ := r.(map[string]any)
+			if task, ok := role["task"].(map[string]any); ok {
+				delete(task, "pod")
+			}
+		}
+	}
+	return spec
+}
+
+// diffPaths are the paths under path where got holds a value that want lacks or holds otherwise.
+func diffPaths(path string, want, got any) []string {
+	switch g := got.(type) {
+	case map[string]any:
+		w, ok := want.(map[string]any)
+		if !ok && want != nil {
+			return []string{path}
+		}
+		var out []string
+		for key, value := range g { // each field the rebuild lacks, by its own path
+			out = append(out, diffPaths(path+"."+key, w[key], value)...)
+		}
+		return out
+	case []any:
+		w, ok := want.([]any)
+		if !ok || len(w) != len(g) {
+			return []string{path}
+		}
+		var out []string
+		for i := range g {
+			out = append(out, diffPaths(fmt.Sprintf("%s[%d]", path, i), w[i], g[i])...)
+		}
+		return out
+	case nil:
+		return nil
+	}
+	if !reflect.DeepEqual(want, got) {
+		return []string{path}
+	}
+	return nil
 }
 
 // addedFields are the top-level fields after has and before lacks or holds otherwise.

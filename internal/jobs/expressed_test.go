@@ -36,3 +36,33 @@ func TestUnexpressed(t *testing.T) {
 		t.Errorf("Unexpressed = %v, want %v", got, want)
 	}
 }
+
+// What a job's spec holds outside its pod templates that the resource cannot say (an MPIJob's
+// gang-scheduling policy and SSH mount path set with kubectl) is named by its path; what the
+// rebuild sets and the live job lacks is no gap.
+func TestUnexpressedNamesTheSpecFieldsOutsideThePods(t *testing.T) {
+	spec := arenaSSDSpec()
+	rebuilt, _, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := rebuilt.DeepCopy()
+	if err := unstructured.SetNestedField(live.Object, int64(3), "spec", "runPolicy", "schedulingPolicy", "minAvailable"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(live.Object, "/home/mpiuser/.ssh", "spec", "sshAuthMountPath"); err != nil {
+		t.Fatal(err)
+	}
+	// What mpi-operator's CRD defaults, the API server writes: no gap.
+	if err := unstructured.SetNestedField(live.Object, "OpenMPI", "spec", "mpiImplementation"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(live.Object, false, "spec", "runPolicy", "suspend"); err != nil {
+		t.Fatal(err)
+	}
+	unstructured.RemoveNestedField(live.Object, "spec", "runPolicy", "backoffLimit")
+	want := []string{"spec.runPolicy.schedulingPolicy.minAvailable", "spec.sshAuthMountPath"}
+	if got := MPI.Unexpressed(live, rebuilt); !reflect.DeepEqual(got, want) {
+		t.Errorf("Unexpressed = %v, want %v", got, want)
+	}
+}

@@ -68,6 +68,10 @@ type Kind struct {
 	rescale func(from, to int32) []byte
 	// dependents are the objects a job of that name may own besides its operator's.
 	dependents func(job string) []Dependent
+	// specDefaults are the values the API server (the CRD's defaults) or the operator writes into a
+	// stored job's spec outside its pod templates, by path (spec.FIELD): a live job holding one is
+	// not holding something its resource cannot say (Unexpressed).
+	specDefaults map[string]any
 }
 
 // register is the only way a kind comes in: it checks that each kind has what every kind needs,

@@ -112,6 +112,9 @@ func TestEveryKindIsComplete(t *testing.T) {
 			t.Errorf("kind %s: the job read back builds another object (-built +read back):\n%s", k.Name, diff)
 		}
 
+		if gaps := k.Unexpressed(obj, again); len(gaps) > 0 {
+			t.Errorf("kind %s: its own job holds what its resource cannot say: %v", k.Name, gaps)
+		}
 		if n, err := k.Workers(obj); err != nil || n != ex.workers {
 			t.Errorf("kind %s: Workers = %d (%v), want %d", k.Name, n, err, ex.workers)
 		}

@@ -195,6 +195,8 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 			return s
 		},
 		roles: func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
+		// The CRDs of mpi-operator v0.8.2 and training-operator v1.9.0 default it.
+		specDefaults: map[string]any{"spec.runPolicy.suspend": false},
 		suspended: func(obj *unstructured.Unstructured) bool {
 			suspended, _, _ := unstructured.NestedBool(obj.Object, "spec", "runPolicy", "suspend")
 			return suspended
@@ -267,4 +269,12 @@ func kubeflowFailure(o Observed) string {
 // same name (events outlive their object by about an hour).
 func aboutThisObject(e corev1.Event, obj *unstructured.Unstructured) bool {
 	return obj == nil || e.InvolvedObject.UID == "" || e.InvolvedObject.UID == obj.GetUID()
+}
+
+// withSpecDefaults adds to a kind the defaults its API writes into a stored job's spec.
+func withSpecDefaults(k *Kind, defaults map[string]any) *Kind {
+	for path, value := range defaults {
+		k.specDefaults[path] = value
+	}
+	return k
 }

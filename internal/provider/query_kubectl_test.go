@@ -178,6 +178,11 @@ list "training_%s_job" "found" {
 	if err != nil {
 		t.Fatalf("no generated configuration: %v\n%s", err, out)
 	}
+	// What the CRDs and operators write into every stored job's spec (mpi-operator's defaults,
+	// Trainer's runtimeRef and managedBy) is not taken for what the configuration cannot say.
+	if strings.Contains(flat(out), "no attribute for: spec.") || strings.Contains(flat(out), "; spec.") {
+		t.Errorf("the query takes a default of a job's spec for a field it cannot say:\n%s", out)
+	}
 	if !strings.Contains(out, "etcd: containers[etcd].command") {
 		t.Errorf("the query does not warn that the elastic job's etcd command cannot be said:\n%s", out)
 	}
