@@ -6,6 +6,11 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -29,4 +34,127 @@ func warnUnexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *uns
 			"training_"+kind.Name+"_job has no attribute for: "+strings.Join(gaps, "; ")+". An import keeps them on the running job, "+
 				"but a change that replaces the job would make it without them.")
 	}
+}
+
+// warnDropped warns, in the plan of a replacement, about what the live job holds that its
+// resource cannot say (jobs.Kind.Unexpressed: an init container added with kubectl, a field of
+// its operator's): the job made in its place will not have it. It costs the plan one read of the
+// job, only for a replacement; a job that cannot be read is left to the apply.
+func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || r.client == nil || len(r.client.UnknownSettings()) > 0 ||
+		len(resp.RequiresReplace) == 0 && !replaced(ctx, req) {
+		return
+	}
+	prior := r.newModel()
+	if req.State.Get(ctx, prior).HasError() {
+		return
+	}
+	spec, diags := prior.spec(ctx)
+	if diags.HasError() {
+		return
+	}
+	rebuilt, _, err := spec.Build()
+	if err != nil {
+		return
+	}
+	t := r.target(prior.job())
+	live, err := r.client.Get(ctx, t)
+	if err != nil || live == nil {
+		tflog.Debug(ctx, "what a replacement drops is not checked: the job cannot be read", map[string]any{"error": fmt.Sprint(err)})
+		return
+	}
+	if gaps := r.kind.Unexpressed(live, rebuilt); len(gaps) > 0 {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Replacing %s drops what its configuration cannot say", t),
+			"training_"+r.kind.Name+"_job has no attribute for what the running job holds in: "+strings.Join(gaps, "; ")+
+				". It was set outside Terraform (kubectl, another tool); the job this plan makes in its place will not have it.")
+	}
+}
+
+// replaced says whether the plan replaces the resource: a resource's ModifyPlan is not told
+// which attributes' plan modifiers asked for a replacement, so those of every top-level
+// attribute and block that changes are asked again.
+func replaced(ctx context.Context, req resource.ModifyPlanRequest) bool {
+	for name, a := range req.Plan.Schema.GetAttributes() {
+		if replacedBy(ctx, req, path.Root(name), a) {
+			return true
+		}
+	}
+	for name, b := range req.Plan.Schema.GetBlocks() {
+		if replacedBy(ctx, req, path.Root(name), b) {
+			return true
+		}
+	}
+	return false
+}
+
+// replacedBy says whether the plan modifiers of the attribute or block at p ask for a
+// replacement.
+func replacedBy(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, a any) bool {
+	values := func(config, plan, state any) bool {
+		return !req.Config.GetAttribute(ctx, p, config).HasError() && !req.Plan.GetAttribute(ctx, p, plan).HasError() &&
+			!req.State.GetAttribute(ctx, p, state).HasError()
+	}
+	switch a := a.(type) {
+	case interface{ StringPlanModifiers() []planmodifier.String }:
+		var c, pl, s types.String
+		if !values(&c, &pl, &s) || pl.Equal(s) {
+			return false
+		}
+		for _, m := range a.StringPlanModifiers() {
+			r := &planmodifier.StringResponse{PlanValue: pl}
+			m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
+			if r.RequiresReplace {
+				return true
+			}
+		}
+	case interface{ Int64PlanModifiers() []planmodifier.Int64 }:
+		var c, pl, s types.Int64
+		if !values(&c, &pl, &s) || pl.Equal(s) {
+			return false
+		}
+		for _, m := range a.Int64PlanModifiers() {
+			r := &planmodifier.Int64Response{PlanValue: pl}
+			m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
+			if r.RequiresReplace {
+				return true
+			}
+		}
+	case interface{ BoolPlanModifiers() []planmodifier.Bool }:
+		var c, pl, s types.Bool
+		if !values(&c, &pl, &s) || pl.Equal(s) {
+			return false
+		}
+		for _, m := range a.BoolPlanModifiers() {
+			r := &planmodifier.BoolResponse{PlanValue: pl}
+			m.PlanModifyBool(ctx, planmodifier.BoolRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
+			if r.RequiresReplace {
+				return true
+			}
+		}
+	case interface{ ListPlanModifiers() []planmodifier.List }:
+		var c, pl, s types.List
+		if !values(&c, &pl, &s) || pl.Equal(s) {
+			return false
+		}
+		for _, m := range a.ListPlanModifiers() {
+			r := &planmodifier.ListResponse{PlanValue: pl}
+			m.PlanModifyList(ctx, planmodifier.ListRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
+			if r.RequiresReplace {
+				return true
+			}
+		}
+	case interface{ MapPlanModifiers() []planmodifier.Map }:
+		var c, pl, s types.Map
+		if !values(&c, &pl, &s) || pl.Equal(s) {
+			return false
+		}
+		for _, m := range a.MapPlanModifiers() {
+			r := &planmodifier.MapResponse{PlanValue: pl}
+			m.PlanModifyMap(ctx, planmodifier.MapRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
+			if r.RequiresReplace {
+				return true
+			}
+		}
+	}
+	return false
 }

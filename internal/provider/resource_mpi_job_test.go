@@ -21,6 +21,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -430,4 +431,50 @@ func TestAccMPIJob_extendedResourcesBesideTheGPUsAreWorkerLimitsAndImportExactly
 			},
 		},
 	})
+}
+
+// A replacement of a job that holds what its resource cannot say (an init container added to its
+// workers with kubectl) says in the plan that the new job will not have it; a replacement of a
+// job that holds nothing more, and an in-place change of one that does, say nothing.
+func TestAccMPIJob_replacementSaysWhatItDrops(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	w := newWorkspace(t)
+	config := func(image, labels string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "training_mpi_job" "test" {
+  name         = %q
+  image        = %q
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 1
+  wait_for     = "created"
+  labels       = { team = %q }
+}
+`, name, image, labels)
+	}
+	w.write(config("registry.example/horovod:1", "vision"))
+	w.run("apply", "-auto-approve", "-input=false")
+	t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
+	w.write(config("registry.example/horovod:2", "vision"))
+	const warning = "drops what its configuration cannot say"
+	if plan := w.run("plan", "-input=false"); strings.Contains(plan, warning) {
+		t.Errorf("a replacement of a job that holds nothing more warns:\n%s", plan)
+	}
+	patch := []byte(`{"spec":{"mpiReplicaSpecs":{"Worker":{"template":{"spec":{"initContainers":[{"name":"fetch","image":"busybox"}]}}}}}}`)
+	if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Patch(context.Background(), name, k8stypes.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	plan := w.run("plan", "-input=false")
+	if flat := strings.Join(strings.Fields(plan), " "); !strings.Contains(flat, warning) || !strings.Contains(flat, "worker: initContainers") ||
+		!strings.Contains(flat, "1 to add, 0 to change, 1 to destroy") {
+		t.Errorf("the replacement does not say it drops the workers' init container:\n%s", plan)
+	}
+	w.write(config("registry.example/horovod:1", "speech"))
+	if plan := w.run("plan", "-input=false"); strings.Contains(plan, warning) || !strings.Contains(plan, "0 to add, 1 to change, 0 to destroy") {
+		t.Errorf("an in-place change warns of a replacement, or is not in place:\n%s", plan)
+	}
+	w.run("destroy", "-auto-approve", "-input=false")
+	if err := jobGone(a, jobs.MPI, "default", name); err != nil {
+		t.Error(err)
+	}
 }
