@@ -67,9 +67,10 @@ func specGaps(live, rebuilt *unstructured.Unstructured, defaults map[string]any)
 		s, _, _ := unstructured.NestedMap(obj.Object, "spec")
 		return normalJSON(withoutPodTemplates(s))
 	}
+	liveSpec := spec(live)
 	var out []string
-	for _, path := range diffPaths("spec", spec(rebuilt), spec(live)) {
-		if def, ok := defaults[path]; !ok || !reflect.DeepEqual(normalJSON(def), valueAt(spec(live), strings.TrimPrefix(path, "spec."))) {
+	for _, path := range diffPaths("spec", spec(rebuilt), liveSpec) {
+		if def, ok := defaults[path]; !ok || !reflect.DeepEqual(normalJSON(def), valueAt(liveSpec, strings.TrimPrefix(path, "spec."))) {
 			out = append(out, path)
 		}
 	}

@@ -46,19 +46,8 @@ var (
 		"phase": types.StringType,
 		"node":  types.StringType,
 	}}
-	agedInstanceType = types.ObjectType{AttrTypes: mergeTypes(instanceType.AttrTypes, map[string]attr.Type{"age": types.StringType})}
+	agedInstanceType = types.ObjectType{AttrTypes: mergeAttributes(instanceType.AttrTypes, map[string]attr.Type{"age": types.StringType})}
 )
-
-// mergeTypes is the union of attribute type maps.
-func mergeTypes(maps ...map[string]attr.Type) map[string]attr.Type {
-	out := map[string]attr.Type{}
-	for _, m := range maps {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
 
 func statusAttributes() map[string]schema.Attribute {
 	return map[string]schema.Attribute{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -21,19 +22,25 @@ import (
 // import keeps it on the running job, but a replacement would make the job without it. The list
 // resources and the first refresh after an import say it.
 func warnUnexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
-	spec, d := m.spec(ctx)
-	if d.HasError() {
-		return
-	}
-	rebuilt, _, err := spec.Build()
-	if err != nil {
-		return
-	}
-	if gaps := kind.Unexpressed(live, rebuilt); len(gaps) > 0 {
+	if gaps := unexpressed(ctx, kind, m, live); len(gaps) > 0 {
 		diags.AddWarning(fmt.Sprintf("%s %s/%s: the configuration cannot say everything it holds", kind.Object, live.GetNamespace(), live.GetName()),
 			"training_"+kind.Name+"_job has no attribute for: "+strings.Join(gaps, "; ")+". An import keeps them on the running job, "+
 				"but a change that replaces the job would make it without them.")
 	}
+}
+
+// unexpressed is what the live job holds that the job m describes would not (jobs.Kind.Unexpressed);
+// nothing when m does not build a job.
+func unexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured) []string {
+	spec, diags := m.spec(ctx)
+	if diags.HasError() {
+		return nil
+	}
+	rebuilt, _, err := spec.Build()
+	if err != nil {
+		return nil
+	}
+	return kind.Unexpressed(live, rebuilt)
 }
 
 // warnDropped warns, in the plan of a replacement, about what the live job holds that its
@@ -41,20 +48,12 @@ func warnUnexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *uns
 // its operator's): the job made in its place will not have it. It costs the plan one read of the
 // job, only for a replacement; a job that cannot be read is left to the apply.
 func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || r.client == nil || len(r.client.UnknownSettings()) > 0 ||
-		len(resp.RequiresReplace) == 0 && !replaced(ctx, req) {
+	// resp.RequiresReplace is empty here: the framework keeps the attributes' own to itself.
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || r.client == nil || len(r.client.UnknownSettings()) > 0 || !replaced(ctx, req) {
 		return
 	}
 	prior := r.newModel()
 	if req.State.Get(ctx, prior).HasError() {
-		return
-	}
-	spec, diags := prior.spec(ctx)
-	if diags.HasError() {
-		return
-	}
-	rebuilt, _, err := spec.Build()
-	if err != nil {
 		return
 	}
 	t := r.target(prior.job())
@@ -63,7 +62,7 @@ func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRe
 		tflog.Debug(ctx, "what a replacement drops is not checked: the job cannot be read", map[string]any{"error": fmt.Sprint(err)})
 		return
 	}
-	if gaps := r.kind.Unexpressed(live, rebuilt); len(gaps) > 0 {
+	if gaps := unexpressed(ctx, r.kind, prior, live); len(gaps) > 0 {
 		resp.Diagnostics.AddWarning(fmt.Sprintf("Replacing %s drops what its configuration cannot say", t),
 			"training_"+r.kind.Name+"_job has no attribute for what the running job holds in: "+strings.Join(gaps, "; ")+
 				". It was set outside Terraform (kubectl, another tool); the job this plan makes in its place will not have it.")
@@ -90,70 +89,54 @@ func replaced(ctx context.Context, req resource.ModifyPlanRequest) bool {
 // replacedBy says whether the plan modifiers of the attribute or block at p ask for a
 // replacement.
 func replacedBy(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, a any) bool {
-	values := func(config, plan, state any) bool {
-		return !req.Config.GetAttribute(ctx, p, config).HasError() && !req.Plan.GetAttribute(ctx, p, plan).HasError() &&
-			!req.State.GetAttribute(ctx, p, state).HasError()
-	}
 	switch a := a.(type) {
 	case interface{ StringPlanModifiers() []planmodifier.String }:
-		var c, pl, s types.String
-		if !values(&c, &pl, &s) || pl.Equal(s) {
-			return false
-		}
-		for _, m := range a.StringPlanModifiers() {
+		return askAgain(ctx, req, p, a.StringPlanModifiers(), func(m planmodifier.String, c, pl, s types.String) bool {
 			r := &planmodifier.StringResponse{PlanValue: pl}
 			m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			if r.RequiresReplace {
-				return true
-			}
-		}
+			return r.RequiresReplace
+		})
 	case interface{ Int64PlanModifiers() []planmodifier.Int64 }:
-		var c, pl, s types.Int64
-		if !values(&c, &pl, &s) || pl.Equal(s) {
-			return false
-		}
-		for _, m := range a.Int64PlanModifiers() {
+		return askAgain(ctx, req, p, a.Int64PlanModifiers(), func(m planmodifier.Int64, c, pl, s types.Int64) bool {
 			r := &planmodifier.Int64Response{PlanValue: pl}
 			m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			if r.RequiresReplace {
-				return true
-			}
-		}
+			return r.RequiresReplace
+		})
 	case interface{ BoolPlanModifiers() []planmodifier.Bool }:
-		var c, pl, s types.Bool
-		if !values(&c, &pl, &s) || pl.Equal(s) {
-			return false
-		}
-		for _, m := range a.BoolPlanModifiers() {
+		return askAgain(ctx, req, p, a.BoolPlanModifiers(), func(m planmodifier.Bool, c, pl, s types.Bool) bool {
 			r := &planmodifier.BoolResponse{PlanValue: pl}
 			m.PlanModifyBool(ctx, planmodifier.BoolRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			if r.RequiresReplace {
-				return true
-			}
-		}
+			return r.RequiresReplace
+		})
 	case interface{ ListPlanModifiers() []planmodifier.List }:
-		var c, pl, s types.List
-		if !values(&c, &pl, &s) || pl.Equal(s) {
-			return false
-		}
-		for _, m := range a.ListPlanModifiers() {
+		return askAgain(ctx, req, p, a.ListPlanModifiers(), func(m planmodifier.List, c, pl, s types.List) bool {
 			r := &planmodifier.ListResponse{PlanValue: pl}
 			m.PlanModifyList(ctx, planmodifier.ListRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			if r.RequiresReplace {
-				return true
-			}
-		}
+			return r.RequiresReplace
+		})
 	case interface{ MapPlanModifiers() []planmodifier.Map }:
-		var c, pl, s types.Map
-		if !values(&c, &pl, &s) || pl.Equal(s) {
-			return false
-		}
-		for _, m := range a.MapPlanModifiers() {
+		return askAgain(ctx, req, p, a.MapPlanModifiers(), func(m planmodifier.Map, c, pl, s types.Map) bool {
 			r := &planmodifier.MapResponse{PlanValue: pl}
 			m.PlanModifyMap(ctx, planmodifier.MapRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			if r.RequiresReplace {
-				return true
-			}
+			return r.RequiresReplace
+		})
+	}
+	return false
+}
+
+// askAgain reads the value at p from the configuration, the plan and the state and, when the
+// plan changes it, says whether one of its plan modifiers (run by replaces) asks for a
+// replacement.
+func askAgain[V attr.Value, M any](ctx context.Context, req resource.ModifyPlanRequest, p path.Path, modifiers []M,
+	replaces func(m M, config, plan, state V) bool) bool {
+	var config, plan, state V
+	if req.Config.GetAttribute(ctx, p, &config).HasError() || req.Plan.GetAttribute(ctx, p, &plan).HasError() ||
+		req.State.GetAttribute(ctx, p, &state).HasError() || plan.Equal(state) {
+		return false
+	}
+	for _, m := range modifiers {
+		if replaces(m, config, plan, state) {
+			return true
 		}
 	}
 	return false

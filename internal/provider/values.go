@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
@@ -36,9 +35,9 @@ func optionalList(ctx context.Context, l []string, diags *diag.Diagnostics) type
 	return v
 }
 
-// mergeAttributes is the union of schema attribute maps, later ones winning.
-func mergeAttributes(maps ...map[string]schema.Attribute) map[string]schema.Attribute {
-	out := map[string]schema.Attribute{}
+// mergeAttributes is the union of attribute (or attribute type) maps, later ones winning.
+func mergeAttributes[V any](maps ...map[string]V) map[string]V {
+	out := map[string]V{}
 	for _, m := range maps {
 		for k, v := range m {
 			out[k] = v
