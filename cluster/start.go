@@ -200,6 +200,7 @@ func (s *starter) startControllers() error {
 		{"training-operator", []string{kubeconfig,
 			"--webhook-port=" + strconv.Itoa(s.c.Ports["training-operator-webhook"]),
 			"--cert-dir=" + p.webhookCertDir(),
+			"--pytorch-init-container-template-file=" + filepath.Join(s.opts.SourceDir, "pytorch-init-container.yaml"),
 		}},
 	}
 	kueueConfig, err := s.writeKueueConfig()

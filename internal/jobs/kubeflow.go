@@ -3,6 +3,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -258,12 +259,24 @@ func kubeflowFailure(o Observed) string {
 		}
 	}
 	for _, e := range o.Events {
-		if e.Type == corev1.EventTypeWarning && fatalEventReasons[e.Reason] && aboutThisObject(e, o.Object) {
+		if e.Type != corev1.EventTypeWarning || !aboutThisObject(e, o.Object) {
+			continue
+		}
+		if fatalEventReasons[e.Reason] {
 			return fmt.Sprintf("the operator refused the job: %s: %s", e.Reason, e.Message)
+		}
+		if strings.Contains(e.Message, podSecurityRefusal) {
+			// The operator retries, and the API server refuses again until the namespace's
+			// labels or the job change.
+			return fmt.Sprintf("the API server refused the job's pods: %s: %s", e.Reason, e.Message)
 		}
 	}
 	return ""
 }
+
+// podSecurityRefusal is in the API server's error when Pod Security admission refuses a pod,
+// which the Kubeflow operators pass on in a Warning event about the job.
+const podSecurityRefusal = "violates PodSecurity"
 
 // aboutThisObject says whether an event is about obj itself, not about an earlier object of the
 // same name (events outlive their object by about an hour).

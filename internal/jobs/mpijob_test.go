@@ -313,6 +313,8 @@ func TestMPIJobRunning(t *testing.T) {
 		{"refused by the operator", Observed{Object: running, Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "ValidationError", Message: "Found validation errors"}}}, false, "ValidationError"},
 		{"an earlier job of the name was refused", Observed{Object: running, Pods: pods(2), Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "ValidationError",
 			InvolvedObject: corev1.ObjectReference{UID: "an-earlier-job"}}}}, true, ""},
+		{"its pods refused by Pod Security", Observed{Object: running, Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "MPIJobFailed",
+			Message: `worker pod created failed: pods "j-worker-0" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`}}}, false, "the API server refused the job's pods"},
 		{"a leftover of an earlier job still there", Observed{Object: running, Pods: pods(2), Events: []corev1.Event{{Type: corev1.EventTypeWarning, Reason: "ErrResourceExists",
 			Message: `Resource "j-launcher" of Kind "" already exists and is not managed by MPIJob`}}}, true, ""},
 	}

@@ -73,6 +73,8 @@ type PodOptions struct {
 	// limit; with neither, none is mounted.
 	ShmSize  string
 	MountShm bool
+	// Security is the pods' and their containers' security context; nil sets none.
+	Security *Security
 }
 
 // SecretKey names one key of a Secret in the job's namespace.
@@ -94,6 +96,7 @@ func (o PodOptions) companion(image string) PodOptions {
 		ImagePullPolicy:   o.ImagePullPolicy,
 		Labels:            o.Labels,
 		Annotations:       o.Annotations,
+		Security:          o.Security,
 	}
 }
 
@@ -222,6 +225,11 @@ func gpuResourceOf(extended map[string]string) string {
 
 // podTemplate builds the pod template of one role from the shared options.
 func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy) (corev1.PodTemplateSpec, error) {
+	if o.Security != nil {
+		if err := o.Security.Validate(); err != nil {
+			return corev1.PodTemplateSpec{}, err
+		}
+	}
 	main := corev1.Container{
 		Name:            c.name,
 		Image:           o.Image,
@@ -230,6 +238,7 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		Ports:           c.ports,
 		ImagePullPolicy: o.ImagePullPolicy,
 		Env:             envVars(o.Env),
+		SecurityContext: o.Security.container(),
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.SecretEnv)) {
 		ref := o.SecretEnv[name]
@@ -250,6 +259,7 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		Tolerations:        o.Tolerations,
 		PriorityClassName:  o.PriorityClassName,
 		ServiceAccountName: o.ServiceAccountName,
+		SecurityContext:    o.Security.pod(),
 	}
 	for _, name := range o.ImagePullSecrets {
 		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
@@ -295,6 +305,7 @@ func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
 		return o
 	}
 	c := t.Spec.Containers[0]
+	o.Security = readSecurity(t.Spec.SecurityContext, c.SecurityContext)
 	o.Image = c.Image
 	o.ImagePullPolicy = c.ImagePullPolicy
 	hidden := !requestsGPU(c.Resources)

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -202,6 +203,9 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 		r.Spec.Template.Spec.ReplicatedJobs = []replicatedJob{node}
 	case FrameworkMPI:
 		m := ptr.Deref(s.MPI, DefaultMPIPolicy())
+		if s.Pod.Security != nil && s.Pod.Security.RunAsUser != nil {
+			return nil, fmt.Errorf("an MPI runtime's user is its mpi run_as_user (Trainer's ssh set-up is made for it), not the security context's run_as_user")
+		}
 		r.Spec.MLPolicy.MPI = &mpiPolicySpec{NumProcPerNode: positive(m.ProcsPerNode), MPIImplementation: optional(m.Implementation),
 			SSHAuthMountPath: optional(m.SSHAuthMountPath), RunLauncherAsNode: ptr.To(m.RunLauncherAsNode)}
 		nodeCommand := m.NodeCommand
@@ -217,9 +221,13 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 			return nil, err
 		}
 		for _, t := range []*corev1.PodTemplateSpec{&node.Template.Spec.Template, &launcher.Template.Spec.Template} {
-			t.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptr.To(m.RunAsUser)}
-			if m.RunAsUser != 0 {
-				t.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptr.To(m.RunAsUser)}
+			c := &t.Spec.Containers[0]
+			c.SecurityContext = cmp.Or(c.SecurityContext, &corev1.SecurityContext{})
+			c.SecurityContext.RunAsUser = ptr.To(m.RunAsUser)
+			if m.RunAsUser != 0 && (s.Pod.Security == nil || s.Pod.Security.FSGroup == nil) {
+				// The ssh keys Trainer mounts are readable by the user MPI runs as.
+				t.Spec.SecurityContext = cmp.Or(t.Spec.SecurityContext, &corev1.PodSecurityContext{})
+				t.Spec.SecurityContext.FSGroup = ptr.To(m.RunAsUser)
 			}
 		}
 		launcher.DependsOn = append(launcher.DependsOn, struct {
@@ -292,7 +300,24 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 		if trainerJob {
 			s.Pod, s.Command = readPodOptions(t), command
 			s.Pod.Labels = t.Labels
+			if s.MPI != nil {
+				s.Pod.Security = withoutMPIGroup(s.Pod.Security, s.MPI.RunAsUser)
+			}
 		}
 	}
 	return s, nil
+}
+
+// withoutMPIGroup is a runtime's security context read back without the fsGroup an MPI runtime
+// is given by default: its run_as_user's.
+func withoutMPIGroup(s *Security, user int64) *Security {
+	if s == nil || user == 0 || s.FSGroup == nil || *s.FSGroup != user {
+		return s
+	}
+	out := *s
+	out.FSGroup = nil
+	if out.pod() == nil && out.container() == nil {
+		return nil
+	}
+	return &out
 }

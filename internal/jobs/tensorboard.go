@@ -74,7 +74,8 @@ func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOpt
 		image = DefaultTensorBoardImage
 	}
 	opts := PodOptions{Image: image, NodeSelector: tb.NodeSelector, Tolerations: tb.Tolerations, ImagePullSecrets: pod.ImagePullSecrets,
-		ImagePullPolicy: pod.ImagePullPolicy, Labels: pod.Labels, Annotations: pod.Annotations, DataVolumes: tb.logVolumes(pod.DataVolumes)}
+		ImagePullPolicy: pod.ImagePullPolicy, Labels: pod.Labels, Annotations: pod.Annotations, DataVolumes: tb.logVolumes(pod.DataVolumes),
+		Security: pod.Security}
 	template, err := opts.podTemplate(container{
 		name:    "tensorboard",
 		command: []string{"tensorboard", "--logdir", tb.LogDir, "--host", "0.0.0.0", "--port", fmt.Sprint(TensorBoardPort)},

@@ -95,9 +95,10 @@ type podSpecPatch struct {
 }
 
 type containerPatch struct {
-	Name         string               `json:"name"`
-	Env          []corev1.EnvVar      `json:"env,omitempty"`
-	VolumeMounts []corev1.VolumeMount `json:"volumeMounts,omitempty"`
+	Name            string                  `json:"name"`
+	Env             []corev1.EnvVar         `json:"env,omitempty"`
+	VolumeMounts    []corev1.VolumeMount    `json:"volumeMounts,omitempty"`
+	SecurityContext *corev1.SecurityContext `json:"securityContext,omitempty"`
 }
 
 type trainJobState struct {

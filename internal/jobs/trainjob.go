@@ -190,14 +190,15 @@ func placementPatch(t corev1.PodTemplateSpec, runtimeJobs []RuntimeJob) *runtime
 		ImagePullSecrets:   t.Spec.ImagePullSecrets,
 		NodeSelector:       t.Spec.NodeSelector,
 		Tolerations:        t.Spec.Tolerations,
+		SecurityContext:    t.Spec.SecurityContext,
 	}
 	var meta *metav1.ObjectMeta
 	if len(t.Labels) > 0 || len(t.Annotations) > 0 {
 		meta = &metav1.ObjectMeta{Labels: t.Labels, Annotations: t.Annotations}
 	}
-	mounts := t.Spec.Containers[0].VolumeMounts
+	mounts, security := t.Spec.Containers[0].VolumeMounts, t.Spec.Containers[0].SecurityContext
 	if meta == nil && podSpec.ServiceAccountName == nil && len(podSpec.Volumes) == 0 && len(podSpec.ImagePullSecrets) == 0 &&
-		len(podSpec.NodeSelector) == 0 && len(podSpec.Tolerations) == 0 {
+		len(podSpec.NodeSelector) == 0 && len(podSpec.Tolerations) == 0 && podSpec.SecurityContext == nil && security == nil {
 		return nil
 	}
 	if len(runtimeJobs) == 0 {
@@ -206,8 +207,8 @@ func placementPatch(t corev1.PodTemplateSpec, runtimeJobs []RuntimeJob) *runtime
 	spec := &jobSetSpecPatch{}
 	for _, rj := range runtimeJobs {
 		s := podSpec
-		if len(mounts) > 0 && slices.Contains(rj.Containers, TrainerNode) {
-			s.Containers = []containerPatch{{Name: TrainerNode, VolumeMounts: mounts}}
+		if (len(mounts) > 0 || security != nil) && slices.Contains(rj.Containers, TrainerNode) {
+			s.Containers = []containerPatch{{Name: TrainerNode, VolumeMounts: mounts, SecurityContext: security}}
 		}
 		spec.ReplicatedJobs = append(spec.ReplicatedJobs, replicatedJobPatch{Name: rj.Name,
 			Template: &jobTemplatePatch{Spec: &jobSpecPatch{Template: &podTemplatePatch{Metadata: meta, Spec: &s}}}})
@@ -239,10 +240,10 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 		}
 		if s := p.Spec; s != nil {
 			t.Spec = corev1.PodSpec{ServiceAccountName: ptr.Deref(s.ServiceAccountName, ""), Volumes: s.Volumes, ImagePullSecrets: s.ImagePullSecrets,
-				NodeSelector: s.NodeSelector, Tolerations: s.Tolerations}
+				NodeSelector: s.NodeSelector, Tolerations: s.Tolerations, SecurityContext: s.SecurityContext}
 			for _, cp := range s.Containers {
 				if cp.Name == TrainerNode {
-					c.VolumeMounts = cp.VolumeMounts
+					c.VolumeMounts, c.SecurityContext = cp.VolumeMounts, cp.SecurityContext
 				}
 			}
 		}

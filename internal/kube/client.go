@@ -53,6 +53,9 @@ type Client struct {
 	nodes     []corev1.Node
 	nodesErr  error
 
+	// What PodSecurity read, once per namespace for the whole provider process.
+	podSecurity podSecurityReads
+
 	// The informers every wait of the process shares (see informers.go).
 	informers informers
 	// The lists every refresh of the process shares (see reads.go).

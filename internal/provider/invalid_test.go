@@ -171,6 +171,11 @@ var invalidInputs = []invalidInput{
 }
 `, `implementation = "Intel".*value must be one of: \["OpenMPI"\]`},
 	// Extended resources beside the GPUs: domain-prefixed names, whole devices, not the GPUs'.
+	{badMPI(`  security_context = { run_as_user = -1 }`), `security_context: run_as_user -1 is negative`},
+	{badMPI(`  security_context = { run_as_non_root = true, run_as_user = 0 }`), `security_context.*run_as_non_root with run_as_user 0`},
+	{badPyTorch(`  security_context = { seccomp_profile = "runtime/default" }`), `security_context: seccomp profile "runtime/default" is not one of RuntimeDefault, Unconfined, localhost/PATH`},
+	{badTF(`  worker_count = 1
+  security_context = { drop_capabilities = ["CAP_NET_RAW"] }`), `security_context.*capability "CAP_NET_RAW".*without CAP_`},
 	{badMPI(`  extended_resources = { "hca" = "1" }`), `extended_resources.*must be a domain-prefixed extended resource name`},
 	{badMPI(`  extended_resources = { "example.kubernetes.io/dev" = "1" }`), `extended_resources.*in Kubernetes' own domain`},
 	{badMPI(`  extended_resources = { "rdma/hca" = "0.5" }`), `extended_resources.*"0.5" is not a whole number of at least 1`},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,14 +20,13 @@ type runtimePlaced interface {
 	runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error)
 }
 
-// checkPlacement warns in the plan when no node of the cluster can host a role of the job, or
-// the nodes cannot hold all its pods at once (jobs.CheckPlacement), for a job that is created or
-// changed; a TrainJob's pods are those Trainer makes of it on its runtime (jobs.TrainJobRoles).
-// It never fails a plan: the cluster may change before apply, and a plan without a reachable
-// cluster (or without the right to list nodes or read the runtime) skips the check, with a
-// debug log.
-func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel) {
-	if !r.placementCheck || r.client == nil || req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
+// checkPlanned checks a job that the plan creates or changes against the cluster as it is now:
+// the pods of its roles (a TrainJob's are those Trainer makes of it on its runtime,
+// jobs.TrainJobRoles) against its namespace's Pod Security (checkPodSecurity) and against the
+// nodes (checkPlacement). A plan without a reachable cluster (or without the right to read what a
+// check reads) skips the check, with a debug log.
+func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel) {
+	if r.client == nil || req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
 	if diags := req.Plan.Get(ctx, m); diags.HasError() {
@@ -36,14 +36,14 @@ func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPla
 	if p, ok := m.(runtimePlaced); ok {
 		rt, err := p.runtime(ctx, r.client)
 		if err != nil || rt == nil {
-			tflog.Debug(ctx, "placement check skipped: the job's runtime cannot be read, or is made by this apply", map[string]any{"error": fmt.Sprint(err)})
+			tflog.Debug(ctx, "plan checks skipped: the job's runtime cannot be read, or is made by this apply", map[string]any{"error": fmt.Sprint(err)})
 			return
 		}
 		runtime = rt
 	}
 	spec, diags := m.spec(ctx)
 	if diags.HasError() {
-		tflog.Debug(ctx, "placement check skipped: the job is not known until apply")
+		tflog.Debug(ctx, "plan checks skipped: the job is not known until apply")
 		return
 	}
 	obj, _, err := spec.Build()
@@ -52,9 +52,42 @@ func (r *jobResource) checkPlacement(ctx context.Context, req resource.ModifyPla
 	}
 	roles, err := r.kind.Roles(obj, runtime)
 	if err != nil {
-		tflog.Debug(ctx, "placement check skipped", map[string]any{"error": err.Error()})
+		tflog.Debug(ctx, "plan checks skipped", map[string]any{"error": err.Error()})
 		return
 	}
+	r.checkPodSecurity(ctx, resp, obj, roles)
+	if r.placementCheck {
+		r.checkPlacement(ctx, resp, obj, roles)
+	}
+}
+
+// checkPodSecurity fails the plan of a job whose pods the namespace's Pod Security admission
+// would refuse (jobs.CheckPodSecurity), naming each role and what it lacks: the operator would
+// create the job and never its pods. What an operator adds to the pods is not seen here; the
+// apply's wait reports the operator's refused pods.
+func (r *jobResource) checkPodSecurity(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
+	labels, version, err := r.client.PodSecurity(ctx, obj.GetNamespace())
+	if err != nil {
+		tflog.Debug(ctx, "Pod Security check skipped: the namespace or the server's version cannot be read", map[string]any{"error": err.Error()})
+		return
+	}
+	refusals, err := jobs.CheckPodSecurity(labels, version, roles)
+	if err != nil {
+		resp.Diagnostics.AddError(fmt.Sprintf("Namespace %s has Pod Security labels its admission refuses", obj.GetNamespace()), err.Error())
+		return
+	}
+	for _, refusal := range refusals {
+		resp.Diagnostics.AddAttributeError(path.Root("security_context"),
+			fmt.Sprintf("%s %s/%s would be created without its %s pods", r.kind.Object, obj.GetNamespace(), obj.GetName(), refusal.Role),
+			fmt.Sprintf("Namespace %s enforces Pod Security %q, and %s. Set security_context as that level asks (the attribute's "+
+				"documentation shows how), or run the job in another namespace.", obj.GetNamespace(), refusal.Level, refusal.Error()))
+	}
+}
+
+// checkPlacement warns in the plan when no node of the cluster can host a role of the job, or
+// the nodes cannot hold all its pods at once (jobs.CheckPlacement). It never fails a plan: the
+// cluster may change before apply.
+func (r *jobResource) checkPlacement(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
 	nodes, err := r.client.SharedNodes(ctx)
 	if err != nil {
 		tflog.Debug(ctx, "placement check skipped: the nodes cannot be listed", map[string]any{"error": err.Error()})

@@ -55,6 +55,7 @@ type podModel struct {
 	ImagePullPolicy    types.String      `tfsdk:"image_pull_policy"`
 	DataVolumes        types.List        `tfsdk:"data_volumes"`
 	ShmSize            types.String      `tfsdk:"shm_size"`
+	SecurityContext    types.Object      `tfsdk:"security_context"`
 }
 
 func (m *podModel) pod() *podModel { return m }
@@ -157,6 +158,7 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 		"data_volumes": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
 			Validators:          []validator.List{listvalidator.ValueStringsAre(dataVolumeRule)},
 			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path` (Arena: `--data`)."},
+		"security_context": securityAttribute(role),
 		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
 	}
@@ -177,6 +179,7 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		ImagePullPolicy:    corev1.PullPolicy(m.ImagePullPolicy.ValueString()),
 		ShmSize:            m.ShmSize.ValueString(),
 	}
+	o.Security = security(ctx, m.SecurityContext, &diags)
 	var sensitive map[string]string
 	diags.Append(m.ExtendedResources.ElementsAs(ctx, &o.ExtendedResources, true)...)
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)
@@ -295,6 +298,7 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 		volumes = append(volumes, v.String())
 	}
 	m.DataVolumes = optionalList(ctx, volumes, &diags)
+	m.SecurityContext = securityValue(ctx, o.Security, &diags)
 	return diags
 }
 

@@ -282,6 +282,9 @@ func inPlace(attributes map[string]schema.Attribute) map[string]schema.Attribute
 		case schema.MapNestedAttribute:
 			a.PlanModifiers = nil
 			out[name] = a
+		case schema.SingleNestedAttribute:
+			a.PlanModifiers = nil
+			out[name] = a
 		default:
 			panic(fmt.Sprintf("inPlace: attribute %s of type %T", name, a))
 		}

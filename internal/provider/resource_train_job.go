@@ -202,7 +202,7 @@ func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.Vali
 func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	// One model for both checks: the runtime is read once.
 	planned := &trainJobModel{}
-	r.checkPlacement(ctx, req, resp, planned)
+	r.checkPlanned(ctx, req, resp, planned)
 	r.checkNameOnRuntime(ctx, req, resp, planned)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
