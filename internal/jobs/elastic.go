@@ -22,7 +22,7 @@ import (
 var Elastic = &Kind{
 	Name: "elastic", Object: "Framework", Operator: "FrameworkController", RoleLabel: TaskRoleLabel,
 	GVR:                 schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"},
-	InstancesFromObject: true, RunningPhase: "AttemptRunning",
+	InstancesFromObject: true, RunningPhase: "AttemptRunning", OperatorDrops: frameworkControllerDrops,
 	// FrameworkController keeps each attempt's ConfigMap; the Services and NetworkPolicy are
 	// the provider's own dependents, deleted and waited for by name.
 	Owns:        []schema.GroupVersionResource{ConfigMapGVR},

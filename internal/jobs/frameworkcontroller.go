@@ -30,9 +30,30 @@ func frameworkRoles(obj *unstructured.Unstructured) ([]RolePods, error) {
 		if err != nil {
 			return nil, err
 		}
+		withoutNewerFields(&role.Template.Spec)
 		out = append(out, role)
 	}
 	return out, nil
+}
+
+// frameworkControllerDrops says what FrameworkController v1.0.1 leaves out of the pods it makes.
+const frameworkControllerDrops = "FrameworkController v1.0.1 makes its pods with Kubernetes 1.16's types, which have no seccompProfile: " +
+	"it drops the one a job sets, so Pod Security \"restricted\" refuses an elastic job's pods whatever its security_context says"
+
+// withoutNewerFields is a pod spec as FrameworkController v1.0.1 makes it of a task's template:
+// it decodes the template into Kubernetes 1.16's types (pkg/apis/frameworkcontroller/v1's
+// NewPod) and so drops what they lack; seccompProfile (1.19) is what Pod Security reads.
+func withoutNewerFields(spec *corev1.PodSpec) {
+	if spec.SecurityContext != nil {
+		spec.SecurityContext.SeccompProfile = nil
+	}
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			if cs[i].SecurityContext != nil {
+				cs[i].SecurityContext.SeccompProfile = nil
+			}
+		}
+	}
 }
 
 // FrameworkController's pod labels, and the task roles of an elastic job.

@@ -32,6 +32,9 @@ type Kind struct {
 	// InstancesFromObject: the job object lists its tasks and their pods and nodes (a
 	// Framework), so a refresh reads the object alone; otherwise the instances are its pods.
 	InstancesFromObject bool
+	// OperatorDrops says what its operator leaves out of the pods it makes of a job's templates
+	// (Roles leaves it out too); "" when it keeps them whole.
+	OperatorDrops string
 	// RunningPhase is an instance's phase while it runs: "Running" for pods,
 	// "AttemptRunning" for FrameworkController's tasks.
 	RunningPhase string
@@ -55,7 +58,8 @@ type Kind struct {
 	failure       func(o Observed) string
 	workers       func(obj *unstructured.Unstructured) (int32, error)
 	priorityClass func(obj *unstructured.Unstructured) string
-	// roles are the pods of each role of a job object as Build made it; runtime is the
+	// roles are the pods of each role of a job object as Build made it, as its operator makes
+	// them (see OperatorDrops); runtime is the
 	// TrainingRuntime of a kind whose pods are its runtime's (nil for every other).
 	roles func(obj, runtime *unstructured.Unstructured) ([]RolePods, error)
 	// suspended says whether the job object asks its operator to hold its pods back (a kind

@@ -53,7 +53,10 @@ func CheckPodSecurity(namespaceLabels map[string]string, serverVersion string, r
 			continue
 		}
 		var reasons []string
-		for _, r := range result.ForbiddenReasons {
+		for i, r := range result.ForbiddenReasons {
+			if d := result.ForbiddenDetails[i]; d != "" {
+				r += " (" + d + ")"
+			}
 			reasons = append(reasons, r)
 		}
 		sort.Strings(reasons)

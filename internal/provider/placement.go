@@ -76,11 +76,14 @@ func (r *jobResource) checkPodSecurity(ctx context.Context, resp *resource.Modif
 		resp.Diagnostics.AddError(fmt.Sprintf("Namespace %s has Pod Security labels its admission refuses", obj.GetNamespace()), err.Error())
 		return
 	}
+	remedy := "Set security_context as that level asks (the attribute's documentation shows how), or run the job in another namespace."
+	if r.kind.OperatorDrops != "" {
+		remedy = "Note: " + r.kind.OperatorDrops + "; run it in a namespace that enforces less."
+	}
 	for _, refusal := range refusals {
 		resp.Diagnostics.AddAttributeError(path.Root("security_context"),
 			fmt.Sprintf("%s %s/%s would be created without its %s pods", r.kind.Object, obj.GetNamespace(), obj.GetName(), refusal.Role),
-			fmt.Sprintf("Namespace %s enforces Pod Security %q, and %s. Set security_context as that level asks (the attribute's "+
-				"documentation shows how), or run the job in another namespace.", obj.GetNamespace(), refusal.Level, refusal.Error()))
+			fmt.Sprintf("Namespace %s enforces Pod Security %q, and %s. %s", obj.GetNamespace(), refusal.Level, refusal.Error(), remedy))
 	}
 }
 

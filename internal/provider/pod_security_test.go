@@ -1,0 +1,193 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// restrictedSecurityContext is security_context as the docs show it for Pod Security
+// "restricted".
+const restrictedSecurityContext = `  security_context = {
+    run_as_non_root            = true
+    run_as_user                = 1000
+    run_as_group               = 1000
+    fs_group                   = 1000
+    seccomp_profile            = "RuntimeDefault"
+    allow_privilege_escalation = false
+    drop_capabilities          = ["ALL"]
+  }
+`
+
+// restrictedJobs is a job of every kind in namespace ns, each with extra, on the local cluster's
+// GPU nodes (every node is tainted); the TrainJob runs on restrictedRuntime.
+func restrictedJobs(ns, extra string) string {
+	extra = "  tolerations = [\"gpu_node\"]\n" + extra
+	return fmt.Sprintf(`
+resource "training_mpi_job" "mpi" {
+  name         = "secmpi"
+  namespace    = %[1]q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 2
+%[2]s}
+
+resource "training_tf_job" "tf" {
+  name         = "sectf"
+  namespace    = %[1]q
+  image        = "tensorflow/tensorflow:2.15.0"
+  command      = ["python", "/train.py"]
+  worker_count = 2
+%[2]s}
+
+resource "training_pytorch_job" "pytorch" {
+  name         = "secpytorch"
+  namespace    = %[1]q
+  image        = "pytorch/pytorch:2.5.1"
+  command      = ["torchrun", "/train.py"]
+  worker_count = 2
+%[2]s}
+
+resource "training_train_job" "train" {
+  name      = "sectrain"
+  namespace = %[1]q
+  runtime   = training_runtime.torch.name
+  runtime_kind = "TrainingRuntime"
+  num_nodes = 2
+%[2]s}
+`, ns, extra)
+}
+
+// restrictedElasticJob is an elastic job in namespace ns with extra.
+func restrictedElasticJob(ns, extra string) string {
+	return fmt.Sprintf(`
+resource "training_elastic_job" "elastic" {
+  name         = "secelastic"
+  namespace    = %[1]q
+  image        = "torchelastic/examples:0.2.0"
+  script       = "/workspace/train.py"
+  worker_count = 2
+  min_workers  = 1
+  max_workers  = 3
+%[2]s}
+`, ns, "  tolerations = [\"gpu_node\"]\n"+extra)
+}
+
+// restrictedRuntime is the namespaced torch runtime the TrainJob of restrictedJobs runs on.
+func restrictedRuntime(ns string) string {
+	return fmt.Sprintf(`
+resource "training_runtime" "torch" {
+  name      = "sectorch"
+  namespace = %q
+  framework = "torch"
+  image     = "pytorch/pytorch:2.5.1"
+  command   = ["torchrun", "/train.py"]
+}
+`, ns)
+}
+
+// In a namespace that enforces Pod Security "restricted", a job of every kind without a
+// security context fails at plan, each naming the role the admission would refuse and what it
+// lacks, and nothing is created; an elastic job fails at plan with it too, saying that
+// FrameworkController v1.0.1 drops its seccomp profile. With security_context as the docs show
+// it, every other job's operator makes all its pods (the API server admitted them: PyTorchJob workers with
+// training-operator's own init container among them), the pods run as the user given, the next
+// plan is empty, and destroy leaves nothing.
+func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityContextAndThePlanSaysWhyNot(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	ctx := context.Background()
+	ns := acctest.RandomWithPrefix("tf-acc-restricted")
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
+	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	a.grantNamespace(ns)
+
+	w := newWorkspace(t)
+	w.write(providerConfig() + restrictedRuntime(ns))
+	w.run("apply", "-auto-approve", "-input=false")
+
+	w.write(providerConfig() + restrictedRuntime(ns) + restrictedJobs(ns, "") + restrictedElasticJob(ns, ""))
+	out, err := w.try(nil, "plan", "-input=false")
+	if err == nil {
+		t.Fatalf("jobs without a security context plan in a restricted namespace:\n%s", out)
+	}
+	flatOut := flat(out)
+	for _, want := range []string{
+		"MPIJob " + ns + "/secmpi would be created without its launcher pods",
+		"MPIJob " + ns + "/secmpi would be created without its worker pods",
+		"TFJob " + ns + "/sectf would be created without its worker pods",
+		"PyTorchJob " + ns + "/secpytorch would be created without its master pods",
+		"Framework " + ns + "/secelastic would be created without its etcd pods",
+		"TrainJob " + ns + "/sectrain would be created without its node pods",
+		`enforces Pod Security "restricted:latest"`,
+		`allowPrivilegeEscalation != false (container "worker" must set securityContext.allowPrivilegeEscalation=false)`,
+		"seccompProfile (pod or container",
+	} {
+		if !strings.Contains(flatOut, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, out)
+		}
+	}
+	for _, kind := range []*jobs.Kind{jobs.MPI, jobs.TF, jobs.PyTorch, jobs.Elastic, jobs.Train} {
+		list, err := a.dyn.Resource(kind.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) > 0 {
+			t.Errorf("a failed plan left %s objects in %s: %d (%v)", kind.Object, ns, len(list.Items), err)
+		}
+	}
+
+	// FrameworkController v1.0.1 drops the seccomp profile of the pods it makes: the plan says so.
+	w.write(providerConfig() + restrictedRuntime(ns) + restrictedElasticJob(ns, restrictedSecurityContext))
+	out, err = w.try(nil, "plan", "-input=false")
+	if want := "Framework " + ns + "/secelastic would be created without its worker pods"; err == nil || !strings.Contains(flat(out), want) ||
+		!strings.Contains(flat(out), "FrameworkController v1.0.1 makes its pods with Kubernetes 1.16's types, which have no seccompProfile") {
+		t.Errorf("the plan of an elastic job in a restricted namespace does not say %q and why (%v):\n%s", want, err, out)
+	}
+
+	w.write(providerConfig() + restrictedRuntime(ns) + restrictedJobs(ns, restrictedSecurityContext))
+	w.run("apply", "-auto-approve", "-input=false")
+	pods, err := a.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perJob := map[string]int{}
+	initPyTorch := 0
+	for _, p := range pods.Items {
+		perJob[strings.SplitN(p.Name, "-", 2)[0]]++
+		if sc := p.Spec.SecurityContext; sc == nil || !ptr.Deref(sc.RunAsNonRoot, false) || ptr.Deref(sc.RunAsUser, 0) != 1000 {
+			t.Errorf("pod %s runs without the security context given: %+v", p.Name, sc)
+		}
+		for _, c := range p.Spec.InitContainers {
+			if c.Name == "init-pytorch" {
+				initPyTorch++
+			}
+		}
+	}
+	// MPI: launcher and 2 workers; TF: 2 workers; PyTorch: a master and 2 workers; TrainJob: 2
+	// nodes.
+	for job, want := range map[string]int{"secmpi": 3, "sectf": 2, "secpytorch": 3, "sectrain": 2} {
+		if perJob[job] < want {
+			t.Errorf("job %s has %d pods in the restricted namespace, want %d (all: %v)", job, perJob[job], want, perJob)
+		}
+	}
+	if initPyTorch != 2 {
+		t.Errorf("%d PyTorchJob workers with training-operator's init container, want 2", initPyTorch)
+	}
+	w.planIsEmpty()
+	w.run("destroy", "-auto-approve", "-input=false")
+	for _, kind := range []*jobs.Kind{jobs.MPI, jobs.TF, jobs.PyTorch, jobs.Elastic, jobs.Train} {
+		list, err := a.dyn.Resource(kind.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(list.Items) > 0 {
+			t.Errorf("destroy left %s objects in %s: %d (%v)", kind.Object, ns, len(list.Items), err)
+		}
+	}
+}
