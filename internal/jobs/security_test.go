@@ -22,7 +22,8 @@ func withSecurity(spec Spec, s *Security) Spec {
 	v := reflect.New(reflect.TypeOf(spec)).Elem()
 	v.Set(reflect.ValueOf(spec))
 	v.FieldByName("Pod").FieldByName("Security").Set(reflect.ValueOf(s))
-	return v.Interface().(Spec)
+	out, _ := v.Interface().(Spec)
+	return out
 }
 
 var restrictedNamespace = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,18 +16,19 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// restrictedSecurityContext is security_context as the docs show it for Pod Security
-// "restricted".
-const restrictedSecurityContext = `  security_context = {
-    run_as_non_root            = true
-    run_as_user                = 1000
-    run_as_group               = 1000
-    fs_group                   = 1000
-    seccomp_profile            = "RuntimeDefault"
-    allow_privilege_escalation = false
-    drop_capabilities          = ["ALL"]
-  }
-`
+// restrictedSecurityContext is security_context as the docs' example for Pod Security
+// "restricted" writes it.
+func restrictedSecurityContext(t *testing.T) string {
+	raw, err := os.ReadFile("../../examples/resources/training_pytorch_job/restricted.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	block := regexp.MustCompile(`(?ms)^  security_context = \{\n.*?^  \}\n`).FindString(string(raw))
+	if block == "" {
+		t.Fatal("the restricted example has no security_context")
+	}
+	return block
+}
 
 // restrictedJobs is a job of every kind in namespace ns, each with extra, on the local cluster's
 // GPU nodes (every node is tainted); the TrainJob runs on restrictedRuntime.
@@ -146,14 +149,14 @@ func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityCo
 	}
 
 	// FrameworkController v1.0.1 drops the seccomp profile of the pods it makes: the plan says so.
-	w.write(providerConfig() + restrictedRuntime(ns) + restrictedElasticJob(ns, restrictedSecurityContext))
+	w.write(providerConfig() + restrictedRuntime(ns) + restrictedElasticJob(ns, restrictedSecurityContext(t)))
 	out, err = w.try(nil, "plan", "-input=false")
 	if want := "Framework " + ns + "/secelastic would be created without its worker pods"; err == nil || !strings.Contains(flat(out), want) ||
 		!strings.Contains(flat(out), "FrameworkController v1.0.1 makes its pods with Kubernetes 1.16's types, which have no seccompProfile") {
 		t.Errorf("the plan of an elastic job in a restricted namespace does not say %q and why (%v):\n%s", want, err, out)
 	}
 
-	w.write(providerConfig() + restrictedRuntime(ns) + restrictedJobs(ns, restrictedSecurityContext))
+	w.write(providerConfig() + restrictedRuntime(ns) + restrictedJobs(ns, restrictedSecurityContext(t)))
 	w.run("apply", "-auto-approve", "-input=false")
 	pods, err := a.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
