@@ -28,7 +28,7 @@ var MPI = withSpecDefaults(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "
 	ConfigMapGVR, ServiceGVR, BatchJobGVR),
 	// mpi-operator v0.8.2's CRD defaults these, which the API server writes into every MPIJob.
 	map[string]any{"spec.launcherCreationPolicy": "AtStartup", "spec.mpiImplementation": "OpenMPI", "spec.runLauncherAsWorker": false,
-		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": "/root/.ssh"})
+		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath})
 
 const (
 	mpiLauncher = "Launcher"
@@ -59,7 +59,15 @@ type MPIJobSpec struct {
 	// --mounts-on-launcher); by default only workers mount them, so a ReadWriteOnce claim is
 	// never wanted on two nodes.
 	MountDataOnLauncher bool
+	// SSHAuthMountPath is where mpi-operator mounts the job's SSH keys in the launcher and the
+	// workers (spec.sshAuthMountPath); "" is its default, DefaultSSHAuthMountPath, for an sshd
+	// that runs as root. An unprivileged sshd (mpi-operator's own images: mpiuser) reads them in
+	// its user's folder.
+	SSHAuthMountPath string
 }
+
+// DefaultSSHAuthMountPath is mpi-operator v0.8.2's default spec.sshAuthMountPath.
+const DefaultSSHAuthMountPath = "/root/.ssh"
 
 // MPIElastic bounds an elastic Horovod job's workers.
 type MPIElastic struct {
@@ -147,6 +155,7 @@ type mpiJob struct {
 
 type mpiJobSpec struct {
 	SlotsPerWorker    *int32                  `json:"slotsPerWorker,omitempty"`
+	SSHAuthMountPath  string                  `json:"sshAuthMountPath,omitempty"`
 	RunPolicy         runPolicy               `json:"runPolicy,omitempty"`
 	MPIImplementation string                  `json:"mpiImplementation,omitempty"`
 	MPIReplicaSpecs   map[string]*replicaSpec `json:"mpiReplicaSpecs"`
@@ -213,8 +222,9 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 		TypeMeta:   metav1.TypeMeta{APIVersion: MPI.GVR.GroupVersion().String(), Kind: MPI.Object},
 		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),
 		Spec: mpiJobSpec{
-			SlotsPerWorker: ptr.To(slots),
-			RunPolicy:      spec.RunPolicy.api(),
+			SlotsPerWorker:   ptr.To(slots),
+			SSHAuthMountPath: spec.SSHAuthMountPath,
+			RunPolicy:        spec.RunPolicy.api(),
 			MPIReplicaSpecs: map[string]*replicaSpec{
 				mpiLauncher: {Replicas: ptr.To[int32](1), Template: launcher, RestartPolicy: "OnFailure"},
 				mpiWorker:   {Replicas: ptr.To(spec.Workers), Template: worker},
@@ -277,6 +287,9 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 		}
 	}
 	spec.SlotsPerWorker = ptr.Deref(job.Spec.SlotsPerWorker, 1)
+	if p := job.Spec.SSHAuthMountPath; p != DefaultSSHAuthMountPath {
+		spec.SSHAuthMountPath = p
+	}
 	return spec, nil
 }
 

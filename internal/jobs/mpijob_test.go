@@ -341,3 +341,27 @@ func TestWhyNotRunning(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// An MPIJob for an unprivileged sshd names where mpi-operator mounts its keys, and reads it
+// back; mpi-operator's default (which its CRD writes into every stored job) reads as unset.
+func TestMPIJobSSHAuthMountPathRoundTripsAndItsDefaultReadsAsUnset(t *testing.T) {
+	spec := arenaSSDSpec()
+	spec.SSHAuthMountPath = "/home/mpiuser/.ssh"
+	obj, _, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(obj.Object, "spec", "sshAuthMountPath"); got != "/home/mpiuser/.ssh" {
+		t.Errorf("spec.sshAuthMountPath = %q", got)
+	}
+	read, err := ReadMPIJob(obj)
+	if err != nil || read.SSHAuthMountPath != "/home/mpiuser/.ssh" {
+		t.Errorf("read back %q (%v)", read.SSHAuthMountPath, err)
+	}
+	if err := unstructured.SetNestedField(obj.Object, DefaultSSHAuthMountPath, "spec", "sshAuthMountPath"); err != nil {
+		t.Fatal(err)
+	}
+	if read, _ := ReadMPIJob(obj); read.SSHAuthMountPath != "" {
+		t.Errorf("mpi-operator's default reads as %q", read.SSHAuthMountPath)
+	}
+}

@@ -171,6 +171,7 @@ var invalidInputs = []invalidInput{
 }
 `, `implementation = "Intel".*value must be one of: \["OpenMPI"\]`},
 	// Extended resources beside the GPUs: domain-prefixed names, whole devices, not the GPUs'.
+	{badMPI(`  ssh_auth_mount_path = "home/mpiuser/.ssh"`), `ssh_auth_mount_path.*"home/mpiuser/.ssh" must be an absolute, clean path`},
 	{badMPI(`  security_context = { run_as_user = -1 }`), `security_context: run_as_user -1 is negative`},
 	{badMPI(`  security_context = { run_as_non_root = true, run_as_user = 0 }`), `security_context.*run_as_non_root with run_as_user 0`},
 	{badPyTorch(`  security_context = { seccomp_profile = "runtime/default" }`), `security_context: seccomp profile "runtime/default" is not one of RuntimeDefault, Unconfined, localhost/PATH`},

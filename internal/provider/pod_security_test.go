@@ -41,6 +41,9 @@ resource "training_mpi_job" "mpi" {
   image        = "registry.example/horovod:0.13.11"
   command      = ["mpirun", "python", "/train.py"]
   worker_count = 2
+  # sshd as mpiuser, as mpi-operator's own images run it
+  ssh_auth_mount_path = "/home/mpiuser/.ssh"
+  worker_command      = ["/usr/sbin/sshd", "-De", "-f", "/home/mpiuser/.sshd_config"]
 %[2]s}
 
 resource "training_tf_job" "tf" {
@@ -101,7 +104,8 @@ resource "training_runtime" "torch" {
 // security context fails at plan, each naming the role the admission would refuse and what it
 // lacks, and nothing is created; an elastic job fails at plan with it too, saying that
 // FrameworkController v1.0.1 drops its seccomp profile. With security_context as the docs show
-// it, every other job's operator makes all its pods (the API server admitted them: PyTorchJob workers with
+// it, every other job's operator makes all its pods (an MPI job's with its SSH keys where
+// ssh_auth_mount_path puts them, for mpiuser's sshd) (the API server admitted them: PyTorchJob workers with
 // training-operator's own init container among them), the pods run as the user given, the next
 // plan is empty, and destroy leaves nothing.
 func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityContextAndThePlanSaysWhyNot(t *testing.T) {
@@ -172,6 +176,16 @@ func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityCo
 		for _, c := range p.Spec.InitContainers {
 			if c.Name == "init-pytorch" {
 				initPyTorch++
+			}
+		}
+		if strings.HasPrefix(p.Name, "secmpi-") {
+			// mpi-operator mounts the job's SSH keys where ssh_auth_mount_path says.
+			mounted := false
+			for _, m := range p.Spec.Containers[0].VolumeMounts {
+				mounted = mounted || m.MountPath == "/home/mpiuser/.ssh"
+			}
+			if !mounted {
+				t.Errorf("MPI pod %s does not have the SSH keys in /home/mpiuser/.ssh: %+v", p.Name, p.Spec.Containers[0].VolumeMounts)
 			}
 		}
 	}

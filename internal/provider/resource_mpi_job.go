@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -15,6 +16,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -50,6 +52,7 @@ type mpiJobModel struct {
 	LauncherMemory  types.String  `tfsdk:"launcher_memory"`
 	Elastic         []boundsModel `tfsdk:"elastic"`
 	MountOnLauncher types.Bool    `tfsdk:"mount_data_on_launcher"`
+	SSHAuthPath     types.String  `tfsdk:"ssh_auth_mount_path"`
 }
 
 func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -83,6 +86,15 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			MarkdownDescription: "Mount `data_volumes` on the launcher as well as on the workers (Arena: `--mounts-on-launcher`). " +
 				"Default false: the launcher usually only starts the workers, and a `ReadWriteOnce` claim mounted by a launcher on " +
 				"another node would keep workers from starting (Multi-Attach)."},
+		"ssh_auth_mount_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultSSHAuthMountPath),
+			PlanModifiers: replaceString, Validators: []validator.String{mountPathRule},
+			MarkdownDescription: "Where mpi-operator mounts the job's SSH keys in the launcher and the workers (`spec.sshAuthMountPath`). " +
+				"Default `" + jobs.DefaultSSHAuthMountPath + "`, for an sshd that runs as root. An image whose sshd runs as an unprivileged " +
+				"user (mpi-operator's own images: `mpiuser`, `/home/mpiuser/.ssh`, sshd on port 2222 started with " +
+				"`worker_command = [\"/usr/sbin/sshd\", \"-De\", \"-f\", \"/home/mpiuser/.sshd_config\"]`) names that user's folder, with the " +
+				"user's uid as `security_context.run_as_user` and its group as `fs_group` (the keys are mounted with the pod's group); " +
+				"with the rest of `security_context` as Pod Security `restricted` asks, such a job runs in a namespace that enforces it. " +
+				"Changing it replaces the job."},
 		"slots_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
 			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
@@ -140,6 +152,10 @@ func (m *mpiJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 		RunPolicy:           m.runPolicy(),
 		MountDataOnLauncher: m.MountOnLauncher.ValueBool(),
 	}
+	if p := m.SSHAuthPath.ValueString(); p != jobs.DefaultSSHAuthMountPath {
+		// mpi-operator's default is left to it, so a job says what it did before the attribute.
+		spec.SSHAuthMountPath = p
+	}
 	if len(m.Elastic) > 0 {
 		spec.Elastic = &jobs.MPIElastic{MinWorkers: int32(m.Elastic[0].MinWorkers.ValueInt64()), MaxWorkers: int32(m.Elastic[0].MaxWorkers.ValueInt64())}
 	}
@@ -159,6 +175,7 @@ func (m *mpiJobModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 	m.LauncherCPU = sameQuantity(m.LauncherCPU, s.LauncherCPU)
 	m.LauncherMemory = sameQuantity(m.LauncherMemory, s.LauncherMemory)
 	m.MountOnLauncher = types.BoolValue(s.MountDataOnLauncher)
+	m.SSHAuthPath = types.StringValue(cmp.Or(s.SSHAuthMountPath, jobs.DefaultSSHAuthMountPath))
 	m.Elastic = nil
 	if e := s.Elastic; e != nil {
 		m.Elastic = []boundsModel{{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers))}}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -51,6 +52,14 @@ func messages(value string, errs []string) error {
 }
 
 var (
+	// mountPathRule: a folder a volume is mounted at, absolute and clean as the API server
+	// wants it.
+	mountPathRule = stringRule{"mount path", func(s string) error {
+		if !filepath.IsAbs(s) || filepath.Clean(s) != s {
+			return fmt.Errorf("%q must be an absolute, clean path", s)
+		}
+		return nil
+	}}
 	tolerationRule = tolerationString{}
 	secretKeyRule  = stringRule{"Secret key", func(s string) error {
 		return messages(s, validation.IsConfigMapKey(s))
