@@ -423,10 +423,10 @@ func TestAccMPIJob_extendedResourcesBesideTheGPUsAreWorkerLimitsAndImportExactly
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
 			},
 			{
-				ResourceName:            "training_mpi_job.test",
-				ImportState:             true,
-				ImportStateId:           "default/" + name,
-				ImportStateVerify:       true,
+				ResourceName:      "training_mpi_job.test",
+				ImportState:       true,
+				ImportStateId:     "default/" + name,
+				ImportStateVerify: true,
 				// The job was recorded at creation (wait_for = "created"); its status moves on.
 				ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 			},
