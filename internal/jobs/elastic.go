@@ -23,6 +23,7 @@ var Elastic = &Kind{
 	Name: "elastic", Object: "Framework", Operator: "FrameworkController", RoleLabel: TaskRoleLabel,
 	GVR:                 schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"},
 	InstancesFromObject: true, RunningPhase: "AttemptRunning", OperatorDrops: frameworkControllerDrops,
+	templates: frameworkTemplates, patchRoles: []string{EtcdRole, WorkerRole},
 	// FrameworkController keeps each attempt's ConfigMap; the Services and NetworkPolicy are
 	// the provider's own dependents, deleted and waited for by name.
 	Owns:        []schema.GroupVersionResource{ConfigMapGVR},
@@ -168,6 +169,9 @@ func (s ElasticJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the Framework and its two Services, which are created first.
 func (s ElasticJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	fw, etcd, worker, err := NewElasticJob(s)
+	if err == nil {
+		err = applyPodPatches(Elastic, fw, s.Pod.Patches)
+	}
 	if err != nil || !s.EtcdNetworkPolicy {
 		return fw, []*unstructured.Unstructured{etcd, worker}, err
 	}

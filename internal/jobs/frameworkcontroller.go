@@ -36,6 +36,23 @@ func frameworkRoles(obj *unstructured.Unstructured) ([]RolePods, error) {
 	return out, nil
 }
 
+// frameworkTemplates are the pod templates of a Framework's task roles, by role, as the
+// object's own maps.
+func frameworkTemplates(obj *unstructured.Unstructured) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	spec, _ := obj.Object["spec"].(map[string]any)
+	roles, _ := spec["taskRoles"].([]any)
+	for _, r := range roles {
+		m, _ := r.(map[string]any)
+		name, _ := m["name"].(string)
+		task, _ := m["task"].(map[string]any)
+		if pod, ok := task["pod"].(map[string]any); ok {
+			out[name] = pod
+		}
+	}
+	return out
+}
+
 // frameworkControllerDrops says what FrameworkController v1.0.1 leaves out of the pods it makes.
 const frameworkControllerDrops = "FrameworkController v1.0.1 makes its pods with Kubernetes 1.16's types, which have no seccompProfile: " +
 	"it drops the one a job sets, so Pod Security \"restricted\" refuses an elastic job's pods whatever its security_context says"

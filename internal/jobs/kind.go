@@ -62,6 +62,13 @@ type Kind struct {
 	// them (see OperatorDrops); runtime is the
 	// TrainingRuntime of a kind whose pods are its runtime's (nil for every other).
 	roles func(obj, runtime *unstructured.Unstructured) ([]RolePods, error)
+
+	// Optional: templates are the pod templates of a job object's roles, by role, as the
+	// object's own maps (changing one changes the object), and patchRoles the roles a pod_patch
+	// may name; a kind without them takes no pod_patch (a TrainJob: its pods are its
+	// runtime's, which Trainer patches with a few fields only).
+	templates  func(obj *unstructured.Unstructured) map[string]map[string]any
+	patchRoles []string
 	// suspended says whether the job object asks its operator to hold its pods back (a kind
 	// without a suspend says false).
 	suspended func(obj *unstructured.Unstructured) bool
@@ -100,7 +107,7 @@ func (k *Kind) check() error {
 		{"Name", k.Name == ""}, {"Object", k.Object == ""}, {"GVR", k.GVR.Resource == "" || k.GVR.Version == ""},
 		{"RoleLabel", k.RoleLabel == ""}, {"Operator", k.Operator == ""}, {"RunningPhase", k.RunningPhase == ""},
 		{"podSelector", k.podSelector == nil}, {"status", k.status == nil}, {"failure", k.failure == nil},
-		{"workers", k.workers == nil}, {"priorityClass", k.priorityClass == nil}, {"roles", k.roles == nil},
+		{"workers", k.workers == nil}, {"priorityClass", k.priorityClass == nil}, {"roles", k.roles == nil}, {"patchRoles (it has templates)", k.templates != nil && len(k.patchRoles) == 0},
 		{"suspended", k.suspended == nil},
 	} {
 		if c.absent {

@@ -195,7 +195,8 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 			s, _, _ := unstructured.NestedString(obj.Object, append(workers, "template", "spec", "priorityClassName")...)
 			return s
 		},
-		roles: func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
+		roles:     func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
+		templates: func(obj *unstructured.Unstructured) map[string]map[string]any { return replicaTemplates(obj, replicaSpecs) },
 		// The CRDs of mpi-operator v0.8.2 and training-operator v1.9.0 default it.
 		specDefaults: map[string]any{"spec.runPolicy.suspend": false},
 		suspended: func(obj *unstructured.Unstructured) bool {
@@ -289,5 +290,26 @@ func withSpecDefaults(k *Kind, defaults map[string]any) *Kind {
 	for path, value := range defaults {
 		k.specDefaults[path] = value
 	}
+	return k
+}
+
+// replicaTemplates are the pod templates of a Kubeflow job object's replica specs under field,
+// by role (the replica type in lower case), as the object's own maps.
+func replicaTemplates(obj *unstructured.Unstructured, field string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	spec, _ := obj.Object["spec"].(map[string]any)
+	byType, _ := spec[field].(map[string]any)
+	for replicaType, rs := range byType {
+		m, _ := rs.(map[string]any)
+		if t, ok := m["template"].(map[string]any); ok {
+			out[strings.ToLower(replicaType)] = t
+		}
+	}
+	return out
+}
+
+// withPatchRoles gives a kind the roles its pod_patch may name.
+func withPatchRoles(k *Kind, roles ...string) *Kind {
+	k.patchRoles = roles
 	return k
 }

@@ -19,7 +19,7 @@ import (
 //
 // mpi-operator v0.6.0 copies the TTL, backoff limit and deadline into the launcher's batch Job
 // when it creates it and never again; it reads the clean pod policy and suspend on every sync.
-var MPI = withSpecDefaults(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
+var MPI = withPatchRoles(withSpecDefaults(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
 	RunPolicyFields{CleanPodPolicy: true, Suspend: true},
 	// The hostfile ConfigMap, the workers' Service and the launcher's Job. Not its SSH key
 	// Secret: the provider does not ask for permission to read Secrets. The garbage collector
@@ -28,7 +28,7 @@ var MPI = withSpecDefaults(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "
 	ConfigMapGVR, ServiceGVR, BatchJobGVR),
 	// mpi-operator v0.8.2's CRD defaults these, which the API server writes into every MPIJob.
 	map[string]any{"spec.launcherCreationPolicy": "AtStartup", "spec.mpiImplementation": "OpenMPI", "spec.runLauncherAsWorker": false,
-		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath})
+		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath}), "launcher", "worker")
 
 const (
 	mpiLauncher = "Launcher"
@@ -170,7 +170,7 @@ func (s MPIJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the MPIJob; it has no dependents.
 func (s MPIJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewMPIJob(s)
-	return job, nil, err
+	return withPatches(MPI, job, err, s.Pod.Patches)
 }
 
 // Expect is the launcher and the workers.

@@ -75,6 +75,9 @@ type PodOptions struct {
 	MountShm bool
 	// Security is the pods' and their containers' security context; nil sets none.
 	Security *Security
+	// Patches are strategic merge patches of the roles' pod templates, by role (see
+	// podpatch.go), applied after everything else.
+	Patches map[string]string
 }
 
 // SecretKey names one key of a Secret in the job's namespace.

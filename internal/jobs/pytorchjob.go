@@ -14,8 +14,9 @@ import (
 // PyTorch is training-operator's PyTorchJob (kubeflow.org/v1): a master and workers that
 // training-operator tells where to meet (MASTER_ADDR, WORLD_SIZE, RANK), or, with an elastic
 // policy, workers that meet at a rendezvous and may come and go (PET_* for torchrun).
-var PyTorch = kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
-	trainingOperatorLiveRunPolicy, ServiceGVR) // a Service per pod
+var PyTorch = withPatchRoles(kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
+	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
+	"master", "worker")
 
 const (
 	pytorchMaster = "Master"
@@ -112,7 +113,7 @@ func (s PyTorchJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the PyTorchJob; it has no dependents.
 func (s PyTorchJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewPyTorchJob(s)
-	return job, nil, err
+	return withPatches(PyTorch, job, err, s.Pod.Patches)
 }
 
 // Expect is the master and the workers, or the workers alone for an elastic job.

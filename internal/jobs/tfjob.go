@@ -10,8 +10,9 @@ import (
 
 // TF is training-operator's TFJob (kubeflow.org/v1): workers, parameter servers and a chief,
 // each told of the whole cluster in TF_CONFIG.
-var TF = kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
-	trainingOperatorLiveRunPolicy, ServiceGVR) // a Service per pod
+var TF = withPatchRoles(kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
+	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
+	"chief", "ps", "worker")
 
 // TFJob replica types.
 const (
@@ -50,7 +51,7 @@ func (s TFJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the TFJob; it has no dependents.
 func (s TFJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewTFJob(s)
-	return job, nil, err
+	return withPatches(TF, job, err, s.Pod.Patches)
 }
 
 // Expect is the workers, the parameter servers and the chief.
