@@ -76,6 +76,15 @@ func withoutDirectives(v any) any {
 	return v
 }
 
+// PodPatchError is why a role's pod patch cannot be applied.
+type PodPatchError struct {
+	Role string
+	Err  error
+}
+
+func (e *PodPatchError) Error() string { return fmt.Sprintf("pod_patch[%q]: %v", e.Role, e.Err) }
+func (e *PodPatchError) Unwrap() error { return e.Err }
+
 // applyPodPatches applies each role's patch to the job's pod template of that role (k.templates)
 // and checks that the patched template keeps what the operator and this provider rely on.
 func applyPodPatches(k *Kind, obj *unstructured.Unstructured, patches map[string]string) error {
@@ -83,24 +92,24 @@ func applyPodPatches(k *Kind, obj *unstructured.Unstructured, patches map[string
 		return nil
 	}
 	if k.templates == nil {
-		return fmt.Errorf("a %s's pods cannot be patched: pod_patch is not supported for it", k.Object)
+		return &PodPatchError{slices.Sorted(maps.Keys(patches))[0], fmt.Errorf("a %s's pods cannot be patched", k.Object)}
 	}
 	templates := k.templates(obj)
 	for _, role := range slices.Sorted(maps.Keys(patches)) {
 		template, ok := templates[role]
 		if !ok {
-			return fmt.Errorf("pod_patch names role %q; this job's roles are %s", role, strings.Join(slices.Sorted(maps.Keys(templates)), ", "))
+			return &PodPatchError{role, fmt.Errorf("this job has no role %q; its roles are %s", role, strings.Join(slices.Sorted(maps.Keys(templates)), ", "))}
 		}
 		patch, err := ParsePodPatch(patches[role])
 		if err != nil {
-			return fmt.Errorf("pod_patch[%q]: %w", role, err)
+			return &PodPatchError{role, err}
 		}
 		patched, err := patchTemplate(template, patch)
 		if err != nil {
-			return fmt.Errorf("pod_patch[%q]: %w", role, err)
+			return &PodPatchError{role, err}
 		}
 		if err := checkPatched(template, patched); err != nil {
-			return fmt.Errorf("pod_patch[%q]: %w", role, err)
+			return &PodPatchError{role, err}
 		}
 		clear(template)
 		maps.Copy(template, patched)

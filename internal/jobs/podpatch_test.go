@@ -86,7 +86,7 @@ func TestPodPatchIsRefusedWhereItWouldBreakWhatTheOperatorOrTheProviderReliesOn(
 		{"worker", "spec:\n  containers:\n    - name: worker\n      command: [sleep]\n", "set the resource's command instead"},
 		{"launcher", "spec:\n  containers:\n    - name: launcher\n      env:\n        - name: OMPI_MCA_mca_base_env_list\n          value: X\n", "set env instead"},
 		{"worker", "spec:\n  restartPolicy: Always\n", "restartPolicy"},
-		{"master", "spec:\n  hostIPC: true\n", `pod_patch names role "master"; this job's roles are launcher, worker`},
+		{"master", "spec:\n  hostIPC: true\n", `this job has no role "master"; its roles are launcher, worker`},
 	} {
 		spec := arenaSSDSpec()
 		spec.Pod.Env = map[string]string{"EPOCHS": "3"}

@@ -171,6 +171,10 @@ var invalidInputs = []invalidInput{
 }
 `, `implementation = "Intel".*value must be one of: \["OpenMPI"\]`},
 	// Extended resources beside the GPUs: domain-prefixed names, whole devices, not the GPUs'.
+	{badMPI("  pod_patch = { worker = <<-EOT\n    spec:\n      volumes:\n        - name: v\n          nfsv4: {server: nas}\n    EOT\n  }"), `Invalid pod patch.*unknown field "spec.volumes\[0\].nfsv4"`},
+	{badMPI("  pod_patch = { worker = yamlencode({ spec = { hostIPC = \"yes\" } }) }"), `Invalid pod patch.*hostIPC`},
+	{badMPI("  pod_patch = { worker = yamlencode({ spec = { containers = [{ name = \"trainer\", image = \"x\" }, { name = \"worker\", \"$patch\" = \"delete\" }] } }) }"), `pod_patch\["worker"\].*the first container must stay "worker"`},
+	{badMPI("  pod_patch = { master = yamlencode({ spec = { hostIPC = true } }) }"), `pod_patch\["master"\].*this job has no role "master"; its roles are launcher, worker`},
 	{badMPI(`  ssh_auth_mount_path = "home/mpiuser/.ssh"`), `ssh_auth_mount_path.*"home/mpiuser/.ssh" must be an absolute, clean path`},
 	{badMPI(`  security_context = { run_as_user = -1 }`), `security_context: run_as_user -1 is negative`},
 	{badMPI(`  security_context = { run_as_non_root = true, run_as_user = 0 }`), `security_context.*run_as_non_root with run_as_user 0`},

@@ -45,10 +45,12 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if imported {
 		m.pod().markImported()
 	}
-	resp.Diagnostics.Append(m.read(ctx, jobs.WithoutAdmission(observed.Object, observed.Workload))...)
+	live := jobs.WithoutAdmission(observed.Object, observed.Workload)
+	resp.Diagnostics.Append(m.read(ctx, live)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	readPodPatches(ctx, r.kind, m, live, &resp.Diagnostics)
 	if imported {
 		warnUnexpressed(ctx, r.kind, m, observed.Object, &resp.Diagnostics)
 	}

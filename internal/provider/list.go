@@ -112,7 +112,11 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 				r.listed(ctx, req, result.Resource, obj.GetNamespace(), obj.GetName(), func(m jobModel) diag.Diagnostics {
 					f := m.job()
 					f.UID = types.StringValue(string(obj.GetUID()))
-					diags := m.read(ctx, jobs.WithoutAdmission(obj, nil))
+					live := jobs.WithoutAdmission(obj, nil)
+					diags := m.read(ctx, live)
+					if !diags.HasError() {
+						readPodPatches(ctx, r.kind, m, live, &diags)
+					}
 					diags.Append(f.set(status)...)
 					if !diags.HasError() {
 						warnUnexpressed(ctx, r.kind, m, obj, &diags)

@@ -56,6 +56,7 @@ type podModel struct {
 	DataVolumes        types.List        `tfsdk:"data_volumes"`
 	ShmSize            types.String      `tfsdk:"shm_size"`
 	SecurityContext    types.Object      `tfsdk:"security_context"`
+	PodPatch           types.Map         `tfsdk:"pod_patch"`
 }
 
 func (m *podModel) pod() *podModel { return m }
@@ -159,6 +160,7 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 			Validators:          []validator.List{listvalidator.ValueStringsAre(dataVolumeRule)},
 			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path` (Arena: `--data`)."},
 		"security_context": securityAttribute(role),
+		"pod_patch":        podPatchAttribute(),
 		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
 	}
@@ -180,6 +182,7 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		ShmSize:            m.ShmSize.ValueString(),
 	}
 	o.Security = security(ctx, m.SecurityContext, &diags)
+	diags.Append(m.PodPatch.ElementsAs(ctx, &o.Patches, true)...)
 	var sensitive map[string]string
 	diags.Append(m.ExtendedResources.ElementsAs(ctx, &o.ExtendedResources, true)...)
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)

@@ -160,6 +160,11 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	attributes := inPlace(podAttributes("every node", metadataDoc{on: "the pod templates of every node",
 		change: "Changing them updates the runtime in place: jobs already made from it keep theirs."}))
+	// The shared model has pod_patch; a runtime does not take it yet.
+	attributes["pod_patch"] = schema.MapAttribute{ElementType: types.StringType, Optional: true,
+		Validators: []validator.Map{refusedMap{"training_runtime does not take pod_patch yet: its templates are its replicated jobs', " +
+			"which this provider does not patch; a job's own resource takes it (not a TrainJob's)."}},
+		MarkdownDescription: "Not taken by a runtime yet (a plan error): see the job resources' `pod_patch`."}
 	own := map[string]schema.Attribute{
 		"id": idAttribute("`name`, or `namespace/name` of a TrainingRuntime."),
 		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString, Validators: kueueObjectNames,

@@ -1,0 +1,138 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+var podPatchRule = stringRule{"pod patch", func(s string) error {
+	_, err := jobs.ParsePodPatch(s)
+	return err
+}}
+
+// podPatchAttribute is pod_patch.
+func podPatchAttribute() schema.Attribute {
+	return schema.MapAttribute{ElementType: types.StringType, Optional: true,
+		PlanModifiers: []planmodifier.Map{samePodPatches{}, mapplanmodifier.RequiresReplace()},
+		Validators:    []validator.Map{mapvalidator.ValueStringsAre(podPatchRule)},
+		MarkdownDescription: "Strategic merge patches of the pods' templates, by role (the job's role names: `launcher` and `worker` " +
+			"of an MPI job, `master` and `worker` of a PyTorch job, `chief`, `ps` and `worker` of a TF job, `etcd` and `worker` of an " +
+			"elastic job), in YAML or JSON (`yamlencode({...})`): what the attributes do not say (affinity and topology spread, " +
+			"init containers and native sidecars with `restartPolicy: Always`, volumes of any kind and their mounts, host IPC, " +
+			"a scheduler, a grace period). Each is applied after every attribute, as `kubectl patch --type=strategic` would: lists " +
+			"keyed by name merge by name, so `containers: [{name: worker, volumeMounts: [...]}]` adds mounts to the worker's own " +
+			"container. A patch is read as the core pod types at plan time: an unknown field or a wrong type is a plan error naming " +
+			"its path. One that would change what the operator or this provider relies on is refused: the first container (the one " +
+			"the operator looks for) and its image, command and the variables this provider sets, and the pod's `restartPolicy`. " +
+			"Refresh reads the patch back: a change made by hand to a pod template shows as a change of this attribute, and an " +
+			"import gives what a job made elsewhere holds beyond the attributes as the patch that makes it. Changing it replaces the job."}
+}
+
+// checkPodPatches fails the plan of a job whose pod_patch names a role the job does not have or
+// would change what the operator relies on (jobs.PodPatchError), naming the role.
+func (r *jobResource) checkPodPatches(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
+		return
+	}
+	m := r.newModel()
+	if diags := req.Plan.Get(ctx, m); diags.HasError() || m.pod().PodPatch.IsNull() {
+		return
+	}
+	spec, diags := m.spec(ctx)
+	if diags.HasError() {
+		return
+	}
+	var patchErr *jobs.PodPatchError
+	if _, _, err := spec.Build(); errors.As(err, &patchErr) {
+		resp.Diagnostics.AddAttributeError(path.Root("pod_patch").AtMapKey(patchErr.Role), "Invalid pod patch", patchErr.Error())
+	}
+}
+
+// readPodPatches sets pod_patch from the live job: what its pod templates hold beyond the other
+// attributes (jobs.Kind.ReadPodPatches), in the state's words where they make the same.
+func readPodPatches(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
+	p := m.pod()
+	var prior map[string]string
+	if !p.imported() {
+		diags.Append(p.PodPatch.ElementsAs(ctx, &prior, true)...)
+	}
+	p.PodPatch = types.MapNull(types.StringType)
+	spec, d := m.spec(ctx)
+	if d.HasError() {
+		return // the read says why
+	}
+	bare, _, err := spec.Build()
+	if err != nil {
+		return
+	}
+	p.PodPatch = optionalMap(ctx, kind.ReadPodPatches(live, bare, prior), diags)
+}
+
+// samePodPatches keeps the state's patch where the configuration's means the same (the same
+// JSON once parsed), so that a patch written as YAML and read back as JSON is no change.
+type samePodPatches struct{}
+
+func (samePodPatches) Description(context.Context) string {
+	return "a patch that means the same as the state's is no change"
+}
+func (d samePodPatches) MarkdownDescription(ctx context.Context) string { return d.Description(ctx) }
+
+func (samePodPatches) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
+	if req.StateValue.IsNull() || req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	var state, config map[string]string
+	if req.StateValue.ElementsAs(ctx, &state, false).HasError() || req.ConfigValue.ElementsAs(ctx, &config, false).HasError() {
+		return
+	}
+	if len(state) != len(config) {
+		return
+	}
+	for role, c := range config {
+		if !samePatch(c, state[role]) {
+			return
+		}
+	}
+	resp.PlanValue = req.StateValue
+}
+
+func samePatch(a, b string) bool {
+	pa, errA := jobs.ParsePodPatch(a)
+	pb, errB := jobs.ParsePodPatch(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	var va, vb any
+	if json.Unmarshal(pa, &va) != nil || json.Unmarshal(pb, &vb) != nil {
+		return false
+	}
+	ja, _ := json.Marshal(va)
+	jb, _ := json.Marshal(vb)
+	return string(ja) == string(jb)
+}
+
+// refusedMap refuses any value of an attribute a resource has only because its model is shared.
+type refusedMap struct{ why string }
+
+func (r refusedMap) Description(context.Context) string             { return r.why }
+func (r refusedMap) MarkdownDescription(ctx context.Context) string { return r.why }
+
+func (r refusedMap) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
+	if !req.ConfigValue.IsNull() {
+		resp.Diagnostics.AddAttributeError(req.Path, "Attribute not supported", r.why)
+	}
+}
