@@ -1,0 +1,118 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// sidecarPodPatch is a worker patch as a platform team writes it: a native sidecar, a
+// memory-backed scratch volume mounted in the worker's own container, and spreading the workers
+// over the nodes.
+const sidecarPodPatch = `  pod_patch = {
+    worker = <<-EOT
+      spec:
+        initContainers:
+          - name: log-shipper
+            image: registry.example/fluent-bit:3
+            restartPolicy: Always
+        volumes:
+          - name: scratch
+            emptyDir: {medium: Memory}
+        containers:
+          - name: worker
+            volumeMounts:
+              - {name: scratch, mountPath: /scratch}
+        topologySpreadConstraints:
+          - maxSkew: 1
+            topologyKey: kubernetes.io/hostname
+            whenUnsatisfiable: ScheduleAnyway
+            labelSelector: {matchLabels: {training.kubeflow.org/job-role: worker}}
+    EOT
+  }
+  tolerations = ["gpu_node"]`
+
+// sidecarYAML is the worker's patch of sidecarPodPatch, as Terraform reads the heredoc.
+func sidecarYAML(t *testing.T) string {
+	_, body, _ := strings.Cut(sidecarPodPatch, "<<-EOT\n")
+	body, _, _ = strings.Cut(body, "    EOT")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(body, "\n"), "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "      "))
+	}
+	if len(lines) < 5 {
+		t.Fatal("no worker patch in sidecarPodPatch")
+	}
+	return strings.Join(lines, "\n") + "\n"
+}
+
+// A pod_patch reaches the pods mpi-operator makes (the worker's sidecar, volume, mount and
+// spread, not the launcher), the plan after the apply is empty (the YAML read back is no
+// change), an import reads a patch that means the same as the YAML, and an init container
+// added to the job by hand shows as a change of pod_patch that replaces the job.
+func TestAccPodPatch_aSidecarAndAVolumeReachTheOperatorsPodsAndReadBackExactly(t *testing.T) {
+	a := newAPI(t)
+	name := mpiJobName()
+	config := mpiJobConfig(name, 2, sidecarPodPatch)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkJobsGone(a),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					for _, p := range a.pods("default", jobs.MPI.PodSelector(name)) {
+						isWorker := p.Labels[jobs.JobRoleLabel] == "worker"
+						sidecar := slices.ContainsFunc(p.Spec.InitContainers, func(c corev1.Container) bool {
+							return c.Name == "log-shipper" && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+						})
+						mounted := slices.ContainsFunc(p.Spec.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/scratch" })
+						spread := len(p.Spec.TopologySpreadConstraints) == 1
+						if isWorker != sidecar || isWorker != mounted || isWorker != spread {
+							return fmt.Errorf("pod %s (worker %v): sidecar %v, /scratch %v, spread %v", p.Name, isWorker, sidecar, mounted, spread)
+						}
+					}
+					return nil
+				},
+			},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			{
+				// The import reads the patch as JSON, which means what the configuration's YAML
+				// does: a plan after it keeps the state's words (samePodPatches), no change.
+				ResourceName: "training_mpi_job.test", ImportState: true, ImportStateId: "default/" + name,
+				ImportStateCheck: func(states []*terraform.InstanceState) error {
+					got := states[0].Attributes["pod_patch.worker"]
+					if len(states) != 1 || !samePatch(got, sidecarYAML(t)) || states[0].Attributes["pod_patch.launcher"] != "" {
+						return fmt.Errorf("the import's pod_patch does not mean the configuration's: %q", got)
+					}
+					return nil
+				},
+			},
+			{
+				PreConfig: func() {
+					patch := `[{"op": "add", "path": "/spec/mpiReplicaSpecs/Worker/template/spec/initContainers/-", "value": {"name": "fetch", "image": "busybox"}}]`
+					if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Patch(context.Background(), name, k8stypes.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+						t.Fatal(err)
+					}
+				},
+				Config:             config,
+				PlanOnly:           true,
+				ExpectNonEmptyPlan: true,
+				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionReplace),
+				}},
+			},
+		},
+	})
+}
