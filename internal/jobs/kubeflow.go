@@ -195,8 +195,10 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 			s, _, _ := unstructured.NestedString(obj.Object, append(workers, "template", "spec", "priorityClassName")...)
 			return s
 		},
-		roles:     func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
-		templates: func(obj *unstructured.Unstructured) map[string]map[string]any { return replicaTemplates(obj, replicaSpecs) },
+		roles: func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
+		templates: func(obj *unstructured.Unstructured) map[string]map[string]any {
+			return replicaTemplates(obj, replicaSpecs)
+		},
 		// The CRDs of mpi-operator v0.8.2 and training-operator v1.9.0 default it.
 		specDefaults: map[string]any{"spec.runPolicy.suspend": false},
 		suspended: func(obj *unstructured.Unstructured) bool {

@@ -226,7 +226,8 @@ func (k *Kind) ReadPodPatches(live, bare *unstructured.Unstructured, prior map[s
 }
 
 // difference is the strategic merge patch from template a to b, without deletions and
-// directives (what a lacks or holds otherwise), as canonical JSON; "" when there is none.
+// directives (what a lacks or holds otherwise) and without the metadata, as canonical JSON; ""
+// when there is none.
 func difference(a, b map[string]any) string {
 	aj, err1 := json.Marshal(a)
 	bj, err2 := json.Marshal(b)
@@ -237,11 +238,16 @@ func difference(a, b map[string]any) string {
 	if err != nil {
 		return ""
 	}
-	var v any
+	var v map[string]any
 	if json.Unmarshal(patch, &v) != nil {
 		return ""
 	}
-	v = withoutEmpty(withoutDirectives(v))
+	// A template's labels and annotations are the labels and annotations attributes': only
+	// their keys are Terraform's, and Kueue, Arena and others write their own.
+	delete(v, "metadata")
+	var original any
+	_ = json.Unmarshal(aj, &original)
+	v, _ = withoutEmpty(withoutRemovals(withoutDirectives(v), original)).(map[string]any)
 	if v == nil {
 		return ""
 	}
@@ -250,6 +256,55 @@ func difference(a, b map[string]any) string {
 		return ""
 	}
 	return string(out)
+}
+
+// withoutRemovals drops from a patch of original the lists of objects it sets whole (lists
+// without merge keys, such as tolerations) that only leave out or reorder elements of the
+// original's: what the original sets and the other lacks is a default, not a difference. Lists
+// merged by name are followed element by element.
+func withoutRemovals(patch, original any) any {
+	switch p := patch.(type) {
+	case map[string]any:
+		o, _ := original.(map[string]any)
+		for k, x := range p {
+			p[k] = withoutRemovals(x, o[k])
+		}
+		return p
+	case []any:
+		o, _ := original.([]any)
+		byName := map[string]any{}
+		for _, x := range o {
+			if m, ok := x.(map[string]any); ok {
+				if name, ok := m["name"].(string); ok {
+					byName[name] = m
+				}
+			}
+		}
+		// A list of objects without names (tolerations) is a set: one that holds only elements
+		// of the original's, in any order, makes no difference. A list of strings (a command)
+		// is ordered, and set whole.
+		subset := len(p) > 0
+		for i, x := range p {
+			m, ok := x.(map[string]any)
+			if !ok {
+				subset = false
+				continue
+			}
+			if name, ok := m["name"].(string); ok && len(byName) > 0 {
+				p[i] = withoutRemovals(x, byName[name])
+				subset = false
+				continue
+			}
+			if !slices.ContainsFunc(o, func(y any) bool { return reflect.DeepEqual(x, y) }) {
+				subset = false
+			}
+		}
+		if subset || len(p) == 0 && len(o) > 0 {
+			return nil
+		}
+		return p
+	}
+	return patch
 }
 
 // withoutEmpty drops empty maps left by withoutDirectives; nil when nothing is left.

@@ -137,3 +137,62 @@ func TestReadPodPatchesExpressesWhatKubectlAddedAndKeepsTheConfigurationsWords(t
 		}
 	}
 }
+
+// Labels and annotations others write into a pod template (Kueue's on a queued job) are the
+// labels and annotations attributes' business, not a patch.
+func TestReadPodPatchesLeavesTheTemplatesMetadataToTheLabelsAndAnnotations(t *testing.T) {
+	bare, _, err := arenaSSDSpec().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := bare.DeepCopy()
+	if err := applyPodPatches(MPI, live, map[string]string{"worker": "metadata:\n  labels: {kueue.x-k8s.io/podset: worker}\n  annotations: {kueue.x-k8s.io/workload: w}\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := MPI.ReadPodPatches(live, bare, nil); got != nil {
+		t.Errorf("Kueue's template labels read as a patch: %v", got)
+	}
+}
+
+// An elastic job's etcd takes the tolerations read from its workers: a toleration added to the
+// workers by hand is a change of the tolerations, which the rebuilt etcd then has and the live
+// one lacks; that is no patch of the etcd.
+func TestReadPodPatchesTakesNoListThatOnlyLacksWhatTheRebuildSets(t *testing.T) {
+	spec := seedElasticSpec()
+	spec.Pod.Tolerations = []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}
+	built, _, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := built.DeepCopy()
+	if err := applyPodPatches(Elastic, live, map[string]string{"worker": "spec:\n  tolerations:\n    - {key: gpu_node, operator: Exists}\n    - {key: extra, operator: Exists}\n"}); err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadElasticJob(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, _, err := read.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Elastic.ReadPodPatches(live, rebuilt, nil); got != nil {
+		t.Errorf("the etcd lacking the workers' new toleration reads as a patch: %v", got)
+	}
+}
+
+// Tolerations in another order (a refresh reads strings before blocks) are no patch; a command
+// in another order is.
+func TestReadPodPatchesTakesTolerationsAsASetAndCommandsInOrder(t *testing.T) {
+	a := map[string]any{"spec": map[string]any{
+		"tolerations": []any{map[string]any{"key": "a"}, map[string]any{"key": "b"}},
+		"containers":  []any{map[string]any{"name": "c", "args": []any{"x", "y"}}},
+	}}
+	b := map[string]any{"spec": map[string]any{
+		"tolerations": []any{map[string]any{"key": "b"}, map[string]any{"key": "a"}},
+		"containers":  []any{map[string]any{"name": "c", "args": []any{"y", "x"}}},
+	}}
+	if got := difference(a, b); got != `{"spec":{"containers":[{"args":["y","x"],"name":"c"}]}}` {
+		t.Errorf("difference = %s", got)
+	}
+}

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,5 +73,36 @@ func TestAccExamples_applyPlanEmptyAndImport(t *testing.T) {
 				},
 			})
 		})
+	}
+}
+
+// Every other example of the docs (the PSA-restricted job, the RDMA job, the sidecar) plans
+// against the local cluster without an error: its attributes, its patches and its plan-time
+// checks are what the docs say.
+func TestAccExamples_everyOtherExamplePlans(t *testing.T) {
+	newAPI(t)
+	files, err := filepath.Glob("../../examples/resources/*/*.tf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	planned := 0
+	for _, file := range files {
+		if filepath.Base(file) == "resource.tf" {
+			continue
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		planned++
+		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
+			resource.ParallelTest(t, resource.TestCase{
+				ProtoV6ProviderFactories: testProviderFactories,
+				Steps:                    []resource.TestStep{{Config: providerConfig() + string(raw), PlanOnly: true, ExpectNonEmptyPlan: true}},
+			})
+		})
+	}
+	if planned < 3 {
+		t.Errorf("%d other examples planned, want the restricted, RDMA and sidecar ones at least", planned)
 	}
 }

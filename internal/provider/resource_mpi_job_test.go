@@ -434,14 +434,17 @@ func TestAccMPIJob_extendedResourcesBesideTheGPUsAreWorkerLimitsAndImportExactly
 	})
 }
 
-// A replacement of a job that holds what its resource cannot say (an init container added to its
-// workers with kubectl) says in the plan that the new job will not have it; a replacement of a
-// job that holds nothing more, and an in-place change of one that does, say nothing.
-func TestAccMPIJob_replacementSaysWhatItDrops(t *testing.T) {
+// An init container added to a job's workers with kubectl is a change of its pod_patch, which a
+// refresh reads: the plan replaces the job, showing the patch that goes; a configuration that
+// says it (in pod_patch, written as the import reads it or otherwise) plans no change, and a
+// label change of that job is in place. A replacement of a job that holds nothing more says
+// nothing of what it drops; one of a job given a scheduling policy by hand (outside the pod
+// templates, which no attribute says) names it.
+func TestAccMPIJob_anInitContainerAddedByHandIsPodPatchDriftThatAReplacementShows(t *testing.T) {
 	a := newAPI(t)
 	name := mpiJobName()
 	w := newWorkspace(t)
-	config := func(image, labels string) string {
+	config := func(image, labels, extra string) string {
 		return providerConfig() + fmt.Sprintf(`
 resource "training_mpi_job" "test" {
   name         = %q
@@ -450,29 +453,43 @@ resource "training_mpi_job" "test" {
   worker_count = 1
   wait_for     = "created"
   labels       = { team = %q }
-}
-`, name, image, labels)
+%s}
+`, name, image, labels, extra)
 	}
-	w.write(config("registry.example/horovod:1", "vision"))
+	w.write(config("registry.example/horovod:1", "vision", ""))
 	w.run("apply", "-auto-approve", "-input=false")
 	t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
-	w.write(config("registry.example/horovod:2", "vision"))
+	w.write(config("registry.example/horovod:2", "vision", ""))
 	const warning = "drops what its configuration cannot say"
-	if plan := w.run("plan", "-input=false"); strings.Contains(plan, warning) {
-		t.Errorf("a replacement of a job that holds nothing more warns:\n%s", plan)
+	if plan := w.run("plan", "-input=false"); strings.Contains(plan, warning) || strings.Contains(plan, "pod_patch") {
+		t.Errorf("a replacement of a job that holds nothing more warns or shows a patch:\n%s", plan)
 	}
 	patch := []byte(`{"spec":{"mpiReplicaSpecs":{"Worker":{"template":{"spec":{"initContainers":[{"name":"fetch","image":"busybox"}]}}}}}}`)
 	if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Patch(context.Background(), name, k8stypes.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	w.write(config("registry.example/horovod:1", "vision", ""))
 	plan := w.run("plan", "-input=false")
-	if flat := strings.Join(strings.Fields(plan), " "); !strings.Contains(flat, warning) || !strings.Contains(flat, "worker: initContainers") ||
+	if flat := strings.Join(strings.Fields(plan), " "); !strings.Contains(flat, "- pod_patch = { # forces replacement") || !strings.Contains(flat, `name = "fetch"`) ||
 		!strings.Contains(flat, "1 to add, 0 to change, 1 to destroy") {
-		t.Errorf("the replacement does not say it drops the workers' init container:\n%s", plan)
+		t.Errorf("the init container added by hand is not a pod_patch change that replaces the job:\n%s", plan)
 	}
-	w.write(config("registry.example/horovod:1", "speech"))
+	says := `  pod_patch = { worker = yamlencode({ spec = { initContainers = [{ name = "fetch", image = "busybox" }] } }) }` + "\n"
+	w.write(config("registry.example/horovod:1", "vision", says))
+	w.planIsEmpty()
+	w.write(config("registry.example/horovod:1", "speech", says))
 	if plan := w.run("plan", "-input=false"); strings.Contains(plan, warning) || !strings.Contains(plan, "0 to add, 1 to change, 0 to destroy") {
-		t.Errorf("an in-place change warns of a replacement, or is not in place:\n%s", plan)
+		t.Errorf("a label change of a job whose patch says its init container is not in place:\n%s", plan)
+	}
+	// What no attribute says, outside the pod templates, is named by the plan of a replacement.
+	policy := []byte(`{"spec":{"runPolicy":{"schedulingPolicy":{"minAvailable":2}}}}`)
+	if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Patch(context.Background(), name, k8stypes.MergePatchType, policy, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w.write(config("registry.example/horovod:2", "speech", says))
+	if flat := strings.Join(strings.Fields(w.run("plan", "-input=false")), " "); !strings.Contains(flat, warning) ||
+		!strings.Contains(flat, "spec.runPolicy.schedulingPolicy.minAvailable") {
+		t.Errorf("the replacement does not say it drops the scheduling policy set by hand:\n%s", flat)
 	}
 	w.run("destroy", "-auto-approve", "-input=false")
 	if err := jobGone(a, jobs.MPI, "default", name); err != nil {
