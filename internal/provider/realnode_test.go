@@ -75,6 +75,12 @@ type event struct {
 	Task           string
 	Index          int
 	Tasks, Reached []string
+	// identityProgram (realnode_podpatch_test.go)
+	UID       int    `json:"uid"`
+	GID       int    `json:"gid"`
+	Groups    []int  `json:"groups"`
+	Fetched   string `json:"fetched"`
+	Heartbeat bool   `json:"heartbeat"`
 }
 
 // events reads a pod's log and returns the program's events in order (other lines, torchrun's
