@@ -24,6 +24,7 @@ var Elastic = &Kind{
 	GVR:                 schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"},
 	InstancesFromObject: true, RunningPhase: "AttemptRunning", OperatorDrops: frameworkControllerDrops,
 	templates: frameworkTemplates, patchRoles: []string{EtcdRole, WorkerRole},
+	roleFieldsElsewhere: map[string]map[string]string{EtcdRole: {"image": "etcd_image", "cpu": "etcd_cpu", "memory": "etcd_memory"}},
 	// FrameworkController keeps each attempt's ConfigMap; the Services and NetworkPolicy are
 	// the provider's own dependents, deleted and waited for by name.
 	Owns:        []schema.GroupVersionResource{ConfigMapGVR},
@@ -169,6 +170,9 @@ func (s ElasticJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the Framework and its two Services, which are created first.
 func (s ElasticJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	fw, etcd, worker, err := NewElasticJob(s)
+	if err == nil {
+		err = applyRoleOptions(Elastic, fw, s.Pod.Roles)
+	}
 	if err == nil {
 		err = applyPodPatches(Elastic, fw, s.Pod.Patches)
 	}

@@ -69,6 +69,10 @@ type Kind struct {
 	// runtime's, which Trainer patches with a few fields only).
 	templates  func(obj *unstructured.Unstructured) map[string]map[string]any
 	patchRoles []string
+	// roleFieldsElsewhere are the role settings (RoleOptions' fields, by their attribute names)
+	// the kind's own attributes already say, by role, with the attribute that does; the workers'
+	// are all the job-wide attributes.
+	roleFieldsElsewhere map[string]map[string]string
 	// suspended says whether the job object asks its operator to hold its pods back (a kind
 	// without a suspend says false).
 	suspended func(obj *unstructured.Unstructured) bool

@@ -310,8 +310,9 @@ func replicaTemplates(obj *unstructured.Unstructured, field string) map[string]m
 	return out
 }
 
-// withPatchRoles gives a kind the roles its pod_patch may name.
-func withPatchRoles(k *Kind, roles ...string) *Kind {
-	k.patchRoles = roles
+// withPatchRoles gives a kind the roles its pod_patch and roles may name, and the role settings
+// its own attributes say (see Kind.roleFieldsElsewhere).
+func withPatchRoles(k *Kind, elsewhere map[string]map[string]string, roles ...string) *Kind {
+	k.patchRoles, k.roleFieldsElsewhere = roles, elsewhere
 	return k
 }

@@ -28,7 +28,8 @@ var MPI = withPatchRoles(withSpecDefaults(kubeflowKind("mpi", "MPIJob", "v2beta1
 	ConfigMapGVR, ServiceGVR, BatchJobGVR),
 	// mpi-operator v0.8.2's CRD defaults these, which the API server writes into every MPIJob.
 	map[string]any{"spec.launcherCreationPolicy": "AtStartup", "spec.mpiImplementation": "OpenMPI", "spec.runLauncherAsWorker": false,
-		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath}), "launcher", "worker")
+		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath}),
+	map[string]map[string]string{"launcher": {"cpu": "launcher_cpu", "memory": "launcher_memory"}}, "launcher", "worker")
 
 const (
 	mpiLauncher = "Launcher"
@@ -170,7 +171,7 @@ func (s MPIJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the MPIJob; it has no dependents.
 func (s MPIJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewMPIJob(s)
-	return withPatches(MPI, job, err, s.Pod.Patches)
+	return withPatches(MPI, job, err, s.Pod)
 }
 
 // Expect is the launcher and the workers.

@@ -75,8 +75,10 @@ type PodOptions struct {
 	MountShm bool
 	// Security is the pods' and their containers' security context; nil sets none.
 	Security *Security
-	// Patches are strategic merge patches of the roles' pod templates, by role (see
-	// podpatch.go), applied after everything else.
+	// Roles are what a role's pods say otherwise, by role (roles.go); Patches are strategic
+	// merge patches of the roles' pod templates, by role (podpatch.go), applied after everything
+	// else.
+	Roles   map[string]RoleOptions
 	Patches map[string]string
 }
 

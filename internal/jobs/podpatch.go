@@ -76,13 +76,14 @@ func withoutDirectives(v any) any {
 	return v
 }
 
-// PodPatchError is why a role's pod patch cannot be applied.
+// PodPatchError is why a role's pod patch (Attribute pod_patch) or options (roles) cannot be
+// applied.
 type PodPatchError struct {
-	Role string
-	Err  error
+	Attribute, Role string
+	Err             error
 }
 
-func (e *PodPatchError) Error() string { return fmt.Sprintf("pod_patch[%q]: %v", e.Role, e.Err) }
+func (e *PodPatchError) Error() string { return fmt.Sprintf("%s[%q]: %v", e.Attribute, e.Role, e.Err) }
 func (e *PodPatchError) Unwrap() error { return e.Err }
 
 // applyPodPatches applies each role's patch to the job's pod template of that role (k.templates)
@@ -92,24 +93,24 @@ func applyPodPatches(k *Kind, obj *unstructured.Unstructured, patches map[string
 		return nil
 	}
 	if k.templates == nil {
-		return &PodPatchError{slices.Sorted(maps.Keys(patches))[0], fmt.Errorf("a %s's pods cannot be patched", k.Object)}
+		return &PodPatchError{"pod_patch", slices.Sorted(maps.Keys(patches))[0], fmt.Errorf("a %s's pods cannot be patched", k.Object)}
 	}
 	templates := k.templates(obj)
 	for _, role := range slices.Sorted(maps.Keys(patches)) {
 		template, ok := templates[role]
 		if !ok {
-			return &PodPatchError{role, fmt.Errorf("this job has no role %q; its roles are %s", role, strings.Join(slices.Sorted(maps.Keys(templates)), ", "))}
+			return &PodPatchError{"pod_patch", role, fmt.Errorf("this job has no role %q; its roles are %s", role, strings.Join(slices.Sorted(maps.Keys(templates)), ", "))}
 		}
 		patch, err := ParsePodPatch(patches[role])
 		if err != nil {
-			return &PodPatchError{role, err}
+			return &PodPatchError{"pod_patch", role, err}
 		}
 		patched, err := patchTemplate(template, patch)
 		if err != nil {
-			return &PodPatchError{role, err}
+			return &PodPatchError{"pod_patch", role, err}
 		}
 		if err := checkPatched(template, patched); err != nil {
-			return &PodPatchError{role, err}
+			return &PodPatchError{"pod_patch", role, err}
 		}
 		clear(template)
 		maps.Copy(template, patched)
@@ -117,10 +118,14 @@ func applyPodPatches(k *Kind, obj *unstructured.Unstructured, patches map[string
 	return nil
 }
 
-// withPatches is a kind's Build's end: the job with its pod patches applied.
-func withPatches(k *Kind, job *unstructured.Unstructured, err error, patches map[string]string) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+// withPatches is a kind's Build's end: the job with its roles' options and then its pod
+// patches applied.
+func withPatches(k *Kind, job *unstructured.Unstructured, err error, o PodOptions) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	if err == nil {
-		err = applyPodPatches(k, job, patches)
+		err = applyRoleOptions(k, job, o.Roles)
+	}
+	if err == nil {
+		err = applyPodPatches(k, job, o.Patches)
 	}
 	return job, nil, err
 }

@@ -16,7 +16,7 @@ import (
 // policy, workers that meet at a rendezvous and may come and go (PET_* for torchrun).
 var PyTorch = withPatchRoles(kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
-	"master", "worker")
+	nil, "master", "worker")
 
 const (
 	pytorchMaster = "Master"
@@ -113,7 +113,7 @@ func (s PyTorchJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the PyTorchJob; it has no dependents.
 func (s PyTorchJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewPyTorchJob(s)
-	return withPatches(PyTorch, job, err, s.Pod.Patches)
+	return withPatches(PyTorch, job, err, s.Pod)
 }
 
 // Expect is the master and the workers, or the workers alone for an elastic job.

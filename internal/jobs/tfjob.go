@@ -12,7 +12,7 @@ import (
 // each told of the whole cluster in TF_CONFIG.
 var TF = withPatchRoles(kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
-	"chief", "ps", "worker")
+	map[string]map[string]string{"ps": {"cpu": "ps_cpu", "memory": "ps_memory"}}, "chief", "ps", "worker")
 
 // TFJob replica types.
 const (
@@ -51,7 +51,7 @@ func (s TFJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the TFJob; it has no dependents.
 func (s TFJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewTFJob(s)
-	return withPatches(TF, job, err, s.Pod.Patches)
+	return withPatches(TF, job, err, s.Pod)
 }
 
 // Expect is the workers, the parameter servers and the chief.

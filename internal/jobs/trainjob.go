@@ -118,7 +118,7 @@ func (s TrainJobSpec) Pods() PodOptions { return s.Pod }
 // Build returns the TrainJob; it has no dependents (Trainer makes the JobSet, owned by the job).
 func (s TrainJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	job, err := NewTrainJob(s)
-	return withPatches(Train, job, err, s.Pod.Patches)
+	return withPatches(Train, job, err, s.Pod)
 }
 
 // Expect is the trainer's nodes, when the runtime runs them alone (a torch runtime's one

@@ -256,8 +256,15 @@ func makeDrift(a *api, kind *jobs.Kind, name string, d drift) error {
 
 func TestAccMPIJob_driftShowsInPlan(t *testing.T) {
 	name := mpiJobName()
-	testDrift(t, jobs.MPI, "training_mpi_job.test", name, mpiJobConfig(name, 2, richAttributes),
-		append(commonDrifts("/spec/mpiReplicaSpecs/Worker/template"), kubeflowDrifts()...))
+	drifts := commonDrifts("/spec/mpiReplicaSpecs/Worker/template")
+	for i := range drifts {
+		if drifts[i].name == "image" {
+			// The launcher has the workers' image; the workers' changed by hand, its own is its
+			// role's (roles.launcher.image).
+			drifts[i].want = append(drifts[i].want, "roles")
+		}
+	}
+	testDrift(t, jobs.MPI, "training_mpi_job.test", name, mpiJobConfig(name, 2, richAttributes), append(drifts, kubeflowDrifts()...))
 }
 
 func TestAccTFJob_driftShowsInPlan(t *testing.T) {
@@ -271,10 +278,10 @@ func TestAccPyTorchJob_driftShowsInPlan(t *testing.T) {
 	name := acctest.RandomWithPrefix("tf-acc-pt")
 	drifts := commonDrifts("/spec/pytorchReplicaSpecs/Worker/template")
 	for i := range drifts {
-		if drifts[i].name == "resources" {
-			// The master has the workers' resources; the workers' changed by hand, its own are
-			// what no other attribute says, and its pod_patch reads them.
-			drifts[i].want = []string{"cpu", "pod_patch"}
+		if drifts[i].name == "resources" || drifts[i].name == "image" {
+			// The master has the workers' resources and image; the workers' changed by hand,
+			// its own are its role's (roles.master).
+			drifts[i].want = append(drifts[i].want, "roles")
 		}
 	}
 	testDrift(t, jobs.PyTorch, "training_pytorch_job.test", name, pytorchJobConfig(name, 2, richAttributes+"  backoff_limit = 3\n"),

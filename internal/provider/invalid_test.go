@@ -175,6 +175,8 @@ var invalidInputs = []invalidInput{
 	{badMPI("  pod_patch = { worker = yamlencode({ spec = { hostIPC = \"yes\" } }) }"), `Invalid pod patch.*hostIPC`},
 	{badMPI("  pod_patch = { worker = yamlencode({ spec = { containers = [{ name = \"trainer\", image = \"x\" }, { name = \"worker\", \"$patch\" = \"delete\" }] } }) }"), `pod_patch\["worker"\].*the first container must stay "worker"`},
 	{badMPI("  pod_patch = { master = yamlencode({ spec = { hostIPC = true } }) }"), `pod_patch\["master"\].*this job has no role "master"; its roles are launcher, worker`},
+	{badMPI("  roles = { master = { cpu = \"1\" } }"), `roles\["master"\].*this job has no role "master"; its roles are launcher, worker`},
+	{badMPI("  roles = { launcher = { memory = \"lots\" } }"), `Invalid Kubernetes quantity.*"lots" is not a Kubernetes quantity`},
 	{badMPI(`  ssh_auth_mount_path = "home/mpiuser/.ssh"`), `ssh_auth_mount_path.*"home/mpiuser/.ssh" must be an absolute, clean path`},
 	{badMPI(`  security_context = { run_as_user = -1 }`), `security_context: run_as_user -1 is negative`},
 	{badMPI(`  security_context = { run_as_non_root = true, run_as_user = 0 }`), `security_context.*run_as_non_root with run_as_user 0`},

@@ -50,7 +50,7 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	readPodPatches(ctx, r.kind, m, live, &resp.Diagnostics)
+	readRolesAndPatches(ctx, r.kind, m, live, &resp.Diagnostics)
 	if imported {
 		warnUnexpressed(ctx, r.kind, m, observed.Object, &resp.Diagnostics)
 	}

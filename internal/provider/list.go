@@ -115,7 +115,7 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 					live := jobs.WithoutAdmission(obj, nil)
 					diags := m.read(ctx, live)
 					if !diags.HasError() {
-						readPodPatches(ctx, r.kind, m, live, &diags)
+						readRolesAndPatches(ctx, r.kind, m, live, &diags)
 					}
 					diags.Append(f.set(status)...)
 					if !diags.HasError() {

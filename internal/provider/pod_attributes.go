@@ -57,6 +57,7 @@ type podModel struct {
 	ShmSize            types.String      `tfsdk:"shm_size"`
 	SecurityContext    types.Object      `tfsdk:"security_context"`
 	PodPatch           types.Map         `tfsdk:"pod_patch"`
+	Roles              types.Map         `tfsdk:"roles"`
 }
 
 func (m *podModel) pod() *podModel { return m }
@@ -161,6 +162,7 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path` (Arena: `--data`)."},
 		"security_context": securityAttribute(role),
 		"pod_patch":        podPatchAttribute(),
+		"roles":            rolesAttribute(),
 		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
 	}
@@ -183,6 +185,7 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 	}
 	o.Security = security(ctx, m.SecurityContext, &diags)
 	diags.Append(m.PodPatch.ElementsAs(ctx, &o.Patches, true)...)
+	o.Roles = roleOptions(ctx, m.Roles, &diags)
 	var sensitive map[string]string
 	diags.Append(m.ExtendedResources.ElementsAs(ctx, &o.ExtendedResources, true)...)
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)

@@ -6,7 +6,6 @@ import (
 	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -14,7 +13,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -49,7 +47,7 @@ func (r *jobResource) checkPodPatches(ctx context.Context, req resource.ModifyPl
 		return
 	}
 	m := r.newModel()
-	if diags := req.Plan.Get(ctx, m); diags.HasError() || m.pod().PodPatch.IsNull() {
+	if diags := req.Plan.Get(ctx, m); diags.HasError() || m.pod().PodPatch.IsNull() && m.pod().Roles.IsNull() {
 		return
 	}
 	spec, diags := m.spec(ctx)
@@ -58,28 +56,8 @@ func (r *jobResource) checkPodPatches(ctx context.Context, req resource.ModifyPl
 	}
 	var patchErr *jobs.PodPatchError
 	if _, _, err := spec.Build(); errors.As(err, &patchErr) {
-		resp.Diagnostics.AddAttributeError(path.Root("pod_patch").AtMapKey(patchErr.Role), "Invalid pod patch", patchErr.Error())
+		resp.Diagnostics.AddAttributeError(path.Root(patchErr.Attribute).AtMapKey(patchErr.Role), "Invalid "+patchErr.Attribute, patchErr.Error())
 	}
-}
-
-// readPodPatches sets pod_patch from the live job: what its pod templates hold beyond the other
-// attributes (jobs.Kind.ReadPodPatches), in the state's words where they make the same.
-func readPodPatches(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
-	p := m.pod()
-	var prior map[string]string
-	if !p.imported() {
-		diags.Append(p.PodPatch.ElementsAs(ctx, &prior, true)...)
-	}
-	p.PodPatch = types.MapNull(types.StringType)
-	spec, d := m.spec(ctx)
-	if d.HasError() {
-		return // the read says why
-	}
-	bare, _, err := spec.Build()
-	if err != nil {
-		return
-	}
-	p.PodPatch = optionalMap(ctx, kind.ReadPodPatches(live, bare, prior), diags)
 }
 
 // samePodPatches keeps the state's patch where the configuration's means the same (the same

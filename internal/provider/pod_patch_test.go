@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
@@ -112,6 +113,49 @@ func TestAccPodPatch_aSidecarAndAVolumeReachTheOperatorsPodsAndReadBackExactly(t
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPostRefresh: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionReplace),
 				}},
+			},
+		},
+	})
+}
+
+// A PyTorchJob master with an image, resources and a variable of its own (roles):
+// training-operator's master pod has them and the workers the job's; the plan after the apply is
+// empty, and an import gives the same state.
+func TestAccRoles_aMasterOfItsOwnReachesItsPodsAndImportsExactly(t *testing.T) {
+	a := newAPI(t)
+	name := acctest.RandomWithPrefix("tf-acc-pt")
+	config := pytorchJobConfig(name, 1, `  cpu = "1"
+  roles = {
+    master = { image = "registry.example/master:1", cpu = "2", memory = "1Gi", env = { ROLE = "master" } }
+  }
+`)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkJobsGone(a),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					pods := a.pods("default", jobs.PyTorch.PodSelector(name))
+					if len(pods) != 2 {
+						return fmt.Errorf("%d pods, want a master and a worker", len(pods))
+					}
+					for _, p := range pods {
+						c := p.Spec.Containers[0]
+						variable := slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "ROLE" && e.Value == "master" })
+						isMaster := strings.HasSuffix(p.Name, "-master-0")
+						if isMaster != (c.Image == "registry.example/master:1") || isMaster != variable ||
+							isMaster != (c.Resources.Limits.Cpu().String() == "2") {
+							return fmt.Errorf("pod %s (master %v): image %s, cpu %s, ROLE %v", p.Name, isMaster, c.Image, c.Resources.Limits.Cpu(), variable)
+						}
+					}
+					return nil
+				},
+			},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			{
+				ResourceName: "training_pytorch_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 			},
 		},
 	})

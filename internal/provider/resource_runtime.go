@@ -165,6 +165,10 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 		Validators: []validator.Map{refusedMap{"training_runtime does not take pod_patch yet: its templates are its replicated jobs', " +
 			"which this provider does not patch; a job's own resource takes it (not a TrainJob's)."}},
 		MarkdownDescription: "Not taken by a runtime yet (a plan error): see the job resources' `pod_patch`."}
+	attributes["roles"] = schema.MapNestedAttribute{Optional: true, NestedObject: rolesNested(),
+		Validators: []validator.Map{refusedMap{"training_runtime does not take roles yet: its replicated jobs' templates are set by its " +
+			"framework's attributes."}},
+		MarkdownDescription: "Not taken by a runtime yet (a plan error): see the job resources' `roles`."}
 	own := map[string]schema.Attribute{
 		"id": idAttribute("`name`, or `namespace/name` of a TrainingRuntime."),
 		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString, Validators: kueueObjectNames,

@@ -103,6 +103,7 @@ var trainJobUnsupported = map[string]string{
 	"priority_class_name": "Trainer's TrainJob cannot set a priority class: set it in the runtime's node template, or use Kueue's priorities.",
 	"image_pull_policy":   "Trainer's TrainJob cannot set an image pull policy: it comes from the runtime's node template.",
 	"tensorboard":         "training_train_job does not run a TensorBoard yet.",
+	"roles":               "A TrainJob's roles are its runtime's: set a role's settings in the runtime.",
 	"pod_patch":           "A TrainJob's pods are its runtime's, which Trainer v2.3.0 patches with a few fields only (its runtime patch): set them with the other attributes.",
 }
 

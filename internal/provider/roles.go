@@ -1,0 +1,161 @@
+package provider
+
+import (
+	"context"
+	"maps"
+	"slices"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// roleModel is one entry of roles.
+type roleModel struct {
+	Image        types.String `tfsdk:"image"`
+	CPU          types.String `tfsdk:"cpu"`
+	Memory       types.String `tfsdk:"memory"`
+	Env          types.Map    `tfsdk:"env"`
+	NodeSelector types.Map    `tfsdk:"node_selector"`
+	Tolerations  types.List   `tfsdk:"tolerations"`
+}
+
+var roleType = types.ObjectType{AttrTypes: map[string]attr.Type{
+	"image": types.StringType, "cpu": types.StringType, "memory": types.StringType, "env": types.MapType{ElemType: types.StringType},
+	"node_selector": types.MapType{ElemType: types.StringType}, "tolerations": types.ListType{ElemType: types.StringType},
+}}
+
+func rolesNested() schema.NestedAttributeObject {
+	return schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule},
+			MarkdownDescription: "Image of the role's main container, in place of the job's `image`."},
+		"cpu": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "CPU of the role's main container as request and limit, in place of the job's."},
+		"memory": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityRule},
+			MarkdownDescription: "Memory of the role's main container as request and limit, in place of the job's."},
+		"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule)},
+			MarkdownDescription: "Variables of the role's main container, added to the job's `env` (a name of both takes this value)."},
+		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true,
+			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
+			MarkdownDescription: "Node labels the role's pods must run on, in place of the job's `node_selector` (`{}`: none)."},
+		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true,
+			Validators:          []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
+			MarkdownDescription: "Taints the role's pods tolerate, in the grammar of the job's `tolerations`, in place of the job's (`[]`: none)."},
+	}}
+}
+
+// rolesAttribute is roles.
+func rolesAttribute() schema.Attribute {
+	return schema.MapNestedAttribute{Optional: true, NestedObject: rolesNested(),
+		PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+		MarkdownDescription: "What a role's pods say otherwise than the job's, by role (the names `pod_patch` takes): the job-wide " +
+			"attributes are every role's defaults, and an entry here overrides them for one role: a launcher on CPU nodes with an " +
+			"image of its own (`{ launcher = { image = \"...\", cpu = \"2\", node_selector = { pool = \"cpu\" }, tolerations = [] } }`), " +
+			"a variable for the workers alone. Applied before `pod_patch`; read back on refresh and import (a role's pods changed " +
+			"by hand show here). Not on a TrainJob. Changing it replaces the job."}
+}
+
+// roleOptions converts roles.
+func roleOptions(ctx context.Context, m types.Map, diags *diag.Diagnostics) map[string]jobs.RoleOptions {
+	var roles map[string]roleModel
+	if diags.Append(m.ElementsAs(ctx, &roles, true)...); diags.HasError() || len(roles) == 0 {
+		return nil
+	}
+	out := map[string]jobs.RoleOptions{}
+	for name, r := range roles {
+		o := jobs.RoleOptions{Image: r.Image.ValueString(), CPU: r.CPU.ValueString(), Memory: r.Memory.ValueString()}
+		diags.Append(r.Env.ElementsAs(ctx, &o.Env, true)...)
+		if !r.NodeSelector.IsNull() {
+			o.NodeSelector = map[string]string{}
+			diags.Append(r.NodeSelector.ElementsAs(ctx, &o.NodeSelector, true)...)
+		}
+		if !r.Tolerations.IsNull() {
+			o.Tolerations = tolerationsOf(ctx, r.Tolerations, nil, diags)
+			if o.Tolerations == nil {
+				o.Tolerations = []corev1.Toleration{} // none, in place of the job's
+			}
+		}
+		out[name] = o
+	}
+	return out
+}
+
+// rolesValue is roles for what the cluster holds: a role whose tolerations the string grammar
+// cannot say (seconds) leaves them to pod_patch.
+func rolesValue(ctx context.Context, roles map[string]jobs.RoleOptions, diags *diag.Diagnostics) types.Map {
+	if len(roles) == 0 {
+		return types.MapNull(roleType)
+	}
+	values := map[string]attr.Value{}
+	for _, name := range slices.Sorted(maps.Keys(roles)) {
+		r := roles[name]
+		m := roleModel{Image: optionalString(r.Image), CPU: optionalString(r.CPU), Memory: optionalString(r.Memory),
+			Env: optionalMap(ctx, r.Env, diags), NodeSelector: types.MapNull(types.StringType), Tolerations: types.ListNull(types.StringType)}
+		if r.NodeSelector != nil {
+			m.NodeSelector = types.MapValueMust(types.StringType, stringValues(r.NodeSelector))
+		}
+		if r.Tolerations != nil {
+			strings, rest := jobs.FormatTolerations(r.Tolerations)
+			if len(rest) == 0 {
+				l, d := types.ListValueFrom(ctx, types.StringType, append([]string{}, strings...))
+				diags.Append(d...)
+				m.Tolerations = l
+			}
+		}
+		v, d := types.ObjectValueFrom(ctx, roleType.AttrTypes, m)
+		diags.Append(d...)
+		values[name] = v
+	}
+	out, d := types.MapValue(roleType, values)
+	diags.Append(d...)
+	return out
+}
+
+func stringValues(m map[string]string) map[string]attr.Value {
+	out := map[string]attr.Value{}
+	for k, v := range m {
+		out[k] = types.StringValue(v)
+	}
+	return out
+}
+
+// readRolesAndPatches sets roles and pod_patch from the live job: what each role's pods say
+// otherwise than the job-wide attributes read (jobs.Kind.ReadRoleOptions), then what is left
+// beyond those (jobs.Kind.ReadPodPatches), in the state's words where they make the same.
+func readRolesAndPatches(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
+	p := m.pod()
+	var prior map[string]string
+	var priorRoles map[string]jobs.RoleOptions
+	if !p.imported() {
+		diags.Append(p.PodPatch.ElementsAs(ctx, &prior, true)...)
+		priorRoles = roleOptions(ctx, p.Roles, diags)
+	}
+	// The job the other attributes and the state's roles build, without patches.
+	p.PodPatch, p.Roles = types.MapNull(types.StringType), rolesValue(ctx, priorRoles, diags)
+	spec, d := m.spec(ctx)
+	if d.HasError() {
+		return // the read says why
+	}
+	base, _, err := spec.Build()
+	if err != nil {
+		return
+	}
+	p.Roles = rolesValue(ctx, jobs.MergeRoleOptions(priorRoles, kind.ReadRoleOptions(live, base, p.imported())), diags)
+	if spec, d = m.spec(ctx); d.HasError() {
+		return
+	}
+	if base, _, err = spec.Build(); err != nil {
+		return
+	}
+	p.PodPatch = optionalMap(ctx, kind.ReadPodPatches(live, base, prior), diags)
+}
