@@ -10,7 +10,6 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Unexpressed lists what a job object holds that the object rebuilt from its resource's read
@@ -20,7 +19,7 @@ import (
 // Import keeps them on the running job, but a replacement would drop them, so a migration says
 // so. What the rebuild sets and the live object lacks is a default, not a gap.
 func (k *Kind) Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
-	out := specGaps(live, rebuilt, k.specDefaults)
+	out := k.specGaps(live, rebuilt)
 	rebuiltRoles, err := k.Roles(rebuilt, nil)
 	if err != nil {
 		sort.Strings(out)
@@ -62,10 +61,11 @@ func (k *Kind) Unexpressed(live, rebuilt *unstructured.Unstructured) []string {
 // specGaps are the paths of the live object's spec, outside the pod templates of its roles
 // (compared role by role), that the rebuilt object lacks or holds otherwise, and that do not
 // hold their default.
-func specGaps(live, rebuilt *unstructured.Unstructured, defaults map[string]any) []string {
+func (k *Kind) specGaps(live, rebuilt *unstructured.Unstructured) []string {
+	defaults := k.specDefaults
 	spec := func(obj *unstructured.Unstructured) any {
-		s, _, _ := unstructured.NestedMap(obj.Object, "spec")
-		return normalJSON(withoutPodTemplates(s))
+		s, _, _ := unstructured.NestedMap(k.withoutPodTemplates(obj).Object, "spec")
+		return normalJSON(withoutKueuePatch(s))
 	}
 	liveSpec := spec(live)
 	var out []string
@@ -98,39 +98,34 @@ func valueAt(v any, path string) any {
 	return v
 }
 
-// withoutPodTemplates is a job spec without its roles' pod templates (a Kubeflow job's replica
-// specs' template, a Framework's task roles' pod) and without Kueue's runtime patch.
-func withoutPodTemplates(spec map[string]any) map[string]any {
-	spec = runtime.DeepCopyJSON(spec)
-	for field, value := range spec {
-		if byType, ok := value.(map[string]any); ok && strings.HasSuffix(field, "ReplicaSpecs") {
-			for _, rs := range byType {
-				if m, ok := rs.(map[string]any); ok {
-					delete(m, "template")
-				}
-			}
+// withoutPodTemplates is a copy of a job object whose roles' pod templates (k.templates) are
+// empty: they are compared role by role.
+func (k *Kind) withoutPodTemplates(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	c := obj.DeepCopy()
+	if k.templates != nil {
+		for _, t := range k.templates(c) {
+			clear(t)
 		}
 	}
-	// Kueue's runtime patch on a TrainJob (its admission's placement) is Kueue's, not the owner's.
-	if patches, ok := spec["runtimePatches"].([]any); ok {
-		var own []any
-		for _, p := range patches {
-			if m, _ := p.(map[string]any); m["manager"] != kueueRuntimePatchManager {
-				own = append(own, p)
-			}
-		}
-		spec["runtimePatches"] = own
-		if len(own) == 0 {
-			delete(spec, "runtimePatches")
+	return c
+}
+
+// withoutKueuePatch is a job spec without Kueue's runtime patch on a TrainJob (its admission's
+// placement), which is Kueue's, not the owner's.
+func withoutKueuePatch(spec map[string]any) map[string]any {
+	patches, ok := spec["runtimePatches"].([]any)
+	if !ok {
+		return spec
+	}
+	var own []any
+	for _, p := range patches {
+		if m, _ := p.(map[string]any); m["manager"] != kueueRuntimePatchManager {
+			own = append(own, p)
 		}
 	}
-	if roles, ok := spec["taskRoles"].([]any); ok {
-		for _, r := range roles {
-			role, _ := r.(map[string]any)
-			if task, ok := role["task"].(map[string]any); ok {
-				delete(task, "pod")
-			}
-		}
+	spec["runtimePatches"] = own
+	if len(own) == 0 {
+		delete(spec, "runtimePatches")
 	}
 	return spec
 }
