@@ -86,8 +86,8 @@ type PodPatchError struct {
 func (e *PodPatchError) Error() string { return fmt.Sprintf("%s[%q]: %v", e.Attribute, e.Role, e.Err) }
 func (e *PodPatchError) Unwrap() error { return e.Err }
 
-// applyPodPatches applies each role's patch to the job's pod template of that role (k.templates)
-// and checks that the patched template keeps what the operator and this provider rely on.
+// applyPodPatches applies each role's patch to the job's pod template of that role
+// (k.templates; see patchTemplates).
 func applyPodPatches(k *Kind, obj *unstructured.Unstructured, patches map[string]string) error {
 	if len(patches) == 0 {
 		return nil
@@ -95,7 +95,12 @@ func applyPodPatches(k *Kind, obj *unstructured.Unstructured, patches map[string
 	if k.templates == nil {
 		return &PodPatchError{"pod_patch", slices.Sorted(maps.Keys(patches))[0], fmt.Errorf("a %s's pods cannot be patched", k.Object)}
 	}
-	templates := k.templates(obj)
+	return patchTemplates(k.templates(obj), patches)
+}
+
+// patchTemplates applies each role's patch to its template, in place, and checks that the
+// patched template keeps what the operator and this provider rely on.
+func patchTemplates(templates map[string]map[string]any, patches map[string]string) error {
 	for _, role := range slices.Sorted(maps.Keys(patches)) {
 		template, ok := templates[role]
 		if !ok {
@@ -188,191 +193,6 @@ func fromMap(m map[string]any, out any) error {
 		return err
 	}
 	return json.Unmarshal(b, out)
-}
-
-// ReadPodPatches are the pod patches that make the job the resource's attributes build (bare,
-// built without patches) into the live one, by role: what a live pod template holds beyond
-// the attributes, as JSON. A role's prior patch (the state's, in the configuration's words) is
-// kept when it makes the same difference. What the bare job sets and the live one lacks is a
-// default, not a difference (as Unexpressed holds). A role whose difference no patch may make
-// (checkPatched) has none: its fields stay unexpressed.
-func (k *Kind) ReadPodPatches(live, bare *unstructured.Unstructured, prior map[string]string) map[string]string {
-	if k.templates == nil {
-		return nil
-	}
-	bareTemplates := k.templates(bare)
-	out := map[string]string{}
-	for role, l := range k.templates(live) {
-		b, ok := bareTemplates[role]
-		if !ok {
-			continue
-		}
-		b = withoutOperatorDefaultsMap(b)
-		want := difference(b, withoutOperatorDefaultsMap(l))
-		if want == "" {
-			continue
-		}
-		if p, ok := prior[role]; ok {
-			if patch, err := ParsePodPatch(p); err == nil {
-				if patched, err := patchTemplate(b, patch); err == nil && difference(b, normalTemplate(patched)) == want {
-					out[role] = p
-					continue
-				}
-			}
-		}
-		if applied, err := patchTemplate(b, []byte(want)); err == nil && checkPatched(b, applied) == nil {
-			out[role] = want
-		}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// difference is the strategic merge patch from template a to b, without deletions and
-// directives (what a lacks or holds otherwise) and without the metadata, as canonical JSON; ""
-// when there is none.
-func difference(a, b map[string]any) string {
-	aj, err1 := json.Marshal(a)
-	bj, err2 := json.Marshal(b)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	patch, err := strategicpatch.CreateTwoWayMergePatch(aj, bj, corev1.PodTemplateSpec{})
-	if err != nil {
-		return ""
-	}
-	var v map[string]any
-	if json.Unmarshal(patch, &v) != nil {
-		return ""
-	}
-	// A template's labels and annotations are the labels and annotations attributes': only
-	// their keys are Terraform's, and Kueue, Arena and others write their own.
-	delete(v, "metadata")
-	var original any
-	_ = json.Unmarshal(aj, &original)
-	v, _ = withoutEmpty(withoutRemovals(withoutDirectives(v), original)).(map[string]any)
-	if v == nil {
-		return ""
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return ""
-	}
-	return string(out)
-}
-
-// withoutRemovals drops from a patch of original the lists of objects it sets whole (lists
-// without merge keys, such as tolerations) that only leave out or reorder elements of the
-// original's: what the original sets and the other lacks is a default, not a difference. Lists
-// merged by name are followed element by element.
-func withoutRemovals(patch, original any) any {
-	switch p := patch.(type) {
-	case map[string]any:
-		o, _ := original.(map[string]any)
-		for k, x := range p {
-			p[k] = withoutRemovals(x, o[k])
-		}
-		return p
-	case []any:
-		o, _ := original.([]any)
-		byName := map[string]any{}
-		for _, x := range o {
-			if m, ok := x.(map[string]any); ok {
-				if name, ok := m["name"].(string); ok {
-					byName[name] = m
-				}
-			}
-		}
-		// A list of objects without names (tolerations) is a set: one that holds only elements
-		// of the original's, in any order, makes no difference. A list of strings (a command)
-		// is ordered, and set whole.
-		subset := len(p) > 0
-		for i, x := range p {
-			m, ok := x.(map[string]any)
-			if !ok {
-				subset = false
-				continue
-			}
-			if name, ok := m["name"].(string); ok && len(byName) > 0 {
-				p[i] = withoutRemovals(x, byName[name])
-				subset = false
-				continue
-			}
-			if !slices.ContainsFunc(o, func(y any) bool { return reflect.DeepEqual(x, y) }) {
-				subset = false
-			}
-		}
-		if subset || len(p) == 0 && len(o) > 0 {
-			return nil
-		}
-		return p
-	}
-	return patch
-}
-
-// withoutEmpty drops empty maps left by withoutDirectives; nil when nothing is left.
-func withoutEmpty(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if x = withoutEmpty(x); x == nil {
-				delete(v, k)
-			} else {
-				v[k] = x
-			}
-		}
-		if len(v) == 0 {
-			return nil
-		}
-	case []any:
-		// An element left with its merge key alone (a container whose deleted fields were all
-		// the difference) makes no difference.
-		out := v[:0]
-		for _, x := range v {
-			if x = withoutEmpty(x); x == nil {
-				continue
-			}
-			if m, ok := x.(map[string]any); ok && len(m) == 1 && m["name"] != nil {
-				continue
-			}
-			out = append(out, x)
-		}
-		if len(out) == 0 {
-			return nil
-		}
-		return out
-	}
-	return v
-}
-
-// normalTemplate is a template as JSON maps in the form the typed pod template marshals to, so
-// that two templates that mean the same compare equal.
-func normalTemplate(m map[string]any) map[string]any {
-	var t corev1.PodTemplateSpec
-	if fromMap(m, &t) != nil {
-		return m
-	}
-	out, err := toMap(t)
-	if err != nil {
-		return m
-	}
-	return out
-}
-
-// withoutOperatorDefaultsMap is withoutOperatorDefaults on a template as JSON maps.
-func withoutOperatorDefaultsMap(m map[string]any) map[string]any {
-	var t corev1.PodTemplateSpec
-	if fromMap(m, &t) != nil {
-		return m
-	}
-	withoutOperatorDefaults(&t.Spec)
-	out, err := toMap(t)
-	if err != nil {
-		return m
-	}
-	return out
 }
 
 func toMap(v any) (map[string]any, error) {

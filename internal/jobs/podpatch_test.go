@@ -196,3 +196,14 @@ func TestReadPodPatchesTakesTolerationsAsASetAndCommandsInOrder(t *testing.T) {
 		t.Errorf("difference = %s", got)
 	}
 }
+
+// An emptyDir volume is written {}: the patch read keeps it (an import once dropped it, and the
+// volume with it).
+func TestReadPodPatchesKeepsAnEmptyDirsEmptyObject(t *testing.T) {
+	a := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "node"}}}}
+	b := map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "node"}},
+		"volumes": []any{map[string]any{"name": "logs", "emptyDir": map[string]any{}}}}}
+	if got := difference(a, b); got != `{"spec":{"volumes":[{"emptyDir":{},"name":"logs"}]}}` {
+		t.Errorf("difference = %s", got)
+	}
+}

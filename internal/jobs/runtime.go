@@ -246,7 +246,30 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 	default:
 		return nil, fmt.Errorf("framework %q is not one of %v", s.Framework, Frameworks)
 	}
-	return toUnstructured(&r)
+	if len(s.Pod.Roles) > 0 {
+		return nil, fmt.Errorf("a runtime's roles are its replicated jobs, set by its framework: roles is for jobs")
+	}
+	obj, err := toUnstructured(&r)
+	if err == nil {
+		err = patchTemplates(runtimeTemplates(obj), s.Pod.Patches)
+	}
+	return obj, err
+}
+
+// runtimeTemplates are the pod templates of a runtime's replicated jobs, by name, as the
+// object's own maps.
+func runtimeTemplates(obj *unstructured.Unstructured) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	rjs, _ := valueAt(obj.Object, "spec.template.spec").(map[string]any)
+	list, _ := rjs["replicatedJobs"].([]any)
+	for _, x := range list {
+		rj, _ := x.(map[string]any)
+		name, _ := rj["name"].(string)
+		if t, ok := valueAt(rj, "template.spec.template").(map[string]any); ok {
+			out[name] = t
+		}
+	}
+	return out
 }
 
 // ReadRuntime recovers the spec of a training runtime (for import and refresh).

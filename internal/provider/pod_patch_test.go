@@ -160,3 +160,60 @@ func TestAccRoles_aMasterOfItsOwnReachesItsPodsAndImportsExactly(t *testing.T) {
 		},
 	})
 }
+
+// A runtime's pod_patch (a native sidecar and a volume mounted in the trainer's node container)
+// reaches the pods of a TrainJob made from it; the plan after the apply is empty, and an import
+// of the runtime gives the same state.
+func TestAccRuntime_podPatchReachesItsTrainJobsPodsAndImportsExactly(t *testing.T) {
+	a := newAPI(t)
+	name := acctest.RandomWithPrefix("tf-acc-rtp")
+	config := providerConfig() + fmt.Sprintf(`
+resource "training_runtime" "torch" {
+  name      = "%[1]s-rt"
+  framework = "torch"
+  image     = "pytorch/pytorch:2.5.1"
+  command   = ["torchrun", "/train.py"]
+  pod_patch = {
+    node = jsonencode({ spec = {
+      initContainers = [{ image = "registry.example/fluent-bit:3", name = "log-shipper", restartPolicy = "Always" }]
+      volumes        = [{ emptyDir = {}, name = "logs" }]
+      containers     = [{ name = "node", volumeMounts = [{ mountPath = "/logs", name = "logs" }] }]
+    } })
+  }
+}
+
+resource "training_train_job" "test" {
+  name        = %[1]q
+  runtime     = training_runtime.torch.name
+  num_nodes   = 1
+  tolerations = ["gpu_node"]
+}
+`, name)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkJobsGone(a),
+		Steps: []resource.TestStep{
+			{
+				Config: config,
+				Check: func(*terraform.State) error {
+					pods := a.pods("default", jobs.Train.PodSelector(name))
+					if len(pods) != 1 {
+						return fmt.Errorf("%d pods, want 1", len(pods))
+					}
+					p := pods[0]
+					sidecar := slices.ContainsFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == "log-shipper" })
+					mounted := slices.ContainsFunc(p.Spec.Containers[0].VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/logs" })
+					if !sidecar || !mounted {
+						return fmt.Errorf("pod %s: sidecar %v, /logs mounted %v", p.Name, sidecar, mounted)
+					}
+					return nil
+				},
+			},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			{
+				ResourceName: "training_runtime.torch", ImportState: true, ImportStateId: name + "-rt", ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"timeouts"},
+			},
+		},
+	})
+}

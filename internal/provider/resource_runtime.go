@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -150,6 +151,14 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 	if s.GangTimeoutSeconds != nil {
 		m.GangScheduling = []gangModel{{ScheduleTimeoutSeconds: types.Int64Value(int64(*s.GangTimeoutSeconds))}}
 	}
+	// What its templates hold beyond the other attributes: the patches, in the state's words
+	// where they make the same difference.
+	var prior map[string]string
+	diags.Append(m.PodPatch.ElementsAs(ctx, &prior, true)...)
+	m.PodPatch = types.MapNull(types.StringType)
+	if bare, d := m.build(ctx); !d.HasError() {
+		m.PodPatch = optionalMap(ctx, jobs.ReadRuntimePodPatches(obj, bare, prior), &diags)
+	}
 	return diags
 }
 
@@ -160,11 +169,14 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	attributes := inPlace(podAttributes("every node", metadataDoc{on: "the pod templates of every node",
 		change: "Changing them updates the runtime in place: jobs already made from it keep theirs."}))
-	// The shared model has pod_patch; a runtime does not take it yet.
+	// A runtime's pod_patch names its replicated jobs, and changes it in place.
 	attributes["pod_patch"] = schema.MapAttribute{ElementType: types.StringType, Optional: true,
-		Validators: []validator.Map{refusedMap{"training_runtime does not take pod_patch yet: its templates are its replicated jobs', " +
-			"which this provider does not patch; a job's own resource takes it (not a TrainJob's)."}},
-		MarkdownDescription: "Not taken by a runtime yet (a plan error): see the job resources' `pod_patch`."}
+		PlanModifiers: []planmodifier.Map{samePodPatches{}},
+		Validators:    []validator.Map{mapvalidator.ValueStringsAre(podPatchRule)},
+		MarkdownDescription: "Strategic merge patches of the runtime's pod templates, by replicated job (`node`; with an MPI " +
+			"runtime `launcher` too), in YAML or JSON, applied after every other attribute as the job resources' `pod_patch` is, " +
+			"and checked the same way at plan; every TrainJob made from the runtime has them (a TrainJob takes none of its own). " +
+			"Refresh reads them back. Changing them updates the runtime in place: jobs already made from it keep theirs."}
 	attributes["roles"] = schema.MapNestedAttribute{Optional: true, NestedObject: rolesNested(),
 		Validators: []validator.Map{refusedMap{"training_runtime does not take roles yet: its replicated jobs' templates are set by its " +
 			"framework's attributes."}},
