@@ -66,7 +66,7 @@ func TestAccPreviousRelease_stateItWroteReadsWithoutAChange(t *testing.T) {
 		}
 	}
 	var previous map[string]any
-	if err := json.Unmarshal([]byte(read("terraform.tfstate")), &previous); err != nil {
+	if err := json.Unmarshal([]byte(read("state.json")), &previous); err != nil {
 		t.Fatal(err)
 	}
 	resources, _ := previous["resources"].([]any)

@@ -1,4 +1,4 @@
-# The configuration that terraform.tfstate beside it was applied with, by the provider at
+# The configuration that state.json beside it (its terraform.tfstate) was applied with, by the provider at
 # commit 65d11ee (before security_context, pod_patch and ssh_auth_mount_path); NAMESPACE is the
 # test's namespace.
 resource "training_mpi_job" "mpi" {
