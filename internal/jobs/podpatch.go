@@ -38,12 +38,13 @@ func ParsePodPatch(s string) ([]byte, error) {
 	if _, ok := v.(map[string]any); !ok {
 		return nil, fmt.Errorf("a pod patch is a pod template's fields (metadata, spec), not %s", strings.TrimSpace(s))
 	}
-	fields, err := json.Marshal(withoutDirectives(v))
+	fields, _ := pruned(v) // the fields it sets, without its directives
+	data, err := json.Marshal(fields)
 	if err != nil {
 		return nil, err
 	}
 	var t corev1.PodTemplateSpec
-	strict, err := sigsjson.UnmarshalStrict(fields, &t)
+	strict, err := sigsjson.UnmarshalStrict(data, &t)
 	if err != nil {
 		return nil, err
 	}
@@ -51,29 +52,6 @@ func ParsePodPatch(s string) ([]byte, error) {
 		return nil, errors.Join(strict...)
 	}
 	return raw, nil
-}
-
-// withoutDirectives is a patch without its strategic merge directives and deletions (null), the
-// fields it sets alone.
-func withoutDirectives(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, x := range v {
-			if strings.HasPrefix(k, "$") || x == nil {
-				continue
-			}
-			out[k] = withoutDirectives(x)
-		}
-		return out
-	case []any:
-		out := make([]any, 0, len(v))
-		for _, x := range v {
-			out = append(out, withoutDirectives(x))
-		}
-		return out
-	}
-	return v
 }
 
 // PodPatchError is why a role's pod patch (Attribute pod_patch) or options (roles) cannot be
@@ -101,24 +79,36 @@ func applyPodPatches(k *Kind, obj *unstructured.Unstructured, patches map[string
 // patchTemplates applies each role's patch to its template, in place, and checks that the
 // patched template keeps what the operator and this provider rely on.
 func patchTemplates(templates map[string]map[string]any, patches map[string]string) error {
-	for _, role := range slices.Sorted(maps.Keys(patches)) {
-		template, ok := templates[role]
-		if !ok {
-			return &PodPatchError{"pod_patch", role, fmt.Errorf("this job has no role %q; its roles are %s", role, strings.Join(slices.Sorted(maps.Keys(templates)), ", "))}
-		}
-		patch, err := ParsePodPatch(patches[role])
+	return eachRole(templates, "pod_patch", patches, func(_ string, template map[string]any, p string) error {
+		patch, err := ParsePodPatch(p)
 		if err != nil {
-			return &PodPatchError{"pod_patch", role, err}
+			return err
 		}
 		patched, err := patchTemplate(template, patch)
 		if err != nil {
-			return &PodPatchError{"pod_patch", role, err}
+			return err
 		}
 		if err := checkPatched(template, patched); err != nil {
-			return &PodPatchError{"pod_patch", role, err}
+			return err
 		}
 		clear(template)
 		maps.Copy(template, patched)
+		return nil
+	})
+}
+
+// eachRole calls apply with the template of each role of settings (by role), in the roles'
+// order; which role the job lacks, or why apply refused a role's setting, is a PodPatchError of
+// attribute.
+func eachRole[S any](templates map[string]map[string]any, attribute string, settings map[string]S, apply func(role string, template map[string]any, s S) error) error {
+	for _, role := range slices.Sorted(maps.Keys(settings)) {
+		template, ok := templates[role]
+		if !ok {
+			return &PodPatchError{attribute, role, fmt.Errorf("this job has no role %q; its roles are %s", role, strings.Join(slices.Sorted(maps.Keys(templates)), ", "))}
+		}
+		if err := apply(role, template, settings[role]); err != nil {
+			return &PodPatchError{attribute, role, err}
+		}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -37,21 +36,16 @@ func applyRoleOptions(k *Kind, obj *unstructured.Unstructured, roles map[string]
 	if k.templates == nil {
 		return &PodPatchError{Attribute: "roles", Role: slices.Sorted(maps.Keys(roles))[0], Err: fmt.Errorf("a %s's roles are its runtime's", k.Object)}
 	}
-	templates := k.templates(obj)
-	for _, role := range slices.Sorted(maps.Keys(roles)) {
-		m, ok := templates[role]
-		if !ok {
-			return &PodPatchError{Attribute: "roles", Role: role, Err: fmt.Errorf("this job has no role %q; its roles are %s", role, strings.Join(slices.Sorted(maps.Keys(templates)), ", "))}
-		}
-		if err := k.saidElsewhere(role, roles[role]); err != nil {
-			return &PodPatchError{Attribute: "roles", Role: role, Err: err}
+	return eachRole(k.templates(obj), "roles", roles, func(role string, m map[string]any, r RoleOptions) error {
+		if err := k.saidElsewhere(role, r); err != nil {
+			return err
 		}
 		var t corev1.PodTemplateSpec
 		if err := fromMap(m, &t); err != nil {
 			return err
 		}
-		if err := roles[role].apply(&t); err != nil {
-			return &PodPatchError{Attribute: "roles", Role: role, Err: err}
+		if err := r.apply(&t); err != nil {
+			return err
 		}
 		out, err := toMap(t)
 		if err != nil {
@@ -59,8 +53,8 @@ func applyRoleOptions(k *Kind, obj *unstructured.Unstructured, roles map[string]
 		}
 		clear(m)
 		maps.Copy(m, out)
-	}
-	return nil
+		return nil
+	})
 }
 
 func (r RoleOptions) apply(t *corev1.PodTemplateSpec) error {

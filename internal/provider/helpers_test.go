@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -120,4 +122,18 @@ func (a *api) waitGone(kind *jobs.Kind, namespace, name string) error {
 		return fmt.Errorf("still there (err=%v)", err)
 	}
 	return nil
+}
+
+// namespace makes a namespace of its own for the test, named from prefix and with labels, that
+// the provider under test may manage jobs in, and deletes it when the test ends.
+func (a *api) namespace(prefix string, labels map[string]string) string {
+	a.t.Helper()
+	ns := acctest.RandomWithPrefix(prefix)
+	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}}
+	if _, err := a.kube.CoreV1().Namespaces().Create(context.Background(), namespace, metav1.CreateOptions{}); err != nil {
+		a.t.Fatal(err)
+	}
+	a.t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+	a.grantNamespace(ns)
+	return ns
 }

@@ -119,12 +119,11 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	r.delete(ctx, req, resp, r.newModel())
 }
 
-// ModifyPlan checks the job against its namespace's Pod Security and the nodes (checkPlanned), warns when
+// ModifyPlan checks the job's roles and patches, its namespace's Pod Security and the nodes (checkPlanned), warns when
 // its replacement would drop what the live job holds beyond its resource (warnDropped), and
 // keeps in the plan of an update the status it leaves alone (planStatus). A kind with checks of
 // its own (a TrainJob's, on its runtime) has a ModifyPlan of its own.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	r.checkPodPatches(ctx, req, resp)
 	r.checkPlanned(ctx, req, resp, r.newModel())
 	r.warnDropped(ctx, req, resp)
 	planStatus(ctx, req, resp, r.newModel(), r.newModel())

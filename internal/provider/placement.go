@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -20,16 +21,34 @@ type runtimePlaced interface {
 	runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error)
 }
 
-// checkPlanned checks a job that the plan creates or changes against the cluster as it is now:
-// the pods of its roles (a TrainJob's are those Trainer makes of it on its runtime,
-// jobs.TrainJobRoles) against its namespace's Pod Security (checkPodSecurity) and against the
-// nodes (checkPlacement). A plan without a reachable cluster (or without the right to read what a
-// check reads) skips the check, with a debug log.
+// checkPlanned checks a job that the plan creates or changes: its roles' settings and pod
+// patches against the job it builds (a role it lacks, a patch of what the operator relies on:
+// jobs.PodPatchError, a plan error), then, against the cluster as it is now, the pods of its
+// roles (a TrainJob's are those Trainer makes of it on its runtime, jobs.TrainJobRoles) against
+// its namespace's Pod Security (checkPodSecurity) and against the nodes (checkPlacement). A plan
+// without a reachable cluster (or without the right to read what a check reads) skips the
+// cluster's checks, with a debug log.
 func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel) {
-	if r.client == nil || req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
+	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
 		return
 	}
 	if diags := req.Plan.Get(ctx, m); diags.HasError() {
+		return
+	}
+	spec, diags := m.spec(ctx)
+	if diags.HasError() {
+		tflog.Debug(ctx, "plan checks skipped: the job is not known until apply")
+		return
+	}
+	obj, _, err := spec.Build()
+	if err != nil {
+		var patchErr *jobs.PodPatchError
+		if errors.As(err, &patchErr) {
+			resp.Diagnostics.AddAttributeError(path.Root(patchErr.Attribute).AtMapKey(patchErr.Role), "Invalid "+patchErr.Attribute, patchErr.Error())
+		}
+		return // anything else, the apply says
+	}
+	if r.client == nil {
 		return
 	}
 	var runtime *unstructured.Unstructured
@@ -40,15 +59,6 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 			return
 		}
 		runtime = rt
-	}
-	spec, diags := m.spec(ctx)
-	if diags.HasError() {
-		tflog.Debug(ctx, "plan checks skipped: the job is not known until apply")
-		return
-	}
-	obj, _, err := spec.Build()
-	if err != nil {
-		return // the apply says why
 	}
 	roles, err := r.kind.Roles(obj, runtime)
 	if err != nil {

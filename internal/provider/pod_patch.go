@@ -3,11 +3,8 @@ package provider
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -38,26 +35,6 @@ func podPatchAttribute() schema.Attribute {
 			"the operator looks for) and its image, command and the variables this provider sets, and the pod's `restartPolicy`. " +
 			"Refresh reads the patch back: a change made by hand to a pod template shows as a change of this attribute, and an " +
 			"import gives what a job made elsewhere holds beyond the attributes as the patch that makes it. Changing it replaces the job."}
-}
-
-// checkPodPatches fails the plan of a job whose pod_patch names a role the job does not have or
-// would change what the operator relies on (jobs.PodPatchError), naming the role.
-func (r *jobResource) checkPodPatches(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
-		return
-	}
-	m := r.newModel()
-	if diags := req.Plan.Get(ctx, m); diags.HasError() || m.pod().PodPatch.IsNull() && m.pod().Roles.IsNull() {
-		return
-	}
-	spec, diags := m.spec(ctx)
-	if diags.HasError() {
-		return
-	}
-	var patchErr *jobs.PodPatchError
-	if _, _, err := spec.Build(); errors.As(err, &patchErr) {
-		resp.Diagnostics.AddAttributeError(path.Root(patchErr.Attribute).AtMapKey(patchErr.Role), "Invalid "+patchErr.Attribute, patchErr.Error())
-	}
 }
 
 // samePodPatches keeps the state's patch where the configuration's means the same (the same

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -112,13 +110,15 @@ func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityCo
 	a := newAPI(t)
 	t.Parallel()
 	ctx := context.Background()
-	ns := acctest.RandomWithPrefix("tf-acc-restricted")
-	namespace := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}}}
-	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, namespace, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	ns := a.namespace("tf-acc-restricted", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	noJobsLeft := func(after string) {
+		for _, kind := range jobs.Kinds() {
+			list, err := a.dyn.Resource(kind.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
+			if err != nil || len(list.Items) > 0 {
+				t.Errorf("%s left %s objects in %s: %d (%v)", after, kind.Object, ns, len(list.Items), err)
+			}
+		}
 	}
-	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	a.grantNamespace(ns)
 
 	w := newWorkspace(t)
 	w.write(providerConfig() + restrictedRuntime(ns))
@@ -145,12 +145,7 @@ func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityCo
 			t.Errorf("the plan does not say %q:\n%s", want, out)
 		}
 	}
-	for _, kind := range []*jobs.Kind{jobs.MPI, jobs.TF, jobs.PyTorch, jobs.Elastic, jobs.Train} {
-		list, err := a.dyn.Resource(kind.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(list.Items) > 0 {
-			t.Errorf("a failed plan left %s objects in %s: %d (%v)", kind.Object, ns, len(list.Items), err)
-		}
-	}
+	noJobsLeft("a failed plan")
 
 	// FrameworkController v1.0.1 drops the seccomp profile of the pods it makes: the plan says so.
 	w.write(providerConfig() + restrictedRuntime(ns) + restrictedElasticJob(ns, restrictedSecurityContext(t)))
@@ -201,10 +196,5 @@ func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityCo
 	}
 	w.planIsEmpty()
 	w.run("destroy", "-auto-approve", "-input=false")
-	for _, kind := range []*jobs.Kind{jobs.MPI, jobs.TF, jobs.PyTorch, jobs.Elastic, jobs.Train} {
-		list, err := a.dyn.Resource(kind.GVR).Namespace(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(list.Items) > 0 {
-			t.Errorf("destroy left %s objects in %s: %d (%v)", kind.Object, ns, len(list.Items), err)
-		}
-	}
+	noJobsLeft("destroy")
 }

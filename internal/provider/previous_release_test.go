@@ -1,16 +1,11 @@
 package provider
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // tfState is the part of a Terraform state file this test rewrites.
@@ -31,13 +26,7 @@ type tfState struct {
 func TestAccPreviousRelease_stateItWroteReadsWithoutAChange(t *testing.T) {
 	a := newAPI(t)
 	t.Parallel()
-	ctx := context.Background()
-	ns := acctest.RandomWithPrefix("tf-acc-previous")
-	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	a.grantNamespace(ns)
+	ns := a.namespace("tf-acc-previous", nil)
 	read := func(name string) string {
 		raw, err := os.ReadFile(filepath.Join("testdata", "previous-release", name))
 		if err != nil {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -147,13 +145,7 @@ func TestAccQuery_jobsMadeWithKubectlFromTheOperatorsExamplesImportWithoutAChang
 	a := newAPI(t)
 	requireCLI(t, "1.14.0", "terraform query")
 	t.Parallel()
-	ctx := context.Background()
-	ns := acctest.RandomWithPrefix("tf-acc-kubectl")
-	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	a.grantNamespace(ns)
+	ns := a.namespace("tf-acc-kubectl", nil)
 	query := ""
 	var made []madeObject
 	for kind, manifest := range kubectlJobs {
@@ -213,13 +205,7 @@ func TestAccElasticJob_madeByHandFromTheExampleImportsRescalesInPlaceAndDestroys
 	a := newAPI(t)
 	requireCLI(t, "1.5.0", "import blocks")
 	t.Parallel()
-	ctx := context.Background()
-	ns := acctest.RandomWithPrefix("tf-acc-byhand")
-	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	a.grantNamespace(ns)
+	ns := a.namespace("tf-acc-byhand", nil)
 	made := kubectlCreate(t, a, jobs.Elastic, ns, seedElasticByHand)
 	fw, err := a.get(jobs.Elastic.GVR, ns, "pet")
 	if err != nil {

@@ -76,12 +76,7 @@ func TestAccQuery_migrateJobsMadeOutsideTerraform(t *testing.T) {
 	nodeTaintsMu.RLock()
 	defer nodeTaintsMu.RUnlock()
 	ctx := context.Background()
-	ns := acctest.RandomWithPrefix("tf-acc-migrate")
-	if _, err := a.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-	a.grantNamespace(ns)
+	ns := a.namespace("tf-acc-migrate", nil)
 	pod := func(gpus int64) jobs.PodOptions {
 		return jobs.PodOptions{Image: "registry.example/train:1", GPUs: gpus, GPUResource: jobs.DefaultGPUResource,
 			Tolerations: []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}}

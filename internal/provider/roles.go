@@ -102,11 +102,14 @@ func rolesValue(ctx context.Context, roles map[string]jobs.RoleOptions, diags *d
 		m := roleModel{Image: optionalString(r.Image), CPU: optionalString(r.CPU), Memory: optionalString(r.Memory),
 			Env: optionalMap(ctx, r.Env, diags), NodeSelector: types.MapNull(types.StringType), Tolerations: types.ListNull(types.StringType)}
 		if r.NodeSelector != nil {
-			m.NodeSelector = types.MapValueMust(types.StringType, stringValues(r.NodeSelector))
+			selector, d := types.MapValueFrom(ctx, types.StringType, r.NodeSelector)
+			diags.Append(d...)
+			m.NodeSelector = selector
 		}
 		if r.Tolerations != nil {
 			strings, rest := jobs.FormatTolerations(r.Tolerations)
 			if len(rest) == 0 {
+				// [] (none, in place of the job's) is a list, not null.
 				l, d := types.ListValueFrom(ctx, types.StringType, append([]string{}, strings...))
 				diags.Append(d...)
 				m.Tolerations = l
@@ -118,14 +121,6 @@ func rolesValue(ctx context.Context, roles map[string]jobs.RoleOptions, diags *d
 	}
 	out, d := types.MapValue(roleType, values)
 	diags.Append(d...)
-	return out
-}
-
-func stringValues(m map[string]string) map[string]attr.Value {
-	out := map[string]attr.Value{}
-	for k, v := range m {
-		out[k] = types.StringValue(v)
-	}
 	return out
 }
 
