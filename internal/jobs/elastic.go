@@ -171,10 +171,7 @@ func (s ElasticJobSpec) Pods() PodOptions { return s.Pod }
 func (s ElasticJobSpec) Build() (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	fw, etcd, worker, err := NewElasticJob(s)
 	if err == nil {
-		err = applyRoleOptions(Elastic, fw, s.Pod.Roles)
-	}
-	if err == nil {
-		err = applyPodPatches(Elastic, fw, s.Pod.Patches)
+		err = applyPerRole(Elastic, fw, s.Pod)
 	}
 	if err != nil || !s.EtcdNetworkPolicy {
 		return fw, []*unstructured.Unstructured{etcd, worker}, err

@@ -48,8 +48,10 @@ type PodOptions struct {
 	GPUs        int64
 	GPUResource string
 	// CPU and Memory per worker pod, as Kubernetes quantities; empty means unset. They are set as
-	// both requests and limits.
+	// both requests and limits, but for NoCPULimit: then CPU is a request alone (a role's too),
+	// so that a pod may use idle CPU beyond it (data loaders are not throttled).
 	CPU, Memory string
+	NoCPULimit  bool
 	// ExtendedResources are the worker pod's other extended resources by name (RDMA or EFA
 	// devices beside the GPUs: rdma/hca, vpc.amazonaws.com/efa), whole numbers set as limits.
 	ExtendedResources map[string]string
@@ -75,6 +77,14 @@ type PodOptions struct {
 	MountShm bool
 	// Security is the pods' and their containers' security context; nil sets none.
 	Security *Security
+	// SchedulerName, HostNetwork, HostIPC and TerminationGracePeriod (seconds) are the pods'
+	// own fields. HostNetwork also sets dnsPolicy ClusterFirstWithHostNet, so that the pods still
+	// resolve the cluster's Services (a job's rendezvous, its workers' names).
+	SchedulerName          string
+	HostNetwork, HostIPC   bool
+	TerminationGracePeriod *int64
+	// Spread spreads each role's pods over topologies (spread.go).
+	Spread []Spread
 	// Roles are what a role's pods say otherwise, by role (roles.go); Patches are strategic
 	// merge patches of the roles' pod templates, by role (podpatch.go), applied after everything
 	// else.
@@ -171,6 +181,9 @@ func (o PodOptions) WorkerResources() (corev1.ResourceRequirements, error) {
 	if err != nil {
 		return r, err
 	}
+	if o.NoCPULimit {
+		delete(r.Limits, corev1.ResourceCPU)
+	}
 	gpuResource := cmp.Or(o.GPUResource, DefaultGPUResource)
 	for name, value := range o.ExtendedResources {
 		if name == gpuResource {
@@ -265,6 +278,14 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		PriorityClassName:  o.PriorityClassName,
 		ServiceAccountName: o.ServiceAccountName,
 		SecurityContext:    o.Security.pod(),
+		SchedulerName:      o.SchedulerName,
+		HostNetwork:        o.HostNetwork,
+		HostIPC:            o.HostIPC,
+
+		TerminationGracePeriodSeconds: o.TerminationGracePeriod,
+	}
+	if o.HostNetwork {
+		spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
 	for _, name := range o.ImagePullSecrets {
 		spec.ImagePullSecrets = append(spec.ImagePullSecrets, corev1.LocalObjectReference{Name: name})
@@ -293,78 +314,6 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		ObjectMeta: metav1.ObjectMeta{Labels: copyMap(o.Labels), Annotations: copyMap(o.Annotations)},
 		Spec:       spec,
 	}, nil
-}
-
-// readPodOptions recovers the shared options from a role's pod template (for import).
-func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
-	var o PodOptions
-	o.NodeSelector = t.Spec.NodeSelector
-	o.Tolerations = t.Spec.Tolerations
-	o.PriorityClassName = t.Spec.PriorityClassName
-	o.ServiceAccountName = t.Spec.ServiceAccountName
-	for _, s := range t.Spec.ImagePullSecrets {
-		o.ImagePullSecrets = append(o.ImagePullSecrets, s.Name)
-	}
-	o.Annotations = t.Annotations
-	if len(t.Spec.Containers) == 0 {
-		return o
-	}
-	c := t.Spec.Containers[0]
-	o.Security = readSecurity(t.Spec.SecurityContext, c.SecurityContext)
-	o.Image = c.Image
-	o.ImagePullPolicy = c.ImagePullPolicy
-	hidden := !requestsGPU(c.Resources)
-	for _, e := range c.Env {
-		switch {
-		case hidden && e.Name == NvidiaVisibleDevices && e.Value == NoGPUs:
-			// podTemplate's, not the user's
-		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
-			if o.SecretEnv == nil {
-				o.SecretEnv = map[string]SecretKey{}
-			}
-			o.SecretEnv[e.Name] = SecretKey{Secret: e.ValueFrom.SecretKeyRef.Name, Key: e.ValueFrom.SecretKeyRef.Key}
-		case e.ValueFrom == nil:
-			if o.Env == nil {
-				o.Env = map[string]string{}
-			}
-			o.Env[e.Name] = e.Value
-		}
-	}
-	for _, from := range c.EnvFrom {
-		if from.SecretRef != nil {
-			o.EnvFromSecrets = append(o.EnvFromSecrets, from.SecretRef.Name)
-		}
-	}
-	for name, q := range c.Resources.Limits {
-		switch name {
-		case corev1.ResourceCPU:
-			o.CPU = q.String()
-		case corev1.ResourceMemory:
-			o.Memory = q.String()
-		default:
-			if o.ExtendedResources == nil {
-				o.ExtendedResources = map[string]string{}
-			}
-			o.ExtendedResources[string(name)] = q.String()
-		}
-	}
-	o.TakeGPUs(gpuResourceOf(o.ExtendedResources))
-	mounts := map[string]string{}
-	for _, m := range c.VolumeMounts {
-		mounts[m.Name] = m.MountPath
-	}
-	for _, v := range t.Spec.Volumes {
-		switch {
-		case v.PersistentVolumeClaim != nil:
-			o.DataVolumes = append(o.DataVolumes, DataVolume{Claim: v.PersistentVolumeClaim.ClaimName, MountPath: mounts[v.Name]})
-		case v.Name == shmVolumeName && v.EmptyDir != nil:
-			o.MountShm = true
-			if v.EmptyDir.SizeLimit != nil {
-				o.ShmSize = v.EmptyDir.SizeLimit.String()
-			}
-		}
-	}
-	return o
 }
 
 func envVars(env map[string]string) []corev1.EnvVar {

@@ -117,12 +117,26 @@ func eachRole[S any](templates map[string]map[string]any, attribute string, sett
 // patches applied.
 func withPatches(k *Kind, job *unstructured.Unstructured, err error, o PodOptions) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	if err == nil {
-		err = applyRoleOptions(k, job, o.Roles)
-	}
-	if err == nil {
-		err = applyPodPatches(k, job, o.Patches)
+		err = applyPerRole(k, job, o)
 	}
 	return job, nil, err
+}
+
+// applyPerRole applies to a job object what each role's template says for itself, in order:
+// the spread of its own pods, its role's options, then its pod patch.
+func applyPerRole(k *Kind, job *unstructured.Unstructured, o PodOptions) error {
+	if len(o.Spread) > 0 {
+		if k.templates == nil {
+			return fmt.Errorf("a %s cannot spread its pods: its templates are its runtime's (set topology_spread on the runtime)", k.Object)
+		}
+		if err := applySpread(job, k.templates(job), o.Spread, k.roleSelector); err != nil {
+			return err
+		}
+	}
+	if err := applyRoleOptions(k, job, o.Roles, o.NoCPULimit); err != nil {
+		return err
+	}
+	return applyPodPatches(k, job, o.Patches)
 }
 
 // patchTemplate is a pod template (as JSON maps) with a strategic merge patch applied.

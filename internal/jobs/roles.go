@@ -29,7 +29,7 @@ func (r RoleOptions) empty() bool {
 
 // applyRoleOptions applies each role's options to its pod template (k.templates), before the
 // pod patches.
-func applyRoleOptions(k *Kind, obj *unstructured.Unstructured, roles map[string]RoleOptions) error {
+func applyRoleOptions(k *Kind, obj *unstructured.Unstructured, roles map[string]RoleOptions, noCPULimit bool) error {
 	if len(roles) == 0 {
 		return nil
 	}
@@ -44,7 +44,7 @@ func applyRoleOptions(k *Kind, obj *unstructured.Unstructured, roles map[string]
 		if err := fromMap(m, &t); err != nil {
 			return err
 		}
-		if err := r.apply(&t); err != nil {
+		if err := r.apply(&t, noCPULimit); err != nil {
 			return err
 		}
 		out, err := toMap(t)
@@ -57,7 +57,9 @@ func applyRoleOptions(k *Kind, obj *unstructured.Unstructured, roles map[string]
 	})
 }
 
-func (r RoleOptions) apply(t *corev1.PodTemplateSpec) error {
+// apply sets r on t: a CPU as request alone with noCPULimit (the job's cpu_limit), as its
+// workers' is.
+func (r RoleOptions) apply(t *corev1.PodTemplateSpec, noCPULimit bool) error {
 	if r.NodeSelector != nil {
 		t.Spec.NodeSelector = r.NodeSelector
 	}
@@ -89,6 +91,9 @@ func (r RoleOptions) apply(t *corev1.PodTemplateSpec) error {
 			c.Resources.Limits = corev1.ResourceList{}
 		}
 		c.Resources.Requests[q.name], c.Resources.Limits[q.name] = v, v
+		if q.name == corev1.ResourceCPU && noCPULimit {
+			delete(c.Resources.Limits, q.name)
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Env)) {
 		e := corev1.EnvVar{Name: name, Value: r.Env[name]}
@@ -213,18 +218,32 @@ func MergeRoleOptions(prior, read map[string]RoleOptions) map[string]RoleOptions
 	return out
 }
 
-// differentQuantity is the live container's limit of name where it is also its request and
-// differs from the rebuild's; "" otherwise.
+// differentQuantity is what the live container says of name as one value (quantityOf) where
+// it differs from the rebuild's; "" otherwise.
 func differentQuantity(live, rebuilt corev1.ResourceRequirements, name corev1.ResourceName) string {
-	limit, hasLimit := live.Limits[name]
-	request, hasRequest := live.Requests[name]
-	if !hasLimit || !hasRequest || limit.Cmp(request) != 0 {
+	q, ok := quantityOf(live, name)
+	if !ok {
 		return ""
 	}
-	if r, ok := rebuilt.Limits[name]; ok && r.Cmp(limit) == 0 {
+	if r, ok := quantityOf(rebuilt, name); ok && r.Cmp(q) == 0 {
 		return ""
 	}
-	return limit.String()
+	return q.String()
+}
+
+// quantityOf is a container's quantity of name as one value, as a role's cpu or memory sets
+// it: its limit where its request is the same, or its request where it has no limit (a CPU
+// left unlimited); not ok for anything else.
+func quantityOf(r corev1.ResourceRequirements, name corev1.ResourceName) (resource.Quantity, bool) {
+	limit, hasLimit := r.Limits[name]
+	request, hasRequest := r.Requests[name]
+	switch {
+	case hasRequest && !hasLimit:
+		return request, true
+	case hasRequest && limit.Cmp(request) == 0:
+		return limit, true
+	}
+	return resource.Quantity{}, false
 }
 
 // has says whether a holds a label b lacks or holds otherwise.

@@ -251,6 +251,9 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 	}
 	obj, err := toUnstructured(&r)
 	if err == nil {
+		err = applySpread(obj, runtimeTemplates(obj), s.Pod.Spread, runtimeRoleSelector)
+	}
+	if err == nil {
 		err = patchTemplates(runtimeTemplates(obj), s.Pod.Patches)
 	}
 	return obj, err

@@ -142,6 +142,8 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("a TrainJob cannot set a priority class: Trainer's API has no place for it (set it in the runtime)")
 	case s.Pod.ImagePullPolicy != "":
 		return nil, fmt.Errorf("a TrainJob cannot set an image pull policy: Trainer's API has no place for it (set it in the runtime)")
+	case s.Pod.SchedulerName != "" || s.Pod.HostNetwork || s.Pod.HostIPC || s.Pod.TerminationGracePeriod != nil || len(s.Pod.Spread) > 0:
+		return nil, fmt.Errorf("a TrainJob cannot set its pods' scheduler, host network or IPC, grace period or spread: Trainer v2.3.0's runtime patch has no place for them (set them in the runtime)")
 	}
 	resources, err := s.Pod.WorkerResources()
 	if err != nil {

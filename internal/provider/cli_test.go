@@ -122,9 +122,9 @@ func (w *workspace) try(extraEnv []string, args ...string) (string, error) {
 }
 
 // planIsEmpty checks that a plan finds nothing to change: the state matches the cluster.
-func (w *workspace) planIsEmpty() {
+func (w *workspace) planIsEmpty(args ...string) {
 	w.t.Helper()
-	out, err := w.try(nil, "plan", "-detailed-exitcode", "-input=false")
+	out, err := w.try(nil, append([]string{"plan", "-detailed-exitcode", "-input=false"}, args...)...)
 	if err != nil {
 		w.t.Fatalf("the plan after convergence is not empty (%v):\n%s", err, out)
 	}

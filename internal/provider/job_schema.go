@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -68,9 +67,8 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 		blocks[name] = b
 	}
 	return schema.Schema{
-		// See stateUpgraders: a change to the schema that existing state cannot be read in
-		// raises the version and adds the upgrader from the one before.
-		Version:             jobSchemaVersion,
+		// See withDefaultsUpgraders.
+		Version:             podSchemaVersion,
 		MarkdownDescription: s.description,
 		Attributes:          mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles))), statusAttributes(), s.own),
 		Blocks:              blocks,
@@ -80,13 +78,3 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 // terraformOnly are the job attributes and blocks only Terraform holds: changing them changes
 // nothing in the cluster.
 var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing"}
-
-// jobSchemaVersion is the version of every job resource's schema.
-const jobSchemaVersion = 0
-
-// UpgradeState upgrades the state of an older schema version of a job resource: one entry per
-// version before jobSchemaVersion, each turning that version's state into the current one (its
-// PriorSchema reads the old state). Version 0 is the first: there is nothing to upgrade yet.
-func (r *jobResource) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return map[int64]resource.StateUpgrader{}
-}

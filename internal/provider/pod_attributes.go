@@ -1,9 +1,8 @@
 package provider
 
 import (
-	"cmp"
 	"context"
-	"maps"
+	"math"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -13,6 +12,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
@@ -23,8 +24,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -56,6 +55,12 @@ type podModel struct {
 	DataVolumes        types.List        `tfsdk:"data_volumes"`
 	ShmSize            types.String      `tfsdk:"shm_size"`
 	SecurityContext    types.Object      `tfsdk:"security_context"`
+	CPULimit           types.Bool        `tfsdk:"cpu_limit"`
+	SchedulerName      types.String      `tfsdk:"scheduler_name"`
+	HostNetwork        types.Bool        `tfsdk:"host_network"`
+	HostIPC            types.Bool        `tfsdk:"host_ipc"`
+	GracePeriod        types.Int64       `tfsdk:"termination_grace_period_seconds"`
+	TopologySpread     types.List        `tfsdk:"topology_spread"`
 	PodPatch           types.Map         `tfsdk:"pod_patch"`
 	Roles              types.Map         `tfsdk:"roles"`
 }
@@ -87,6 +92,8 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	replaceMap := []planmodifier.Map{mapplanmodifier.RequiresReplace()}
 	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
+	replaceBool := []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
+	replaceInt64 := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
 	return map[string]schema.Attribute{
 		"image": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
 			Validators:          []validator.String{nonBlankRule},
@@ -161,8 +168,42 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 			Validators:          []validator.List{listvalidator.ValueStringsAre(dataVolumeRule)},
 			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path` (Arena: `--data`)."},
 		"security_context": securityAttribute(role),
-		"pod_patch":        podPatchAttribute(),
-		"roles":            rolesAttribute(),
+		"cpu_limit": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), PlanModifiers: replaceBool,
+			MarkdownDescription: "Whether `cpu` (and a role's `cpu`) is also the CPU limit. Default true (request and limit, as Arena sets them). " +
+				"`false` sets it as the request (`resources.requests.cpu`) alone: the pods are scheduled by it and may use idle CPU beyond it, " +
+				"so that data loaders are not throttled by the CFS quota. Memory and extended resources keep their limits."},
+		"scheduler_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+			MarkdownDescription: "Scheduler of " + role + " (`spec.schedulerName`): Volcano, the scheduler-plugins' coscheduling scheduler or " +
+				"another one the cluster runs; unset is the cluster's default scheduler. A companion pod (etcd, TensorBoard) keeps the default."},
+		"host_network": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
+			MarkdownDescription: "Run " + role + " in their nodes' network namespace (`spec.hostNetwork`), as RDMA over RoCE and some " +
+				"InfiniBand set-ups need; `dnsPolicy` becomes `ClusterFirstWithHostNet`, so that the pods still resolve the cluster's " +
+				"Services. Their ports are then their nodes' ports: two pods of the job on one node must not share one. Default false. " +
+				"Pod Security `baseline` and `restricted` refuse it."},
+		"host_ipc": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
+			MarkdownDescription: "Share their nodes' IPC namespace with " + role + " (`spec.hostIPC`), for NCCL's or MPI's shared memory " +
+				"between pods of one node. Default false. Pod Security `baseline` and `restricted` refuse it."},
+		"termination_grace_period_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64,
+			Validators: []validator.Int64{int64validator.AtLeast(0)},
+			MarkdownDescription: "Seconds " + role + " are given to stop after SIGTERM (`spec.terminationGracePeriodSeconds`), for a last " +
+				"checkpoint; unset is Kubernetes' 30."},
+		"topology_spread": schema.ListNestedAttribute{Optional: true, PlanModifiers: replaceList,
+			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
+				"topology_key": schema.StringAttribute{Required: true, Validators: []validator.String{labelKeyRule},
+					MarkdownDescription: "Node label whose values are the domains: `topology.kubernetes.io/zone`, a rack label, `kubernetes.io/hostname`."},
+				"max_skew": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+					Validators:          []validator.Int64{int64validator.Between(1, math.MaxInt32)},
+					MarkdownDescription: "How many more of a role's pods one domain may hold than another. Default 1."},
+				"when_unsatisfiable": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.DoNotSchedule)),
+					Validators:          []validator.String{stringvalidator.OneOf(string(corev1.DoNotSchedule), string(corev1.ScheduleAnyway))},
+					MarkdownDescription: "`DoNotSchedule` (default: a pod waits rather than skew the spread) or `ScheduleAnyway` (a preference)."},
+			}},
+			MarkdownDescription: "Spread each role's pods over the domains of a topology (`spec.topologySpreadConstraints`): every role of " +
+				"the job gets these constraints, each selecting that role's own pods of this job by its operator's labels, so that other jobs " +
+				"and the job's other roles do not count. For workers across racks: `[{ topology_key = \"example.com/rack\" }]`. The same key " +
+				"twice with the same `when_unsatisfiable` is a plan error, as the API server would refuse it."},
+		"pod_patch": podPatchAttribute(),
+		"roles":     rolesAttribute(),
 		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
 	}
@@ -182,7 +223,14 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		ServiceAccountName: m.ServiceAccountName.ValueString(),
 		ImagePullPolicy:    corev1.PullPolicy(m.ImagePullPolicy.ValueString()),
 		ShmSize:            m.ShmSize.ValueString(),
+		NoCPULimit:         !m.CPULimit.IsNull() && !m.CPULimit.ValueBool(),
+		SchedulerName:      m.SchedulerName.ValueString(),
+		HostNetwork:        m.HostNetwork.ValueBool(),
+		HostIPC:            m.HostIPC.ValueBool(),
+
+		TerminationGracePeriod: m.GracePeriod.ValueInt64Pointer(),
 	}
+	o.Spread = spreadOf(ctx, m.TopologySpread, &diags)
 	o.Security = security(ctx, m.SecurityContext, &diags)
 	diags.Append(m.PodPatch.ElementsAs(ctx, &o.Patches, true)...)
 	o.Roles = roleOptions(ctx, m.Roles, &diags)
@@ -225,115 +273,6 @@ func (m *podModel) imported() bool { return m.firstRead }
 
 // markImported marks the model as read for the first time after an import.
 func (m *podModel) markImported() { m.firstRead = true }
-
-// setFromPodOptions sets the shared attributes from what the cluster holds. The model holds the
-// prior state (null on import): where the cluster says the same as the state in other words (a
-// quantity written `16384Mi` for `16Gi`, a toleration string written as a block), the state's words are kept, so that only a real difference shows in a
-// plan. Labels and annotations are the user's only: on refresh, those of the keys the state
-// has (anyone may add their own, as controllers and tools do); on import, all but the keys
-// tools and controllers write (jobs.SystemKey).
-func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) diag.Diagnostics {
-	var diags diag.Diagnostics
-	imported := m.imported()
-	prior, priorDiags := m.podOptions(ctx)
-	var priorSensitive map[string]string
-	priorDiags.Append(m.SensitiveEnv.ElementsAs(ctx, &priorSensitive, true)...)
-	if imported || priorDiags.HasError() {
-		prior, priorSensitive = jobs.PodOptions{}, nil
-	}
-	m.Image = types.StringValue(o.Image)
-	if !imported && prior.GPUResource != "" {
-		// The state names the GPUs' resource, which a read of the object alone only guesses.
-		o.ExtendedResources = maps.Clone(o.ExtendedResources)
-		o.TakeGPUs(prior.GPUResource)
-	}
-	m.ExtendedResources = optionalMap(ctx, o.ExtendedResources, &diags)
-	m.GPUs = types.Int64Value(o.GPUs)
-	m.GPUResourceName = types.StringValue(o.GPUResource)
-	if o.GPUResource == "" {
-		m.GPUResourceName = types.StringValue(jobs.DefaultGPUResource)
-	}
-	m.CPU = sameQuantity(m.CPU, o.CPU)
-	m.Memory = sameQuantity(m.Memory, o.Memory)
-	m.ShmSize = sameQuantity(m.ShmSize, o.ShmSize)
-	m.PriorityClassName = optionalString(o.PriorityClassName)
-	m.ServiceAccountName = optionalString(o.ServiceAccountName)
-	m.ImagePullPolicy = optionalString(string(o.ImagePullPolicy))
-	// Variables the state has as sensitive stay so; on import every inline value is `env`.
-	plain, sensitive := map[string]string{}, map[string]string{}
-	for k, v := range o.Env {
-		if _, wasSensitive := priorSensitive[k]; wasSensitive {
-			sensitive[k] = v
-		} else {
-			plain[k] = v
-		}
-	}
-	m.Env = optionalMap(ctx, plain, &diags)
-	m.SensitiveEnv = optionalMap(ctx, sensitive, &diags)
-	m.EnvSecret = types.MapNull(secretKeyType)
-	if len(o.SecretEnv) > 0 {
-		refs := map[string]attr.Value{}
-		for name, ref := range o.SecretEnv {
-			refs[name] = types.ObjectValueMust(secretKeyType.AttrTypes, map[string]attr.Value{
-				"secret": types.StringValue(ref.Secret), "key": types.StringValue(ref.Key)})
-		}
-		m.EnvSecret = types.MapValueMust(secretKeyType, refs)
-	}
-	m.EnvFromSecrets = optionalList(ctx, o.EnvFromSecrets, &diags)
-	m.Labels = optionalMap(ctx, usersKeys(o.Labels, prior.Labels, imported), &diags)
-	m.Annotations = optionalMap(ctx, usersKeys(o.Annotations, prior.Annotations, imported), &diags)
-	m.NodeSelector = optionalMap(ctx, o.NodeSelector, &diags)
-	m.ImagePullSecrets = optionalList(ctx, o.ImagePullSecrets, &diags)
-
-	if imported || !equality.Semantic.DeepEqual(normalTolerations(prior.Tolerations), normalTolerations(o.Tolerations)) {
-		tolerations, rest := jobs.FormatTolerations(o.Tolerations)
-		m.Toleration = nil
-		for _, t := range rest {
-			m.Toleration = append(m.Toleration, tolerationModel{
-				Key:               optionalString(t.Key),
-				Operator:          types.StringValue(cmp.Or(string(t.Operator), string(corev1.TolerationOpEqual))),
-				Value:             optionalString(t.Value),
-				Effect:            optionalString(string(t.Effect)),
-				TolerationSeconds: types.Int64PointerValue(t.TolerationSeconds),
-			})
-		}
-		m.Tolerations = optionalList(ctx, tolerations, &diags)
-	}
-	var volumes []string
-	for _, v := range o.DataVolumes {
-		volumes = append(volumes, v.String())
-	}
-	m.DataVolumes = optionalList(ctx, volumes, &diags)
-	m.SecurityContext = securityValue(ctx, o.Security, &diags)
-	return diags
-}
-
-// sameQuantity is the quantity the cluster holds, in the state's words when they mean the same.
-func sameQuantity(prior types.String, read string) types.String {
-	if read == "" {
-		return types.StringNull()
-	}
-	if !prior.IsNull() && !prior.IsUnknown() {
-		p, errP := resource.ParseQuantity(prior.ValueString())
-		r, errR := resource.ParseQuantity(read)
-		if errP == nil && errR == nil && p.Cmp(r) == 0 {
-			return prior
-		}
-	}
-	return types.StringValue(read)
-}
-
-// usersKeys are the labels or annotations that are the user's: on import, every key but those
-// tools and controllers write; on refresh, those of the keys the state has.
-func usersKeys(read, prior map[string]string, imported bool) map[string]string {
-	out := map[string]string{}
-	for k, v := range read {
-		if _, inState := prior[k]; (imported && !jobs.SystemKey(k)) || (!imported && inState) {
-			out[k] = v
-		}
-	}
-	return out
-}
 
 // perGPUDefault plans an unset count (MPI slots, torchelastic processes per worker) as one per
 // GPU of the worker, at least one, so the plan shows the value the job will get.

@@ -209,8 +209,8 @@ func (r *objectResource[M, PM]) ImportState(ctx context.Context, req resource.Im
 	}
 }
 
-func (r *objectResource[M, PM]) UpgradeState(context.Context) map[int64]resource.StateUpgrader {
-	return map[int64]resource.StateUpgrader{}
+func (r *objectResource[M, PM]) UpgradeState(ctx context.Context) map[int64]resource.StateUpgrader {
+	return withDefaultsUpgraders(r.schema(ctx))
 }
 
 // IdentitySchema: a cluster-scoped Kueue object is named by its name, a LocalQueue by its

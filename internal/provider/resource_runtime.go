@@ -203,6 +203,7 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 			MarkdownDescription: "Container image of every node; a job's `image` replaces it."},
 	}
 	return schema.Schema{
+		Version: podSchemaVersion,
 		MarkdownDescription: "A Kubeflow Trainer v2 training runtime, the blueprint a platform team publishes and `training_train_job`s run on: " +
 			"a `ClusterTrainingRuntime`, or with `namespace` a `TrainingRuntime` (`trainer.kubeflow.org/v1alpha1`). It holds the ML policy " +
 			"(`framework`, the MPI policy), the node template (image, command, resources, env, tolerations in Arena's grammar, node selector, " +
@@ -304,6 +305,9 @@ func inPlace(attributes map[string]schema.Attribute) map[string]schema.Attribute
 			a.PlanModifiers = nil
 			out[name] = a
 		case schema.SingleNestedAttribute:
+			a.PlanModifiers = nil
+			out[name] = a
+		case schema.ListNestedAttribute:
 			a.PlanModifiers = nil
 			out[name] = a
 		default:

@@ -105,7 +105,16 @@ var trainJobUnsupported = map[string]string{
 	"tensorboard":         "training_train_job does not run a TensorBoard yet.",
 	"roles":               "A TrainJob's roles are its runtime's: set a role's settings in the runtime.",
 	"pod_patch":           "A TrainJob's pods are its runtime's, which Trainer v2.3.0 patches with a few fields only (its runtime patch): set them with the other attributes.",
+	"scheduler_name":      noRuntimePatchField,
+	"host_network":        noRuntimePatchField,
+	"host_ipc":            noRuntimePatchField,
+	"topology_spread":     noRuntimePatchField,
+
+	"termination_grace_period_seconds": noRuntimePatchField,
 }
+
+// noRuntimePatchField is why a TrainJob refuses a pod field its runtime patch cannot carry.
+const noRuntimePatchField = "Trainer v2.3.0's runtime patch, through which a TrainJob sets its pods' fields, has no place for it: set it on the runtime (training_runtime)."
 
 func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}

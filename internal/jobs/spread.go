@@ -1,0 +1,113 @@
+package jobs
+
+import (
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Spread spreads each role's pods over the domains of a topology (the nodes' values of
+// TopologyKey: racks, zones, hosts): a topology spread constraint on the role's pod template
+// whose selector is that role's pods of this job, by its operator's own labels, so that no two
+// jobs, and no two roles of one job, count against each other.
+type Spread struct {
+	TopologyKey string
+	// MaxSkew is how many more of the role's pods one domain may hold than another.
+	MaxSkew int32
+	// WhenUnsatisfiable is DoNotSchedule (the pods wait) or ScheduleAnyway (the scheduler prefers).
+	WhenUnsatisfiable corev1.UnsatisfiableConstraintAction
+}
+
+// validateSpread refuses what the API server would: a malformed topology key, a skew below 1,
+// an action it does not know, or two constraints of one key and action.
+func validateSpread(spread []Spread) error {
+	seen := map[Spread]bool{}
+	for _, s := range spread {
+		if errs := validation.IsQualifiedName(s.TopologyKey); len(errs) > 0 {
+			return fmt.Errorf("topology_spread: topology key %q is not a label key: %s", s.TopologyKey, errs[0])
+		}
+		if s.MaxSkew < 1 {
+			return fmt.Errorf("topology_spread %s: max_skew must be at least 1, not %d", s.TopologyKey, s.MaxSkew)
+		}
+		if s.WhenUnsatisfiable != corev1.DoNotSchedule && s.WhenUnsatisfiable != corev1.ScheduleAnyway {
+			return fmt.Errorf("topology_spread %s: when_unsatisfiable must be %s or %s, not %q", s.TopologyKey, corev1.DoNotSchedule, corev1.ScheduleAnyway, s.WhenUnsatisfiable)
+		}
+		key := Spread{TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable}
+		if seen[key] {
+			return fmt.Errorf("topology_spread: %s with %s is given twice (the API server refuses it)", s.TopologyKey, s.WhenUnsatisfiable)
+		}
+		seen[key] = true
+	}
+	return nil
+}
+
+// roleSelector selects one role's pods of one job: the pods of obj (the kind's pod selector)
+// whose role label is role. Every kind's operator labels a role's pods with the role's name as
+// its templates are keyed (the replica type in lower case, the task role's name).
+func (k *Kind) roleSelector(obj *unstructured.Unstructured, role string) (map[string]string, []string, error) {
+	set, err := labels.ConvertSelectorToLabelsMap(k.podSelector(obj.GetName()))
+	if err != nil {
+		return nil, nil, err
+	}
+	out := maps.Clone(map[string]string(set))
+	out[k.RoleLabel] = role
+	return out, nil, nil
+}
+
+// runtimeRoleSelector selects one replicated job's pods of one TrainJob made from a runtime: the
+// runtime cannot know the job's name, so matchLabelKeys takes it from each pod's own JobSet
+// label.
+func runtimeRoleSelector(_ *unstructured.Unstructured, role string) (map[string]string, []string, error) {
+	return map[string]string{ReplicatedJobLabel: role}, []string{JobSetNameLabel}, nil
+}
+
+// applySpread adds the spread constraints to every role's pod template of obj (templates),
+// each selecting that role's own pods (selector).
+func applySpread(obj *unstructured.Unstructured, templates map[string]map[string]any, spread []Spread,
+	selector func(obj *unstructured.Unstructured, role string) (map[string]string, []string, error)) error {
+	if len(spread) == 0 {
+		return nil
+	}
+	if err := validateSpread(spread); err != nil {
+		return err
+	}
+	for role, m := range templates {
+		match, keys, err := selector(obj, role)
+		if err != nil {
+			return err
+		}
+		var t corev1.PodTemplateSpec
+		if err := fromMap(m, &t); err != nil {
+			return err
+		}
+		for _, s := range spread {
+			t.Spec.TopologySpreadConstraints = append(t.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+				MaxSkew: s.MaxSkew, TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: match}, MatchLabelKeys: keys,
+			})
+		}
+		out, err := toMap(t)
+		if err != nil {
+			return err
+		}
+		clear(m)
+		maps.Copy(m, out)
+	}
+	return nil
+}
+
+// readSpread is what a template's spread constraints say, without their selectors (which
+// applySpread makes); a read job is rebuilt with them, so a constraint made otherwise (another
+// selector) is left for the pod patch's read to find.
+func readSpread(t corev1.PodTemplateSpec) []Spread {
+	var out []Spread
+	for _, c := range t.Spec.TopologySpreadConstraints {
+		out = append(out, Spread{TopologyKey: c.TopologyKey, MaxSkew: c.MaxSkew, WhenUnsatisfiable: c.WhenUnsatisfiable})
+	}
+	return out
+}
