@@ -33,6 +33,7 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 		return spec, fmt.Errorf("framework %s/%s has no %q and %q task roles: it is not an elastic job", f.Namespace, f.Name, EtcdRole, WorkerRole)
 	}
 	spec.Pod = readPodOptions(worker.Task.Pod)
+	spec.Pod.Spread = Elastic.readSpread(worker.Task.Pod, f.Name, WorkerRole)
 	spec.Pod.MountShm = false // always mounted for elastic jobs; not an input
 	raw, ok := f.Annotations[ElasticInputsAnnotation]
 	if !ok {

@@ -127,12 +127,13 @@ type kubeflowWorkers struct {
 
 // readKubeflowWorkers reads them back from a job's metadata, run policy and replica specs (for
 // import); a job without a Worker replica spec is not one this provider made.
-func readKubeflowWorkers(object string, meta metav1.ObjectMeta, policy runPolicy, replicas map[string]*replicaSpec) (kubeflowWorkers, error) {
+func readKubeflowWorkers(k *Kind, meta metav1.ObjectMeta, policy runPolicy, replicas map[string]*replicaSpec) (kubeflowWorkers, error) {
 	worker := replicas[kubeflowWorker]
 	if worker == nil {
-		return kubeflowWorkers{}, fmt.Errorf("%s %s/%s has no %s replica spec", object, meta.Namespace, meta.Name, kubeflowWorker)
+		return kubeflowWorkers{}, fmt.Errorf("%s %s/%s has no %s replica spec", k.Object, meta.Namespace, meta.Name, kubeflowWorker)
 	}
 	w := kubeflowWorkers{Pod: readPodOptions(worker.Template), Workers: ptr.Deref(worker.Replicas, 1)}
+	w.Pod.Spread = k.readSpread(worker.Template, meta.Name, WorkerRole)
 	var queue string
 	w.Pod.Labels, queue = userLabels(meta.Labels)
 	w.Pod.Annotations = userAnnotations(meta.Annotations)

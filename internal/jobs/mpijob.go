@@ -264,7 +264,7 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 	if err := fromUnstructured(obj, &job); err != nil {
 		return MPIJobSpec{}, err
 	}
-	w, err := readKubeflowWorkers(MPI.Object, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.MPIReplicaSpecs)
+	w, err := readKubeflowWorkers(MPI, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.MPIReplicaSpecs)
 	if err != nil {
 		return MPIJobSpec{}, err
 	}

@@ -16,7 +16,6 @@ func readPodOptions(t corev1.PodTemplateSpec) PodOptions {
 	o.SchedulerName = t.Spec.SchedulerName
 	o.HostNetwork, o.HostIPC = t.Spec.HostNetwork, t.Spec.HostIPC
 	o.TerminationGracePeriod = t.Spec.TerminationGracePeriodSeconds
-	o.Spread = readSpread(t)
 	if len(t.Spec.Containers) == 0 {
 		return o
 	}

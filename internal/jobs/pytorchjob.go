@@ -173,7 +173,7 @@ func ReadPyTorchJob(obj *unstructured.Unstructured) (PyTorchJobSpec, error) {
 	if err := fromUnstructured(obj, &job); err != nil {
 		return PyTorchJobSpec{}, err
 	}
-	w, err := readKubeflowWorkers(PyTorch.Object, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.PyTorchReplicaSpecs)
+	w, err := readKubeflowWorkers(PyTorch, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.PyTorchReplicaSpecs)
 	if err != nil {
 		return PyTorchJobSpec{}, err
 	}

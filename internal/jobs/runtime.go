@@ -325,6 +325,8 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 		}
 		if trainerJob {
 			s.Pod, s.Command = readPodOptions(t), command
+			match, keys, _ := runtimeRoleSelector("", rj.Name)
+			s.Pod.Spread = ownSpread(t, match, keys)
 			s.Pod.Labels = t.Labels
 			if s.MPI != nil {
 				s.Pod.Security = withoutMPIGroup(s.Pod.Security, s.MPI.RunAsUser)

@@ -5,6 +5,7 @@ import (
 	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -46,11 +47,11 @@ func validateSpread(spread []Spread) error {
 	return nil
 }
 
-// roleSelector selects one role's pods of one job: the pods of obj (the kind's pod selector)
+// roleSelector selects one role's pods of one job: the job's pods (the kind's pod selector)
 // whose role label is role. Every kind's operator labels a role's pods with the role's name as
 // its templates are keyed (the replica type in lower case, the task role's name).
-func (k *Kind) roleSelector(obj *unstructured.Unstructured, role string) (map[string]string, []string, error) {
-	set, err := labels.ConvertSelectorToLabelsMap(k.podSelector(obj.GetName()))
+func (k *Kind) roleSelector(job, role string) (map[string]string, []string, error) {
+	set, err := labels.ConvertSelectorToLabelsMap(k.podSelector(job))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,14 +63,14 @@ func (k *Kind) roleSelector(obj *unstructured.Unstructured, role string) (map[st
 // runtimeRoleSelector selects one replicated job's pods of one TrainJob made from a runtime: the
 // runtime cannot know the job's name, so matchLabelKeys takes it from each pod's own JobSet
 // label.
-func runtimeRoleSelector(_ *unstructured.Unstructured, role string) (map[string]string, []string, error) {
+func runtimeRoleSelector(_, role string) (map[string]string, []string, error) {
 	return map[string]string{ReplicatedJobLabel: role}, []string{JobSetNameLabel}, nil
 }
 
 // applySpread adds the spread constraints to every role's pod template of obj (templates),
 // each selecting that role's own pods (selector).
 func applySpread(obj *unstructured.Unstructured, templates map[string]map[string]any, spread []Spread,
-	selector func(obj *unstructured.Unstructured, role string) (map[string]string, []string, error)) error {
+	selector func(job, role string) (map[string]string, []string, error)) error {
 	if len(spread) == 0 {
 		return nil
 	}
@@ -77,7 +78,7 @@ func applySpread(obj *unstructured.Unstructured, templates map[string]map[string
 		return err
 	}
 	for role, m := range templates {
-		match, keys, err := selector(obj, role)
+		match, keys, err := selector(obj.GetName(), role)
 		if err != nil {
 			return err
 		}
@@ -101,13 +102,27 @@ func applySpread(obj *unstructured.Unstructured, templates map[string]map[string
 	return nil
 }
 
-// readSpread is what a template's spread constraints say, without their selectors (which
-// applySpread makes); a read job is rebuilt with them, so a constraint made otherwise (another
-// selector) is left for the pod patch's read to find.
-func readSpread(t corev1.PodTemplateSpec) []Spread {
+// ownSpread is what a role's template says of topology_spread: its constraints that are
+// exactly what applySpread makes (the role's selector, nothing else set). A constraint made
+// otherwise (another selector, minDomains) is left for the pod patch's read to find.
+func ownSpread(t corev1.PodTemplateSpec, match map[string]string, keys []string) []Spread {
 	var out []Spread
 	for _, c := range t.Spec.TopologySpreadConstraints {
-		out = append(out, Spread{TopologyKey: c.TopologyKey, MaxSkew: c.MaxSkew, WhenUnsatisfiable: c.WhenUnsatisfiable})
+		s := Spread{TopologyKey: c.TopologyKey, MaxSkew: c.MaxSkew, WhenUnsatisfiable: c.WhenUnsatisfiable}
+		made := corev1.TopologySpreadConstraint{MaxSkew: s.MaxSkew, TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable,
+			LabelSelector: &metav1.LabelSelector{MatchLabels: match}, MatchLabelKeys: keys}
+		if equality.Semantic.DeepEqual(c, made) {
+			out = append(out, s)
+		}
 	}
 	return out
+}
+
+// readSpread is ownSpread of a kind's role.
+func (k *Kind) readSpread(t corev1.PodTemplateSpec, job, role string) []Spread {
+	match, keys, err := k.roleSelector(job, role)
+	if err != nil {
+		return nil
+	}
+	return ownSpread(t, match, keys)
 }

@@ -128,3 +128,30 @@ func TestARuntimeSpreadsEachReplicatedJobOverItsOwnJobsPods(t *testing.T) {
 		t.Errorf("the runtime's spread is %+v", c)
 	}
 }
+
+// A spread constraint of another selector (written in a pod patch, or by hand) is not
+// topology_spread: the read leaves it to the pod patch, which makes it again.
+func TestASpreadOfAnotherSelectorIsReadAsThePodPatchNotAsTopologySpread(t *testing.T) {
+	spec := arenaSSDSpec()
+	spec.Pod.Patches = map[string]string{WorkerRole: `{"spec":{"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname",` +
+		`"whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"training.kubeflow.org/job-role":"worker"}}}]}}`}
+	obj, _, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, err := ReadMPIJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read.Pod.Spread) > 0 {
+		t.Errorf("read as topology_spread: %+v", read.Pod.Spread)
+	}
+	read.Pod.Patches = nil
+	bare, _, err := read.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if patches := MPI.ReadPodPatches(obj, bare, nil); !strings.Contains(patches[WorkerRole], "topologySpreadConstraints") {
+		t.Errorf("the worker's constraint is not read as its pod patch: %v", patches)
+	}
+}

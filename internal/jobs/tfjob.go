@@ -141,7 +141,7 @@ func ReadTFJob(obj *unstructured.Unstructured) (TFJobSpec, error) {
 	if err := fromUnstructured(obj, &job); err != nil {
 		return TFJobSpec{}, err
 	}
-	w, err := readKubeflowWorkers(TF.Object, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.TFReplicaSpecs)
+	w, err := readKubeflowWorkers(TF, job.ObjectMeta, job.Spec.RunPolicy, job.Spec.TFReplicaSpecs)
 	if err != nil {
 		return TFJobSpec{}, err
 	}

@@ -187,7 +187,7 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 			Validators: []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Seconds " + role + " are given to stop after SIGTERM (`spec.terminationGracePeriodSeconds`), for a last " +
 				"checkpoint; unset is Kubernetes' 30."},
-		"topology_spread": schema.ListNestedAttribute{Optional: true, PlanModifiers: replaceList,
+		"topology_spread": schema.ListNestedAttribute{Optional: true, PlanModifiers: replaceList, Validators: []validator.List{distinctSpread{}},
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"topology_key": schema.StringAttribute{Required: true, Validators: []validator.String{labelKeyRule},
 					MarkdownDescription: "Node label whose values are the domains: `topology.kubernetes.io/zone`, a rack label, `kubernetes.io/hostname`."},

@@ -97,25 +97,6 @@ func computedOnly[A interface {
 	return out
 }
 
-// trainJobUnsupported are the shared job attributes a TrainJob cannot carry, with why.
-var trainJobUnsupported = map[string]string{
-	"env_from_secrets":    "Trainer's TrainJob has no envFrom: give each variable its Secret key with env_secret instead.",
-	"priority_class_name": "Trainer's TrainJob cannot set a priority class: set it in the runtime's node template, or use Kueue's priorities.",
-	"image_pull_policy":   "Trainer's TrainJob cannot set an image pull policy: it comes from the runtime's node template.",
-	"tensorboard":         "training_train_job does not run a TensorBoard yet.",
-	"roles":               "A TrainJob's roles are its runtime's: set a role's settings in the runtime.",
-	"pod_patch":           "A TrainJob's pods are its runtime's, which Trainer v2.3.0 patches with a few fields only (its runtime patch): set them with the other attributes.",
-	"scheduler_name":      noRuntimePatchField,
-	"host_network":        noRuntimePatchField,
-	"host_ipc":            noRuntimePatchField,
-	"topology_spread":     noRuntimePatchField,
-
-	"termination_grace_period_seconds": noRuntimePatchField,
-}
-
-// noRuntimePatchField is why a TrainJob refuses a pod field its runtime patch cannot carry.
-const noRuntimePatchField = "Trainer v2.3.0's runtime patch, through which a TrainJob sets its pods' fields, has no place for it: set it on the runtime (training_runtime)."
-
 func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
@@ -179,30 +160,6 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
 		own:     own,
 	})
-}
-
-// ValidateConfig rejects, at plan time, the shared attributes a TrainJob cannot carry, and
-// checks queueing.
-func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
-	validateQueueing(ctx, req.Config, &resp.Diagnostics)
-	for name, why := range trainJobUnsupported {
-		var v attr.Value
-		if name == "tensorboard" {
-			var l types.List
-			resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(name), &l)...)
-			if len(l.Elements()) == 0 {
-				continue
-			}
-			v = l
-		} else {
-			var s attr.Value
-			resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(name), &s)...)
-			v = s
-		}
-		if v != nil && !v.IsNull() {
-			resp.Diagnostics.AddAttributeError(path.Root(name), "Not supported by a TrainJob", why)
-		}
-	}
 }
 
 // ModifyPlan refuses a name JobSet would refuse on the job's runtime (checkNameOnRuntime), keeps

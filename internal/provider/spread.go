@@ -1,10 +1,13 @@
 package provider
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 
@@ -45,4 +48,33 @@ func spreadValue(spread []jobs.Spread) types.List {
 			"when_unsatisfiable": types.StringValue(string(s.WhenUnsatisfiable))}))
 	}
 	return types.ListValueMust(spreadType, elements)
+}
+
+// distinctSpread refuses, as the API server does, two topology_spread entries of one key and
+// one when_unsatisfiable.
+type distinctSpread struct{}
+
+func (distinctSpread) Description(context.Context) string {
+	return "each topology_key appears at most once with each when_unsatisfiable"
+}
+
+func (d distinctSpread) MarkdownDescription(ctx context.Context) string { return d.Description(ctx) }
+
+func (distinctSpread) ValidateList(ctx context.Context, req validator.ListRequest, resp *validator.ListResponse) {
+	var models []spreadModel
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || req.ConfigValue.ElementsAs(ctx, &models, true).HasError() {
+		return
+	}
+	seen := map[[2]string]bool{}
+	for i, m := range models {
+		if m.TopologyKey.IsUnknown() || m.WhenUnsatisfiable.IsUnknown() {
+			continue
+		}
+		key := [2]string{m.TopologyKey.ValueString(), cmp.Or(m.WhenUnsatisfiable.ValueString(), string(corev1.DoNotSchedule))}
+		if seen[key] {
+			resp.Diagnostics.AddAttributeError(req.Path.AtListIndex(i), "Invalid topology spread",
+				fmt.Sprintf("%s with %s is given twice: the API server refuses two constraints of one key and one action.", key[0], key[1]))
+		}
+		seen[key] = true
+	}
 }
