@@ -46,6 +46,9 @@ func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.Vali
 			resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root(name), &s)...)
 			v = s
 		}
+		if b, ok := v.(types.Bool); ok && !b.IsUnknown() && !b.ValueBool() {
+			continue // false asks for nothing: what import and query write
+		}
 		if v != nil && !v.IsNull() {
 			resp.Diagnostics.AddAttributeError(path.Root(name), "Not supported by a TrainJob", why)
 		}
