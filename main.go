@@ -4,9 +4,14 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log"
 	"os"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
+	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 
@@ -22,13 +27,57 @@ func main() {
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
+	stopProfiles := profile(os.Getenv(profileEnv))
+	defer stopProfiles()
 
 	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
 		Address: "registry.terraform.io/kubetrain/training",
 		Debug:   debug,
 	})
 	if err != nil {
+		stopProfiles()
 		log.Fatal(err.Error())
+	}
+}
+
+// profileEnv names the folder where the provider writes a CPU profile of its whole life and a
+// heap profile at its end, for contributors (see CONTRIBUTING in README): cpu-PID.pprof and
+// heap-PID.pprof, one pair per provider process Terraform starts (a plan starts several).
+const profileEnv = "TF_PROVIDER_TRAINING_PROFILE"
+
+// profile starts the CPU profile into dir ("" profiles nothing) and returns what writes the
+// heap profile and ends both; calling it again does nothing.
+func profile(dir string) func() {
+	if dir == "" {
+		return func() {}
+	}
+	name := func(what string) string { return filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", what, os.Getpid())) }
+	cpu, err := os.Create(name("cpu"))
+	if err != nil {
+		log.Printf("%s: %v", profileEnv, err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		log.Printf("%s: %v", profileEnv, err)
+		_ = cpu.Close()
+		return func() {}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			_ = cpu.Close()
+			heap, err := os.Create(name("heap"))
+			if err != nil {
+				log.Printf("%s: %v", profileEnv, err)
+				return
+			}
+			defer func() { _ = heap.Close() }()
+			runtime.GC() // the heap as it is live at the end
+			if err := pprof.WriteHeapProfile(heap); err != nil {
+				log.Printf("%s: %v", profileEnv, err)
+			}
+		})
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -20,7 +19,6 @@ import (
 	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +85,8 @@ type Proxy struct {
 	requests atomic.Int64
 	// watchPaths counts WATCH requests by path (resource and namespace, without the query).
 	watchPaths map[string]int64
+	// reads are the LIST and WATCH requests received, with their selectors.
+	reads []Read
 	// openWatches is how many of the watches opened since the counts were reset (in epoch) are
 	// open now, peakWatches the most of them open at once.
 	epoch                    int64
@@ -165,97 +165,6 @@ func (p *Proxy) SetHook(hook func(*http.Request) bool) {
 	p.hook = hook
 }
 
-// Requests is how many requests the proxy received.
-func (p *Proxy) Requests() int64 { return p.requests.Load() }
-
-// ResetCounts zeroes the request, verb and fault counts.
-func (p *Proxy) ResetCounts() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.requests.Store(0)
-	p.counts = map[string]int64{}
-	p.faults = map[Fault]int64{}
-	p.faultedVerbs = map[string]int64{}
-	p.watchPaths = map[string]int64{}
-	p.epoch++
-	p.openWatches, p.peakWatches = 0, 0
-}
-
-// WatchPaths are the WATCH requests received, by path: one key per resource and namespace
-// watched, and more than one request for a key when a watch was renewed or opened again.
-func (p *Proxy) WatchPaths() map[string]int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.watchPaths)
-}
-
-// PeakWatches is the most watches open at once of those opened since the counts were reset.
-func (p *Proxy) PeakWatches() int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.peakWatches
-}
-
-// watching counts a watch open until the returned function is called.
-func (p *Proxy) watching() func() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	epoch := p.epoch
-	p.openWatches++
-	p.peakWatches = max(p.peakWatches, p.openWatches)
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.epoch == epoch {
-			p.openWatches--
-		}
-	}
-}
-
-// Counts are the requests received by verb (GET, LIST, WATCH, POST, PUT, PATCH, DELETE).
-func (p *Proxy) Counts() map[string]int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.counts)
-}
-
-// Writes is how many requests asked to change something.
-func (p *Proxy) Writes() int64 {
-	c := p.Counts()
-	return c["POST"] + c["PUT"] + c["PATCH"] + c["DELETE"]
-}
-
-// Faults are the faults injected so far, by kind.
-func (p *Proxy) Faults() map[Fault]int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.faults)
-}
-
-// FaultedVerbs are the faulted requests by verb.
-func (p *Proxy) FaultedVerbs() map[string]int64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.faultedVerbs)
-}
-
-// FaultSummary lists the faults injected, for a log: "500: 12, 503: 9, ...".
-func (p *Proxy) FaultSummary() string {
-	var parts []string
-	var total int64
-	for f, n := range p.Faults() {
-		parts = append(parts, fmt.Sprintf("%s: %d", f, n))
-		total += n
-	}
-	sort.Strings(parts)
-	var verbs []string
-	for v, n := range p.FaultedVerbs() {
-		verbs = append(verbs, fmt.Sprintf("%s: %d", v, n))
-	}
-	sort.Strings(verbs)
-	return fmt.Sprintf("%d faults in %d requests (%s; by verb: %s)", total, p.Requests(), strings.Join(parts, ", "), strings.Join(verbs, ", "))
-}
-
 // Verb names a request as the API server's audit log does.
 func Verb(r *http.Request) string {
 	if r.Method != http.MethodGet {
@@ -284,6 +193,10 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.counts[verb]++
 	if verb == "WATCH" {
 		p.watchPaths[r.URL.Path]++
+	}
+	if verb == "WATCH" || verb == "LIST" {
+		q := r.URL.Query()
+		p.reads = append(p.reads, Read{Verb: verb, Path: r.URL.Path, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")})
 	}
 	hook := p.hook
 	kinds := requestFaults

@@ -14,12 +14,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/pager"
 	"k8s.io/client-go/util/flowcontrol"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -269,16 +271,26 @@ func (c *Client) Pods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 // listPods lists the namespace's pods that selector matches (empty: all), retrying what is
 // transient; what names the request in the retries' log.
 func listPods(ctx context.Context, core corev1client.CoreV1Interface, namespace, selector, what string) ([]corev1.Pod, error) {
-	var list *corev1.PodList
-	err := retry(ctx, what, func() (err error) {
-		list, err = core.Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		return err
+	var pods []corev1.Pod
+	err := retry(ctx, what, func() error {
+		pods = nil
+		// In pages: the pods of one kind's jobs in a namespace may be thousands.
+		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return core.Pods(namespace).List(ctx, opts)
+		})
+		p.PageSize = podPageSize
+		return p.EachListItemWithAlloc(ctx, metav1.ListOptions{LabelSelector: selector}, func(obj runtime.Object) error {
+			if pod, ok := obj.(*corev1.Pod); ok {
+				pods = append(pods, *pod)
+			}
+			return nil
+		})
 	})
-	if err != nil {
-		return nil, err
-	}
-	return list.Items, nil
+	return pods, err
 }
+
+// podPageSize is how many pods one LIST request of listPods asks for.
+const podPageSize = 500
 
 // Nodes lists the cluster's nodes matching a label selector (empty: all).
 func (c *Client) Nodes(ctx context.Context, labelSelector string) ([]corev1.Node, error) {

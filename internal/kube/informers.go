@@ -25,10 +25,10 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
-// Waits share their watches: one informer per resource and namespace for the whole provider
-// process (one Terraform command), however many jobs it waits for. An apply of 300 jobs opens
-// the same few watches as an apply of one: the job kinds', the namespace's pods and events, and
-// Kueue's Workloads when a job is queued. Each wait registers a handler that wakes it only for
+// Waits share their watches: one informer per resource, namespace and selector for the whole
+// provider process (one Terraform command), however many jobs it waits for. An apply of 300 jobs
+// opens the same few watches as an apply of one: the job kinds', the pods of each kind's jobs and
+// the warnings about them, and Kueue's Workloads when a job is queued. Each wait registers a handler that wakes it only for
 // its own job's changes and reads its job from the informers' indexes.
 //
 // An informer no wait uses any more stops after informerLinger, so a process that waits again
@@ -40,6 +40,10 @@ type informerKey struct {
 	namespace string
 	// metadata: the objects' metadata alone, indexed by owner (what destroy waits for).
 	metadata bool
+	// selector selects on the server what the informer holds: pods by a label selector (the
+	// pods of one kind's jobs, kindPods), events by a field selector (those about one kind's
+	// jobs). Other teams' pods in a shared namespace are neither listed nor watched.
+	selector string
 }
 
 // sharedInformer is one running informer and who uses it.
@@ -134,13 +138,14 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 	case podsGVR:
 		// Pods as typed objects over protobuf (the core client's), without their managedFields:
 		// the namespace's pods are the bulk of what a wait holds.
-		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "pods", key.namespace, func(*metav1.ListOptions) {}),
+		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "pods", key.namespace,
+			func(o *metav1.ListOptions) { o.LabelSelector = key.selector }),
 			&corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byLabel: indexByLabel}})
 		return inf, inf.SetTransform(dropManagedFields)
 	case eventsGVR:
 		// Only warnings explain why a job does not run, and of each only what says so: a
 		// namespace of hundreds of jobs holds thousands of events.
-		warnings := fields.OneTermEqualSelector("type", corev1.EventTypeWarning).String()
+		warnings := fields.AndSelectors(fields.OneTermEqualSelector("type", corev1.EventTypeWarning), fields.ParseSelectorOrDie(key.selector)).String()
 		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "events", key.namespace,
 			func(o *metav1.ListOptions) { o.FieldSelector = warnings }),
 			&corev1.Event{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byInvolved: indexByInvolved}})
@@ -337,4 +342,32 @@ func objectIn(inf cache.SharedIndexInformer, namespace, name string) (*unstructu
 		return nil, fmt.Errorf("unexpected %T in the informer's store", item)
 	}
 	return obj, nil
+}
+
+// kindPods is the label selector of the pods of every job of the target's kind: the target's
+// own pod selector with its job's name as any value (a job's pods carry its operator's label of
+// the job's name, whatever the name). An informer of it serves every job of the kind at once.
+func kindPods(t Target) (string, error) {
+	selector, err := labels.Parse(t.PodSelector)
+	if err != nil {
+		return "", err
+	}
+	requirements, _ := selector.Requirements()
+	out := labels.NewSelector()
+	for _, r := range requirements {
+		if r.Operator() == selection.Equals && r.Values().Has(t.Name) {
+			exists, err := labels.NewRequirement(r.Key(), selection.Exists, nil)
+			if err != nil {
+				return "", err
+			}
+			r = *exists
+		}
+		out = out.Add(r)
+	}
+	return out.String(), nil
+}
+
+// kindEvents is the field selector of the events about jobs of the target's kind.
+func kindEvents(t Target) string {
+	return fields.OneTermEqualSelector("involvedObject.kind", t.Kind).String()
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 )
@@ -48,5 +49,30 @@ func TestOwnedByFollowsOwnersThroughEveryLevel(t *testing.T) {
 	}
 	if got, _ := ownedBy([]*sharedInformer{jobSets, jobs, services}, []string{"jobsets", "jobs", "services"}, "gone"); len(got) != 0 {
 		t.Fatalf("an owner that owns nothing: %v", got)
+	}
+}
+
+// The pods an informer of a kind holds are every job's of that kind: the job's own selector
+// with its name as any value, its operator's label kept.
+func TestKindPodsSelectsEveryJobOfTheKindAndNoOtherPod(t *testing.T) {
+	target := Target{Name: "resnet", PodSelector: "training.kubeflow.org/job-name=resnet,training.kubeflow.org/operator-name=tfjob-controller"}
+	got, err := kindPods(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	selector, err := labels.Parse(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for set, want := range map[string]bool{
+		"training.kubeflow.org/job-name=bert,training.kubeflow.org/operator-name=tfjob-controller":        true,
+		"training.kubeflow.org/job-name=resnet,training.kubeflow.org/operator-name=tfjob-controller":      true,
+		"training.kubeflow.org/job-name=resnet,training.kubeflow.org/operator-name=pytorchjob-controller": false,
+		"app=notebook": false,
+	} {
+		l, _ := labels.ConvertSelectorToLabelsMap(set)
+		if selector.Matches(l) != want {
+			t.Errorf("%s selects %s: %v, want %v", got, set, !want, want)
+		}
 	}
 }

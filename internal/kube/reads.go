@@ -92,7 +92,7 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		if err != nil {
 			return err
 		}
-		pods, err := listPods(ctx, core, key.namespace, "", what)
+		pods, err := listPods(ctx, core, key.namespace, key.selector, what)
 		if err != nil {
 			return fmt.Errorf("listing pods in %s: %w", key.namespace, err)
 		}
@@ -128,7 +128,11 @@ func (c *Client) dropList(key informerKey, l *sharedList) {
 func (c *Client) wrote(gvr schema.GroupVersionResource, namespace string) {
 	c.lists.mu.Lock()
 	defer c.lists.mu.Unlock()
-	delete(c.lists.lists, informerKey{gvr: gvr, namespace: namespace})
+	for key := range c.lists.lists {
+		if key.gvr == gvr && key.namespace == namespace {
+			delete(c.lists.lists, key)
+		}
+	}
 }
 
 // Read is Get for a refresh: the object, or nil if it does not exist, read from the list that
@@ -147,9 +151,14 @@ func (c *Client) Read(ctx context.Context, t Target) (*unstructured.Unstructured
 	return nil, nil
 }
 
-// ReadPods is Pods for a refresh, from the list of the namespace's pods its reads share.
+// ReadPods is Pods for a refresh, from the list its reads share of the pods of its kind's jobs
+// in the namespace (kindPods).
 func (c *Client) ReadPods(ctx context.Context, t Target) ([]corev1.Pod, error) {
-	l, err := c.sharedList(ctx, informerKey{gvr: podsGVR, namespace: t.Namespace})
+	ofKind, err := kindPods(t)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.sharedList(ctx, informerKey{gvr: podsGVR, namespace: t.Namespace, selector: ofKind})
 	if err != nil {
 		return nil, fmt.Errorf("listing the pods of %s: %w", t, err)
 	}

@@ -142,8 +142,8 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 	}()
 	// watch uses the namespace's informer of gvr, woken only by the objects relevant says are
 	// this target's.
-	watch := func(gvr schema.GroupVersionResource, metadata bool, relevant func(any) bool) (*sharedInformer, error) {
-		s, release, err := c.acquire(informerKey{gvr: gvr, namespace: t.Namespace, metadata: metadata})
+	watch := func(gvr schema.GroupVersionResource, metadata bool, selector string, relevant func(any) bool) (*sharedInformer, error) {
+		s, release, err := c.acquire(informerKey{gvr: gvr, namespace: t.Namespace, metadata: metadata, selector: selector})
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +159,7 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		return s, nil
 	}
 
-	objects, err := watch(t.GVR, false, func(obj any) bool {
+	objects, err := watch(t.GVR, false, "", func(obj any) bool {
 		a, err := meta.Accessor(obj)
 		return err == nil && a.GetName() == t.Name
 	})
@@ -174,7 +174,11 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		if podSelector, err = labels.Parse(t.PodSelector); err != nil {
 			return jobs.Observed{}, err
 		}
-		if pods, err = watch(podsGVR, false, func(obj any) bool {
+		ofKind, err := kindPods(t)
+		if err != nil {
+			return jobs.Observed{}, err
+		}
+		if pods, err = watch(podsGVR, false, ofKind, func(obj any) bool {
 			p, ok := obj.(*corev1.Pod)
 			return ok && podSelector.Matches(labels.Set(p.Labels))
 		}); err != nil {
@@ -184,7 +188,7 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 	}
 	var events *sharedInformer
 	if opts.events {
-		if events, err = watch(eventsGVR, false, func(obj any) bool {
+		if events, err = watch(eventsGVR, false, kindEvents(t), func(obj any) bool {
 			e, ok := obj.(*corev1.Event)
 			return ok && e.InvolvedObject.Kind == t.Kind && e.InvolvedObject.Name == t.Name
 		}); err != nil {
@@ -198,7 +202,7 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 	var ownedResources []string
 	if opts.owned && t.UID != "" {
 		for _, gvr := range t.Owns {
-			s, err := watch(gvr, true, func(obj any) bool {
+			s, err := watch(gvr, true, "", func(obj any) bool {
 				a, err := meta.Accessor(obj)
 				return err == nil && len(a.GetOwnerReferences()) > 0
 			})
@@ -256,7 +260,7 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 			uid := string(last.Object.GetUID())
 			jobUID.Store(uid)
 			if workloads == nil {
-				if workloads, err = watch(kueue.WorkloadGVR, false, func(obj any) bool {
+				if workloads, err = watch(kueue.WorkloadGVR, false, "", func(obj any) bool {
 					a, err := meta.Accessor(obj)
 					return err == nil && a.GetLabels()[kueue.JobUIDLabel] == jobUID.Load()
 				}); err != nil {
