@@ -38,7 +38,7 @@ func TestUnexpressed(t *testing.T) {
 }
 
 // What a job's spec holds outside its pod templates that the resource cannot say (an MPIJob's
-// gang-scheduling policy and launcher creation policy set with kubectl) is named by its path; what the
+// gang-scheduling policy's minimum resources and launcher creation policy set with kubectl) is named by its path; what the
 // rebuild sets and the live job lacks is no gap.
 func TestUnexpressedNamesTheSpecFieldsOutsideThePods(t *testing.T) {
 	spec := arenaSSDSpec()
@@ -47,7 +47,7 @@ func TestUnexpressedNamesTheSpecFieldsOutsideThePods(t *testing.T) {
 		t.Fatal(err)
 	}
 	live := rebuilt.DeepCopy()
-	if err := unstructured.SetNestedField(live.Object, int64(3), "spec", "runPolicy", "schedulingPolicy", "minAvailable"); err != nil {
+	if err := unstructured.SetNestedField(live.Object, "4", "spec", "runPolicy", "schedulingPolicy", "minResources", "cpu"); err != nil {
 		t.Fatal(err)
 	}
 	if err := unstructured.SetNestedField(live.Object, "WaitForWorkersReady", "spec", "launcherCreationPolicy"); err != nil {
@@ -61,7 +61,7 @@ func TestUnexpressedNamesTheSpecFieldsOutsideThePods(t *testing.T) {
 		t.Fatal(err)
 	}
 	unstructured.RemoveNestedField(live.Object, "spec", "runPolicy", "backoffLimit")
-	want := []string{"spec.launcherCreationPolicy", "spec.runPolicy.schedulingPolicy.minAvailable"}
+	want := []string{"spec.launcherCreationPolicy", "spec.runPolicy.schedulingPolicy.minResources.cpu"}
 	if got := MPI.Unexpressed(live, rebuilt); !reflect.DeepEqual(got, want) {
 		t.Errorf("Unexpressed = %v, want %v", got, want)
 	}

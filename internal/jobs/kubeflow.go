@@ -48,6 +48,19 @@ type RunPolicy struct {
 	QueueName               string
 	// Suspend holds the job's pods back (the operator deletes them) until it is false again.
 	Suspend bool
+	// Scheduling is the gang-scheduling policy (runPolicy.schedulingPolicy); nil sets none.
+	Scheduling *SchedulingPolicy
+}
+
+// SchedulingPolicy is a Kubeflow job's runPolicy.schedulingPolicy, the same in mpi-operator
+// v0.8.2 and training-operator v1.9.0: what the operator puts in the PodGroup it makes for the
+// job when it runs with a gang scheduler (Volcano, the scheduler-plugins' coscheduling), read when
+// it makes that PodGroup. Its minResources is not expressed.
+type SchedulingPolicy struct {
+	MinAvailable           *int32 `json:"minAvailable,omitempty"`
+	Queue                  string `json:"queue,omitempty"`
+	PriorityClass          string `json:"priorityClass,omitempty"`
+	ScheduleTimeoutSeconds *int32 `json:"scheduleTimeoutSeconds,omitempty"`
 }
 
 // RunPolicyFields names run-policy fields: a kind's LiveRunPolicy are those its operator reads
@@ -64,6 +77,8 @@ type runPolicy struct {
 	ActiveDeadlineSeconds   *int64  `json:"activeDeadlineSeconds,omitempty"`
 	BackoffLimit            *int32  `json:"backoffLimit,omitempty"`
 	Suspend                 *bool   `json:"suspend,omitempty"`
+	// SchedulingPolicy keeps what it does not express (minResources) for the read to see.
+	SchedulingPolicy *SchedulingPolicy `json:"schedulingPolicy,omitempty"`
 }
 
 func (p RunPolicy) api() runPolicy {
@@ -73,6 +88,7 @@ func (p RunPolicy) api() runPolicy {
 		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
 		BackoffLimit:            p.BackoffLimit,
 		Suspend:                 suspend(p.Suspend),
+		SchedulingPolicy:        p.Scheduling,
 	}
 }
 
@@ -101,7 +117,17 @@ func readRunPolicy(p runPolicy, queue string) RunPolicy {
 		ActiveDeadlineSeconds:   p.ActiveDeadlineSeconds,
 		QueueName:               queue,
 		Suspend:                 ownSuspend(queue, p.Suspend),
+		Scheduling:              scheduling(p.SchedulingPolicy),
 	}
+}
+
+// scheduling is a read scheduling policy; nil for one that says nothing this provider expresses
+// (only minResources, which stays a gap).
+func scheduling(p *SchedulingPolicy) *SchedulingPolicy {
+	if p == nil || *p == (SchedulingPolicy{}) {
+		return nil
+	}
+	return p
 }
 
 type replicaSpec struct {

@@ -187,6 +187,8 @@ var invalidInputs = []invalidInput{
 	{badMPI(`  topology_spread = [{ topology_key = "rack", max_skew = 0 }]`), `max_skew.*value must be between 1`},
 	{badTF("  worker_count = 1\n  topology_spread = [{ topology_key = \"not a key!\" }]"), `"not a key!": name part must consist`},
 	{badPyTorch(`  topology_spread = [{ topology_key = "rack" }, { topology_key = "rack", max_skew = 2 }]`), `rack with DoNotSchedule is given twice`},
+	{badMPI(`  scheduling_policy = { min_available = 0 }`), `scheduling_policy.min_available.*value must be between 1`},
+	{badPyTorch(`  scheduling_policy = { schedule_timeout_seconds = 0 }`), `schedule_timeout_seconds.*value must be between 1`},
 	{badTrainJob(`  host_network = true`), `Not supported by a TrainJob.*host_network.*runtime patch`},
 	{badTrainJob(`  topology_spread = [{ topology_key = "rack" }]`), `Not supported by a TrainJob.*topology_spread`},
 	{badTF(`  worker_count = 1

@@ -11,10 +11,14 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
+
+// gangPolicy is a gang scheduler's PodGroup policy for a Kubeflow job.
+const gangPolicy = "  scheduling_policy = { min_available = 2, queue = \"research\", schedule_timeout_seconds = 600 }\n"
 
 // productionPodFields are the typed pod fields a platform team's job sets beside its GPUs.
 const productionPodFields = `  cpu                              = "1"
@@ -25,7 +29,7 @@ const productionPodFields = `  cpu                              = "1"
   topology_spread                  = [{ topology_key = "kubernetes.io/hostname", when_unsatisfiable = "ScheduleAnyway" }]
 `
 
-// The typed pod fields (and, on the PyTorchJob, the host network: its master and its one worker
+// The typed pod fields (and, on the PyTorchJob, its gang policy and the host network: its master and its one worker
 // then need a node each, for training-operator gives both port 23456) reach the pods each operator makes (training-operator's PyTorchJob,
 // FrameworkController's elastic job, whose 1.16 types must carry them too): every pod of a role
 // has the scheduler, host IPC, grace period and an unlimited CPU request, and its spread
@@ -39,7 +43,7 @@ func TestAccPodFields_reachTheOperatorsPodsWhoseSpreadSelectsItsOwnRoleAndImport
 		config func(name string) string
 	}{
 		{jobs.PyTorch, acctest.RandomWithPrefix("tf-acc-ptf"), func(name string) string {
-			return pytorchJobConfig(name, 1, productionPodFields+"  host_network = true\n")
+			return pytorchJobConfig(name, 1, productionPodFields+"  host_network = true\n"+gangPolicy)
 		}},
 		{jobs.Elastic, elasticJobName(), func(name string) string { return elasticJobConfig(name, 2, productionPodFields) }},
 	} {
@@ -64,6 +68,19 @@ func TestAccPodFields_reachTheOperatorsPodsWhoseSpreadSelectsItsOwnRoleAndImport
 
 // checkPodFields checks the job's pods as the operator made them (see the test above).
 func checkPodFields(a *api, kind *jobs.Kind, name string) error {
+	if kind == jobs.PyTorch {
+		job, err := a.dyn.Resource(kind.GVR).Namespace("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		policy, _, err := unstructured.NestedFieldNoCopy(job.Object, "spec", "runPolicy", "schedulingPolicy")
+		if err != nil {
+			return err
+		}
+		if fmt.Sprint(policy) != "map[minAvailable:2 queue:research scheduleTimeoutSeconds:600]" {
+			return fmt.Errorf("the job's schedulingPolicy is %v", policy)
+		}
+	}
 	pods := a.pods("default", kind.PodSelector(name))
 	byRole := map[string]int{}
 	for _, p := range pods {

@@ -482,13 +482,13 @@ resource "training_mpi_job" "test" {
 		t.Errorf("a label change of a job whose patch says its init container is not in place:\n%s", plan)
 	}
 	// What no attribute says, outside the pod templates, is named by the plan of a replacement.
-	policy := []byte(`{"spec":{"runPolicy":{"schedulingPolicy":{"minAvailable":2}}}}`)
+	policy := []byte(`{"spec":{"runPolicy":{"schedulingPolicy":{"minResources":{"cpu":"4"}}}}}`)
 	if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Patch(context.Background(), name, k8stypes.MergePatchType, policy, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	w.write(config("registry.example/horovod:2", "speech", says))
 	if flat := strings.Join(strings.Fields(w.run("plan", "-input=false")), " "); !strings.Contains(flat, warning) ||
-		!strings.Contains(flat, "spec.runPolicy.schedulingPolicy.minAvailable") {
+		!strings.Contains(flat, "spec.runPolicy.schedulingPolicy.minResources") {
 		t.Errorf("the replacement does not say it drops the scheduling policy set by hand:\n%s", flat)
 	}
 	w.run("destroy", "-auto-approve", "-input=false")
