@@ -29,7 +29,7 @@ type runtimePlaced interface {
 // without a reachable cluster (or without the right to read what a check reads) skips the
 // cluster's checks, with a debug log.
 func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel) {
-	if req.Plan.Raw.IsNull() || req.Plan.Raw.Equal(req.State.Raw) {
+	if req.Plan.Raw.IsNull() {
 		return
 	}
 	if diags := req.Plan.Get(ctx, m); diags.HasError() {
