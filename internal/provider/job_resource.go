@@ -124,15 +124,18 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 // keeps in the plan of an update the status it leaves alone (planStatus). A kind with checks of
 // its own (a TrainJob's, on its runtime) has a ModifyPlan of its own.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if req.Plan.Raw.Equal(req.State.Raw) {
-		// No change (Terraform's proposal is the state): nothing to check, replace or keep. Most
-		// of a plan of many jobs is these, and each step below costs a walk of the whole object.
+	if unchanged(req) {
 		return
 	}
 	r.checkPlanned(ctx, req, resp, r.newModel())
 	r.warnDropped(ctx, req, resp)
 	planStatus(ctx, req, resp, r.newModel(), r.newModel())
 }
+
+// unchanged says whether the plan leaves the job as the state has it (Terraform's proposal is
+// the state): then a job's ModifyPlan has nothing to check, replace or keep. Most of a plan of
+// many jobs is these, and each of its steps costs a walk of the whole object.
+func unchanged(req resource.ModifyPlanRequest) bool { return req.Plan.Raw.Equal(req.State.Raw) }
 
 // target is the resource's job object, with its pods.
 func (r *jobResource) target(f *jobFields) kube.Target {

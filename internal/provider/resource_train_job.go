@@ -168,6 +168,9 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 // what Terraform alone holds); the attributes with a replace modifier of their own say so
 // themselves.
 func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	if unchanged(req) {
+		return
+	}
 	// One model for both checks: the runtime is read once.
 	planned := &trainJobModel{}
 	r.checkPlanned(ctx, req, resp, planned)
