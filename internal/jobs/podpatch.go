@@ -191,6 +191,25 @@ func checkPatched(before, after map[string]any) error {
 	return nil
 }
 
+// editTemplate changes a pod template held as the job object's own maps, in place, through
+// its typed form.
+func editTemplate(m map[string]any, edit func(*corev1.PodTemplateSpec) error) error {
+	var t corev1.PodTemplateSpec
+	if err := fromMap(m, &t); err != nil {
+		return err
+	}
+	if err := edit(&t); err != nil {
+		return err
+	}
+	out, err := toMap(t)
+	if err != nil {
+		return err
+	}
+	clear(m)
+	maps.Copy(m, out)
+	return nil
+}
+
 func fromMap(m map[string]any, out any) error {
 	b, err := json.Marshal(m)
 	if err != nil {

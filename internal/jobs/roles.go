@@ -40,20 +40,7 @@ func applyRoleOptions(k *Kind, obj *unstructured.Unstructured, roles map[string]
 		if err := k.saidElsewhere(role, r); err != nil {
 			return err
 		}
-		var t corev1.PodTemplateSpec
-		if err := fromMap(m, &t); err != nil {
-			return err
-		}
-		if err := r.apply(&t, noCPULimit); err != nil {
-			return err
-		}
-		out, err := toMap(t)
-		if err != nil {
-			return err
-		}
-		clear(m)
-		maps.Copy(m, out)
-		return nil
+		return editTemplate(m, func(t *corev1.PodTemplateSpec) error { return r.apply(t, noCPULimit) })
 	})
 }
 

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"fmt"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -25,9 +24,8 @@ type Spread struct {
 }
 
 // validateSpread refuses what the API server would: a malformed topology key, a skew below 1,
-// an action it does not know, or two constraints of one key and action.
+// an action it does not know, or two constraints of one key and action (RepeatedSpread).
 func validateSpread(spread []Spread) error {
-	seen := map[Spread]bool{}
 	for _, s := range spread {
 		if errs := validation.IsQualifiedName(s.TopologyKey); len(errs) > 0 {
 			return fmt.Errorf("topology_spread: topology key %q is not a label key: %s", s.TopologyKey, errs[0])
@@ -38,13 +36,31 @@ func validateSpread(spread []Spread) error {
 		if s.WhenUnsatisfiable != corev1.DoNotSchedule && s.WhenUnsatisfiable != corev1.ScheduleAnyway {
 			return fmt.Errorf("topology_spread %s: when_unsatisfiable must be %s or %s, not %q", s.TopologyKey, corev1.DoNotSchedule, corev1.ScheduleAnyway, s.WhenUnsatisfiable)
 		}
+	}
+	if repeated := RepeatedSpread(spread); len(repeated) > 0 {
+		return fmt.Errorf("topology_spread: %s", SpreadRepeated(spread[repeated[0]]))
+	}
+	return nil
+}
+
+// RepeatedSpread are the indexes of the entries of spread that give the topology key and action
+// of an earlier one, which the API server refuses.
+func RepeatedSpread(spread []Spread) []int {
+	var out []int
+	seen := map[Spread]bool{}
+	for i, s := range spread {
 		key := Spread{TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable}
 		if seen[key] {
-			return fmt.Errorf("topology_spread: %s with %s is given twice (the API server refuses it)", s.TopologyKey, s.WhenUnsatisfiable)
+			out = append(out, i)
 		}
 		seen[key] = true
 	}
-	return nil
+	return out
+}
+
+// SpreadRepeated says why a repeated entry (RepeatedSpread) is refused.
+func SpreadRepeated(s Spread) string {
+	return fmt.Sprintf("%s with %s is given twice: the API server refuses two constraints of one key and one action", s.TopologyKey, s.WhenUnsatisfiable)
 }
 
 // roleSelector selects one role's pods of one job: the job's pods (the kind's pod selector)
@@ -55,9 +71,8 @@ func (k *Kind) roleSelector(job, role string) (map[string]string, []string, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	out := maps.Clone(map[string]string(set))
-	out[k.RoleLabel] = role
-	return out, nil, nil
+	set[k.RoleLabel] = role
+	return set, nil, nil
 }
 
 // runtimeRoleSelector selects one replicated job's pods of one TrainJob made from a runtime: the
@@ -82,24 +97,22 @@ func applySpread(obj *unstructured.Unstructured, templates map[string]map[string
 		if err != nil {
 			return err
 		}
-		var t corev1.PodTemplateSpec
-		if err := fromMap(m, &t); err != nil {
+		if err := editTemplate(m, func(t *corev1.PodTemplateSpec) error {
+			for _, s := range spread {
+				t.Spec.TopologySpreadConstraints = append(t.Spec.TopologySpreadConstraints, s.constraint(match, keys))
+			}
+			return nil
+		}); err != nil {
 			return err
 		}
-		for _, s := range spread {
-			t.Spec.TopologySpreadConstraints = append(t.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
-				MaxSkew: s.MaxSkew, TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable,
-				LabelSelector: &metav1.LabelSelector{MatchLabels: match}, MatchLabelKeys: keys,
-			})
-		}
-		out, err := toMap(t)
-		if err != nil {
-			return err
-		}
-		clear(m)
-		maps.Copy(m, out)
 	}
 	return nil
+}
+
+// constraint is the topology spread constraint s makes for the pods match and keys select.
+func (s Spread) constraint(match map[string]string, keys []string) corev1.TopologySpreadConstraint {
+	return corev1.TopologySpreadConstraint{MaxSkew: s.MaxSkew, TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: match}, MatchLabelKeys: keys}
 }
 
 // ownSpread is what a role's template says of topology_spread: its constraints that are
@@ -109,9 +122,7 @@ func ownSpread(t corev1.PodTemplateSpec, match map[string]string, keys []string)
 	var out []Spread
 	for _, c := range t.Spec.TopologySpreadConstraints {
 		s := Spread{TopologyKey: c.TopologyKey, MaxSkew: c.MaxSkew, WhenUnsatisfiable: c.WhenUnsatisfiable}
-		made := corev1.TopologySpreadConstraint{MaxSkew: s.MaxSkew, TopologyKey: s.TopologyKey, WhenUnsatisfiable: s.WhenUnsatisfiable,
-			LabelSelector: &metav1.LabelSelector{MatchLabels: match}, MatchLabelKeys: keys}
-		if equality.Semantic.DeepEqual(c, made) {
+		if equality.Semantic.DeepEqual(c, s.constraint(match, keys)) {
 			out = append(out, s)
 		}
 	}

@@ -3,7 +3,6 @@ package provider
 import (
 	"cmp"
 	"context"
-	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -65,16 +64,18 @@ func (distinctSpread) ValidateList(ctx context.Context, req validator.ListReques
 	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() || req.ConfigValue.ElementsAs(ctx, &models, true).HasError() {
 		return
 	}
-	seen := map[[2]string]bool{}
+	// The known entries, and where each stands in the list (an unknown one is the build's to check).
+	var spread []jobs.Spread
+	var at []int
 	for i, m := range models {
 		if m.TopologyKey.IsUnknown() || m.WhenUnsatisfiable.IsUnknown() {
 			continue
 		}
-		key := [2]string{m.TopologyKey.ValueString(), cmp.Or(m.WhenUnsatisfiable.ValueString(), string(corev1.DoNotSchedule))}
-		if seen[key] {
-			resp.Diagnostics.AddAttributeError(req.Path.AtListIndex(i), "Invalid topology spread",
-				fmt.Sprintf("%s with %s is given twice: the API server refuses two constraints of one key and one action.", key[0], key[1]))
-		}
-		seen[key] = true
+		spread = append(spread, jobs.Spread{TopologyKey: m.TopologyKey.ValueString(),
+			WhenUnsatisfiable: corev1.UnsatisfiableConstraintAction(cmp.Or(m.WhenUnsatisfiable.ValueString(), string(corev1.DoNotSchedule)))})
+		at = append(at, i)
+	}
+	for _, i := range jobs.RepeatedSpread(spread) {
+		resp.Diagnostics.AddAttributeError(req.Path.AtListIndex(at[i]), "Invalid topology spread", jobs.SpreadRepeated(spread[i])+".")
 	}
 }
