@@ -2,7 +2,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"log"
@@ -13,7 +12,7 @@ import (
 	"runtime/pprof"
 	"sync"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/kubetrain/terraform-provider-training/internal/provider"
 )
@@ -30,10 +29,13 @@ func main() {
 	stopProfiles := profile(os.Getenv(profileEnv))
 	defer stopProfiles()
 
-	err := providerserver.Serve(context.Background(), provider.New(version), providerserver.ServeOpts{
-		Address: "registry.terraform.io/kubetrain/training",
-		Debug:   debug,
-	})
+	var opts []tf6server.ServeOpt
+	if debug {
+		opts = append(opts, tf6server.WithManagedDebug())
+	}
+	// provider.NewProtocol6 is the plugin framework's server (providerserver.NewProtocol6) with
+	// the plans of unchanged jobs answered at once.
+	err := tf6server.Serve("registry.terraform.io/kubetrain/training", provider.NewProtocol6(version), opts...)
 	if err != nil {
 		stopProfiles()
 		log.Fatal(err.Error())

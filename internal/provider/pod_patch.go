@@ -46,6 +46,8 @@ func (samePodPatches) Description(context.Context) string {
 }
 func (d samePodPatches) MarkdownDescription(ctx context.Context) string { return d.Description(ctx) }
 
+func (samePodPatches) keepsUnchangedPlan() {}
+
 func (samePodPatches) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
 	if req.StateValue.IsNull() || req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
 		return

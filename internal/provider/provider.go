@@ -33,6 +33,9 @@ func New(version string) func() provider.Provider {
 	return func() provider.Provider { return &trainingProvider{version: version} }
 }
 
+// providerTypeName prefixes the provider's resource and data source type names.
+const providerTypeName = "training"
+
 type trainingProvider struct {
 	version string
 }
@@ -65,7 +68,7 @@ type execModel struct {
 }
 
 func (p *trainingProvider) Metadata(_ context.Context, _ provider.MetadataRequest, resp *provider.MetadataResponse) {
-	resp.TypeName = "training"
+	resp.TypeName = providerTypeName
 	resp.Version = p.version
 }
 

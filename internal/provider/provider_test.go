@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,8 +24,9 @@ import (
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
 )
 
+// testProviderFactories serve the provider as the released binary does (NewProtocol6).
 var testProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"training": providerserver.NewProtocol6WithError(New("test")()),
+	"training": func() (tfprotov6.ProviderServer, error) { return NewProtocol6("test")(), nil },
 }
 
 // TestMain gives the acceptance tests (TF_ACC=1) one local cluster for the whole binary, or the

@@ -32,6 +32,8 @@ func (m workerCountPlan) MarkdownDescription(ctx context.Context) string {
 	return m.Description(ctx)
 }
 
+func (workerCountPlan) keepsUnchangedPlan() {}
+
 func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.IsUnknown() || req.PlanValue.Equal(req.StateValue) {
 		return

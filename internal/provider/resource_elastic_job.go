@@ -255,6 +255,8 @@ func (d defaultForNewJobsOnly) MarkdownDescription(ctx context.Context) string {
 	return d.Description(ctx)
 }
 
+func (defaultForNewJobsOnly) keepsUnchangedPlan() {}
+
 func (defaultForNewJobsOnly) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
 	if req.ConfigValue.IsNull() && !req.StateValue.IsNull() && !req.StateValue.IsUnknown() {
 		resp.PlanValue = req.StateValue

@@ -125,6 +125,8 @@ func (r tolerationsReplace) MarkdownDescription(ctx context.Context) string {
 	return r.Description(ctx)
 }
 
+func (tolerationsReplace) keepsUnchangedPlan() {}
+
 func (tolerationsReplace) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.Equal(req.StateValue) {
 		return

@@ -1,0 +1,259 @@
+package provider
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// NewProtocol6 serves the provider as the plugin framework does, with one exception: the plan
+// of a job that nothing changes is answered without the framework's walk of every attribute.
+//
+// Terraform plans every resource of a configuration, and in a plan of many jobs most of them
+// are unchanged: Terraform's proposal is the prior state itself. The framework answers such a
+// proposal with the proposal (its defaults hold, every plan modifier keeps an unchanged plan,
+// and the jobs' ModifyPlan returns at once), but only after setting each top-level attribute
+// back into the plan one path at a time, each step copying the schema's attribute map: in a
+// plan of 100 jobs without refresh that was most of the provider's CPU. This answers it
+// directly when the same answer is certain (see unchangedPlans.plan); anything else goes to the
+// framework.
+func NewProtocol6(version string) func() tfprotov6.ProviderServer {
+	return func() tfprotov6.ProviderServer {
+		p := New(version)()
+		framework, ok := providerserver.NewProtocol6(p)().(frameworkServer)
+		if !ok {
+			panic("the plugin framework's server no longer serves list resources, actions and state stores")
+		}
+		return &unchangedPlans{frameworkServer: framework, provider: p}
+	}
+}
+
+// frameworkServer is every RPC the framework's server answers: those of its optional interfaces
+// too, which a server that embedded only tfprotov6.ProviderServer would not serve (Terraform
+// then reports list resources as not implemented).
+type frameworkServer interface {
+	tfprotov6.ProviderServer
+	tfprotov6.ListResourceServer
+	tfprotov6.ActionServer
+	tfprotov6.StateStoreServer
+}
+
+var _ frameworkServer = (*unchangedPlans)(nil)
+
+// unchangedPlans is the framework's server, with the plans of unchanged jobs answered at once.
+type unchangedPlans struct {
+	frameworkServer
+	provider provider.Provider
+
+	once sync.Once
+	// shapes are the resource types whose unchanged plans are answered here, by type name.
+	shapes map[string]*planShape
+}
+
+// keepsUnchangedPlans is implemented by the resources whose ModifyPlan returns at once when the
+// plan is the prior state (unchanged): for them the framework's plan of an unchanged resource is
+// Terraform's proposal once the defaults hold and the plan modifiers keep it.
+type keepsUnchangedPlans interface {
+	resource.Resource
+	keepsUnchangedPlans()
+}
+
+func (*jobResource) keepsUnchangedPlans() {}
+
+// keepsUnchangedPlan is implemented by this provider's plan modifiers that change nothing when
+// an attribute's plan is its state: the shortcut need not run them.
+type keepsUnchangedPlan interface{ keepsUnchangedPlan() }
+
+// A planShape is what an unchanged plan of one resource type is checked against.
+type planShape struct {
+	state tftypes.Type
+	// identity is the resource's identity type, nil without one.
+	identity tftypes.Type
+	// defaults are the attributes with a default, or with attributes inside that have one.
+	defaults map[string]*attrDefault
+	// modifiers run the top-level plan modifiers that may change an unchanged plan (toRun), each
+	// saying whether it keeps it.
+	modifiers []func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool
+	schema    schema.Schema
+}
+
+// attrDefault is an attribute's default and those of the attributes inside it.
+type attrDefault struct {
+	// value is the attribute's own default, nil without one.
+	value *tftypes.Value
+	// inside are the defaults of the attributes of the attribute's object (single) or of each
+	// of its list's objects.
+	inside map[string]*attrDefault
+	single bool
+}
+
+func (s *unchangedPlans) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	s.once.Do(func() { s.shapes = planShapes(ctx, s.provider) })
+	if shape := s.shapes[req.TypeName]; shape != nil {
+		if resp, ok := shape.plan(ctx, req); ok {
+			return resp, nil
+		}
+	}
+	return s.frameworkServer.PlanResourceChange(ctx, req)
+}
+
+// plan answers the plan of an update whose proposal is byte for byte the prior state, when
+// every attribute that the configuration leaves unset has its default in that state and the
+// plan modifiers that may change such a plan (an elastic job's dependents, a count derived from
+// the GPUs) keep it: then the framework would plan the proposal, keep the private state and the
+// identity, and ask for no replacement (its computed values are marked unknown only when the
+// plan differs from the state). ok is false for every other plan.
+func (p *planShape) plan(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (resp *tfprotov6.PlanResourceChangeResponse, ok bool) {
+	prior, proposed := req.PriorState, req.ProposedNewState
+	if prior == nil || proposed == nil || req.Config == nil || len(prior.MsgPack) == 0 || !bytes.Equal(prior.MsgPack, proposed.MsgPack) {
+		return nil, false
+	}
+	state, err := proposed.Unmarshal(p.state)
+	if err != nil || state.IsNull() {
+		return nil, false
+	}
+	config, err := req.Config.Unmarshal(p.state)
+	if err != nil || !defaultsHold(p.defaults, config, state) {
+		return nil, false
+	}
+	for _, keeps := range p.modifiers {
+		if !keeps(ctx, tfsdk.Config{Raw: config, Schema: p.schema}, tfsdk.State{Raw: state, Schema: p.schema}) {
+			return nil, false
+		}
+	}
+	identity := req.PriorIdentity
+	if identity == nil && p.identity != nil {
+		// The framework plans a null identity where Terraform sent none (before 1.12).
+		null, err := tfprotov6.NewDynamicValue(p.identity, tftypes.NewValue(p.identity, nil))
+		if err != nil {
+			return nil, false
+		}
+		identity = &tfprotov6.ResourceIdentityData{IdentityData: &null}
+	}
+	return &tfprotov6.PlanResourceChangeResponse{PlannedState: proposed, PlannedPrivate: req.PriorPrivate, PlannedIdentity: identity}, true
+}
+
+// defaultsHold says whether every attribute of defaults that config leaves null (or whose
+// object config leaves null) holds its default in state, as the framework's defaults would
+// make it.
+func defaultsHold(defaults map[string]*attrDefault, config, state tftypes.Value) bool {
+	if len(defaults) == 0 || state.IsNull() {
+		return true
+	}
+	if !config.IsKnown() || !state.IsKnown() {
+		return false
+	}
+	var configs, states map[string]tftypes.Value
+	if err := state.As(&states); err != nil {
+		return false
+	}
+	if !config.IsNull() {
+		if err := config.As(&configs); err != nil {
+			return false
+		}
+	}
+	for name, d := range defaults {
+		c, s := configs[name], states[name] // c is the zero Value, which is null, under a null config
+		if c.Type() == nil {
+			c = tftypes.NewValue(s.Type(), nil)
+		}
+		switch {
+		case d.value != nil && c.IsNull():
+			if !s.Equal(*d.value) {
+				return false
+			}
+		case d.inside == nil || s.IsNull():
+		case d.single:
+			if !defaultsHold(d.inside, c, s) {
+				return false
+			}
+		default:
+			if !elementDefaultsHold(d.inside, c, s) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// elementDefaultsHold is defaultsHold for each object of a list attribute or block.
+func elementDefaultsHold(defaults map[string]*attrDefault, config, state tftypes.Value) bool {
+	if !config.IsKnown() || !state.IsKnown() {
+		return false
+	}
+	var configs, states []tftypes.Value
+	if err := state.As(&states); err != nil {
+		return false
+	}
+	if !config.IsNull() {
+		if err := config.As(&configs); err != nil || len(configs) != len(states) {
+			return false
+		}
+	}
+	for i, s := range states {
+		c := tftypes.NewValue(s.Type(), nil)
+		if configs != nil {
+			c = configs[i]
+		}
+		if !defaultsHold(defaults, c, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// planShapes are the shapes of the provider's resources that keep unchanged plans and whose
+// schema shapeOf understands; the others are planned by the framework alone.
+func planShapes(ctx context.Context, p provider.Provider) map[string]*planShape {
+	shapes := map[string]*planShape{}
+	for _, f := range p.Resources(ctx) {
+		name, shape, err := shapeOf(ctx, f())
+		if err == nil && shape != nil {
+			shapes[name] = shape
+		}
+	}
+	return shapes
+}
+
+// shapeOf is the type name and plan shape of r; shape is nil when r does not keep unchanged
+// plans, err says what of its schema does not let its unchanged plans be answered here.
+func shapeOf(ctx context.Context, r resource.Resource) (name string, shape *planShape, err error) {
+	var meta resource.MetadataResponse
+	r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &meta)
+	if _, ok := r.(keepsUnchangedPlans); !ok {
+		return meta.TypeName, nil, nil
+	}
+	var sch resource.SchemaResponse
+	r.Schema(ctx, resource.SchemaRequest{}, &sch)
+	if sch.Diagnostics.HasError() {
+		return meta.TypeName, nil, fmt.Errorf("schema: %v", sch.Diagnostics)
+	}
+	shape = &planShape{state: sch.Schema.Type().TerraformType(ctx), schema: sch.Schema}
+	if shape.defaults, err = defaultsOf(ctx, sch.Schema.Attributes, sch.Schema.Blocks, ""); err != nil {
+		return meta.TypeName, nil, err
+	}
+	for name, a := range sch.Schema.Attributes {
+		for _, m := range toRun(a) {
+			run, err := runModifier(name, m)
+			if err != nil {
+				return meta.TypeName, nil, err
+			}
+			shape.modifiers = append(shape.modifiers, run)
+		}
+	}
+	if ir, ok := r.(resource.ResourceWithIdentity); ok {
+		var ids resource.IdentitySchemaResponse
+		ir.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &ids)
+		shape.identity = ids.IdentitySchema.Type().TerraformType(ctx)
+	}
+	return meta.TypeName, shape, nil
+}

@@ -1,0 +1,260 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// defaultsOf walks the attributes and blocks at prefix (dotted, "" at the root): it returns the
+// defaults in them and fails on what planShape.plan cannot check: a nested attribute's plan
+// modifier that may change an unchanged plan, a default that is not static, a write-only
+// attribute, a default inside a set or map.
+func defaultsOf(ctx context.Context, attrs map[string]schema.Attribute, blocks map[string]schema.Block, prefix string) (map[string]*attrDefault, error) {
+	out := map[string]*attrDefault{}
+	for name, a := range attrs {
+		// A top-level attribute's modifiers that may change an unchanged plan are run
+		// (planShape.modifiers); a nested one's fail.
+		d, err := attributeDefault(ctx, a, prefix+name, prefix != "")
+		if err != nil {
+			return nil, err
+		}
+		if d != nil {
+			out[name] = d
+		}
+	}
+	for name, b := range blocks {
+		at := prefix + name
+		if err := keepsUnchanged(b, at); err != nil {
+			return nil, err
+		}
+		var inside map[string]*attrDefault
+		var err error
+		single := false
+		switch b := b.(type) {
+		case schema.ListNestedBlock:
+			err = keepsUnchanged(b.NestedObject, at)
+			if err == nil {
+				inside, err = defaultsOf(ctx, b.NestedObject.Attributes, b.NestedObject.Blocks, at+".")
+			}
+		case schema.SingleNestedBlock:
+			single = true
+			inside, err = defaultsOf(ctx, b.Attributes, b.Blocks, at+".")
+		default:
+			err = fmt.Errorf("%s: a %T is not walked", at, b)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(inside) > 0 {
+			out[name] = &attrDefault{inside: inside, single: single}
+		}
+	}
+	return out, nil
+}
+
+// attributeDefault is the default of the attribute at p (nested: not a top-level one) and of the
+// attributes inside it, nil when none has one.
+func attributeDefault(ctx context.Context, a schema.Attribute, p string, nested bool) (*attrDefault, error) {
+	if nested {
+		if err := keepsUnchanged(a, p); err != nil {
+			return nil, err
+		}
+	}
+	if a.IsWriteOnly() {
+		return nil, fmt.Errorf("%s is write-only", p)
+	}
+	d := &attrDefault{}
+	value, err := staticDefault(ctx, a, p)
+	if err != nil {
+		return nil, err
+	}
+	d.value = value
+	switch a := a.(type) {
+	case schema.ListNestedAttribute:
+		if err := keepsUnchanged(a.NestedObject, p); err != nil {
+			return nil, err
+		}
+		d.inside, err = defaultsOf(ctx, a.NestedObject.Attributes, nil, p+".")
+	case schema.SingleNestedAttribute:
+		d.single = true
+		d.inside, err = defaultsOf(ctx, a.Attributes, nil, p+".")
+	case schema.SetNestedAttribute:
+		err = noDefaultsIn(ctx, a.NestedObject, p)
+	case schema.MapNestedAttribute:
+		err = noDefaultsIn(ctx, a.NestedObject, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(d.inside) == 0 {
+		d.inside = nil
+	}
+	if d.value == nil && d.inside == nil {
+		return nil, nil
+	}
+	return d, nil
+}
+
+// noDefaultsIn fails when an attribute of a set's or map's objects has a default: which
+// configured object such a default belongs to is not a position.
+func noDefaultsIn(ctx context.Context, o schema.NestedAttributeObject, p string) error {
+	if err := keepsUnchanged(o, p); err != nil {
+		return err
+	}
+	inside, err := defaultsOf(ctx, o.Attributes, nil, p+".")
+	if err == nil && len(inside) > 0 {
+		err = fmt.Errorf("%s: defaults inside a set or map", p)
+	}
+	return err
+}
+
+// staticDefault is the value of a's default (its Default field), nil without one. Only the
+// framework's static defaults are taken: their value is the same at every path.
+func staticDefault(ctx context.Context, a schema.Attribute, p string) (*tftypes.Value, error) {
+	field := reflect.ValueOf(a).FieldByName("Default")
+	if !field.IsValid() || field.IsNil() {
+		return nil, nil
+	}
+	def := field.Interface()
+	if pkg := reflect.TypeOf(def).PkgPath(); !strings.HasPrefix(pkg, frameworkSchemaPackages) || !strings.HasSuffix(pkg, "default") {
+		return nil, fmt.Errorf("%s: the default %T is not one of the framework's static defaults", p, def)
+	}
+	at := path.Root(p) // the static defaults do not read their path
+	var v attr.Value
+	var diags diag.Diagnostics
+	switch def := def.(type) {
+	case defaults.String:
+		r := &defaults.StringResponse{}
+		def.DefaultString(ctx, defaults.StringRequest{Path: at}, r)
+		v, diags = r.PlanValue, r.Diagnostics
+	case defaults.Bool:
+		r := &defaults.BoolResponse{}
+		def.DefaultBool(ctx, defaults.BoolRequest{Path: at}, r)
+		v, diags = r.PlanValue, r.Diagnostics
+	case defaults.Int64:
+		r := &defaults.Int64Response{}
+		def.DefaultInt64(ctx, defaults.Int64Request{Path: at}, r)
+		v, diags = r.PlanValue, r.Diagnostics
+	case defaults.List:
+		r := &defaults.ListResponse{}
+		def.DefaultList(ctx, defaults.ListRequest{Path: at}, r)
+		v, diags = r.PlanValue, r.Diagnostics
+	case defaults.Map:
+		r := &defaults.MapResponse{}
+		def.DefaultMap(ctx, defaults.MapRequest{Path: at}, r)
+		v, diags = r.PlanValue, r.Diagnostics
+	default:
+		return nil, fmt.Errorf("%s: a %T default is not read", p, def)
+	}
+	if diags.HasError() {
+		return nil, fmt.Errorf("%s: %v", p, diags)
+	}
+	tv, err := v.ToTerraformValue(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return &tv, nil
+}
+
+// frameworkSchemaPackages is where the framework's own plan modifiers and defaults live.
+const frameworkSchemaPackages = "github.com/hashicorp/terraform-plugin-framework/resource/schema/"
+
+// identityKeepingModifiers are the framework's plan modifiers that change nothing when the plan
+// of an attribute is its state: the replace modifiers (which return when the values are equal)
+// and the unknown-value ones (an unchanged plan holds no unknown value).
+var identityKeepingModifiers = map[string]bool{
+	"requiresReplaceIfModifier":  true,
+	"useStateForUnknownModifier": true,
+	"useNonNullStateForUnknown":  true,
+}
+
+// toRun are the plan modifiers of the attribute, block or nested object s (its PlanModifiers
+// field) that may change an unchanged plan: all but the framework's identityKeepingModifiers
+// and this provider's that say they keep it (keepsUnchangedPlan).
+func toRun(s any) []any {
+	field := reflect.ValueOf(s).FieldByName("PlanModifiers")
+	if !field.IsValid() {
+		return nil
+	}
+	var run []any
+	for i := range field.Len() {
+		m := field.Index(i).Interface()
+		if _, ok := m.(keepsUnchangedPlan); ok {
+			continue
+		}
+		if t := reflect.TypeOf(m); strings.HasPrefix(t.PkgPath(), frameworkSchemaPackages) && identityKeepingModifiers[t.Name()] {
+			continue
+		}
+		run = append(run, m)
+	}
+	return run
+}
+
+// keepsUnchanged fails when the nested attribute, block or object s at p has a plan modifier
+// that may change an unchanged plan (toRun): only those of top-level attributes are run.
+func keepsUnchanged(s any, p string) error {
+	if run := toRun(s); len(run) > 0 {
+		return fmt.Errorf("%s: the plan modifier %T of a nested attribute may change an unchanged plan", p, run[0])
+	}
+	return nil
+}
+
+// runModifier returns what runs the plan modifier m of the top-level attribute name on an
+// unchanged plan and says whether it keeps it: the planned value stays the state's, with no
+// replacement and no error.
+func runModifier(name string, m any) (func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool, error) {
+	p := path.Root(name)
+	switch m := m.(type) {
+	case planmodifier.String:
+		return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
+			var c, s types.String
+			return kept(ctx, config, state, p, &c, &s, func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics) {
+				r := &planmodifier.StringResponse{PlanValue: s}
+				m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, Config: config, ConfigValue: c, Plan: plan, PlanValue: s, State: state, StateValue: s}, r)
+				return r.PlanValue, r.RequiresReplace, r.Diagnostics
+			})
+		}, nil
+	case planmodifier.Int64:
+		return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
+			var c, s types.Int64
+			return kept(ctx, config, state, p, &c, &s, func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics) {
+				r := &planmodifier.Int64Response{PlanValue: s}
+				m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, Config: config, ConfigValue: c, Plan: plan, PlanValue: s, State: state, StateValue: s}, r)
+				return r.PlanValue, r.RequiresReplace, r.Diagnostics
+			})
+		}, nil
+	case planmodifier.List:
+		return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
+			var c, s types.List
+			return kept(ctx, config, state, p, &c, &s, func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics) {
+				r := &planmodifier.ListResponse{PlanValue: s}
+				m.PlanModifyList(ctx, planmodifier.ListRequest{Path: p, Config: config, ConfigValue: c, Plan: plan, PlanValue: s, State: state, StateValue: s}, r)
+				return r.PlanValue, r.RequiresReplace, r.Diagnostics
+			})
+		}, nil
+	}
+	return nil, fmt.Errorf("%s: the plan modifier %T is not run", name, m)
+}
+
+// kept reads the attribute at p of config and state into c and s, runs modify on the plan that
+// is the state, and says whether it kept s.
+func kept[V attr.Value](ctx context.Context, config tfsdk.Config, state tfsdk.State, p path.Path, c, s *V,
+	modify func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics)) bool {
+	if config.GetAttribute(ctx, p, c).HasError() || state.GetAttribute(ctx, p, s).HasError() {
+		return false
+	}
+	planned, replace, diags := modify(tfsdk.Plan(state))
+	return !replace && !diags.HasError() && planned.Equal(*s)
+}
