@@ -39,13 +39,22 @@ variable "manifests" {
 }
 `
 
-func trainingConfig(n int) string {
-	m := mixOf(n)
-	return fmt.Sprintf(header, `training = { source = "kubetrain/training" }`) + fmt.Sprintf(`
+// trainingConfig is the training tool's configuration, in its namespace bench-training.
+func trainingConfig(n int) string { return trainingConfigIn("bench-training")(n) }
+
+// crowdedConfig is the same jobs in the namespace bench-crowded, which also holds the
+// unrelated pods (see createUnrelatedPods).
+func crowdedConfig(n int) string { return trainingConfigIn("bench-crowded")(n) }
+
+// trainingConfigIn is the configuration of this provider's N jobs in namespace.
+func trainingConfigIn(namespace string) func(n int) string {
+	return func(n int) string {
+		m := mixOf(n)
+		return fmt.Sprintf(header, `training = { source = "kubetrain/training" }`) + fmt.Sprintf(`
 resource "training_mpi_job" "mpi" {
-  count        = %d
+  count        = %[1]d
   name         = "mpi-${count.index}"
-  namespace    = "bench-training"
+  namespace    = %[5]q
   image        = "horovod/horovod:0.28.1"
   command      = ["python", "train.py"]
   worker_count = var.workers
@@ -57,9 +66,9 @@ resource "training_mpi_job" "mpi" {
 }
 
 resource "training_tf_job" "tf" {
-  count        = %d
+  count        = %[2]d
   name         = "tf-${count.index}"
-  namespace    = "bench-training"
+  namespace    = %[5]q
   image        = "tensorflow/tensorflow:2.15.0"
   command      = ["python", "train.py"]
   worker_count = 1
@@ -67,9 +76,9 @@ resource "training_tf_job" "tf" {
 }
 
 resource "training_pytorch_job" "pytorch" {
-  count        = %d
+  count        = %[3]d
   name         = "pytorch-${count.index}"
-  namespace    = "bench-training"
+  namespace    = %[5]q
   image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
   command      = ["torchrun", "train.py"]
   worker_count = var.workers
@@ -81,9 +90,9 @@ resource "training_pytorch_job" "pytorch" {
 }
 
 resource "training_elastic_job" "elastic" {
-  count        = %d
+  count        = %[4]d
   name         = "elastic${count.index}"
-  namespace    = "bench-training"
+  namespace    = %[5]q
   image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
   script       = "train.py"
   worker_count = var.workers
@@ -91,7 +100,8 @@ resource "training_elastic_job" "elastic" {
   max_workers  = 4
   tolerations  = ["all"]
 }
-`, m.mpi, m.tf, m.pytorch, m.elastic)
+`, m.mpi, m.tf, m.pytorch, m.elastic, namespace)
+	}
 }
 
 // trainingQuery lists every job of the training tool's namespace, resources included, as a

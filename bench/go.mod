@@ -1,6 +1,6 @@
 module github.com/kubetrain/terraform-provider-training/bench
 
-go 1.25
+go 1.25.0
 
 replace github.com/kubetrain/terraform-provider-training/cluster => ../cluster
 
@@ -37,6 +37,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/oauth2 v0.27.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.31.0 // indirect
 	golang.org/x/term v0.30.0 // indirect
 	golang.org/x/text v0.23.0 // indirect

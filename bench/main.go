@@ -43,12 +43,16 @@ type tool struct {
 // The names of this provider and of the floors in tools, which the report refers to.
 const (
 	trainingTool    = "training"
+	crowdedTool     = "training beside unrelated pods"
 	floorTool       = "floor: terraform_data"
 	pluginFloorTool = "floor: a plugin doing nothing"
 )
 
 var tools = []tool{
 	{trainingTool, "training", "training", trainingConfig, cliConfigFile},
+	// The same jobs in a namespace that also holds other pods (-unrelated-pods): what a shared
+	// namespace costs the provider's waits, refreshes and memory.
+	{crowdedTool, "crowded", "training", crowdedConfig, cliConfigFile},
 	{"kubernetes_manifest", "kubernetes", "kubernetes", kubernetesConfig, cliConfigFile},
 	{"kubectl_manifest", "kubectl", "kubectl", kubectlConfig, cliConfigFile},
 	{floorTool, "floor", "", floorConfig, cliConfigFile},
@@ -116,11 +120,15 @@ func main() {
 	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
 	mpiQueue := flag.Int("mpi-queue-rate-limit", 0, "mpi-operator's work-queue rate limit and burst (events a second); 0 keeps upstream's defaults, 10 and 100")
 	apiQPS := flag.Int("controller-manager-api-qps", 0, "kube-controller-manager's client rate limit (requests a second; burst twice that), which its garbage collector deletes dependents under; 0 keeps upstream's defaults, 20 and 30")
+	peersMax := flag.Int("peers-max", 300, "largest number of jobs kubectl_manifest and kubernetes_manifest run with")
+	crowdedMax := flag.Int("crowded-max", 100, "largest number of jobs the crowded tool runs with")
+	unrelatedPods := flag.Int("unrelated-pods", 5000, "pods of no job in the crowded tool's namespace, made before its first run")
 	keep := flag.Bool("keep", false, "keep the work folder (each tool's configuration, state and every command's output) and print where it is")
 	out := flag.String("out", "RESULTS.md", "report file")
 	plot := flag.String("plot", "scaling.svg", "plot file")
 	flag.Parse()
-	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue, apiQPS: *apiQPS, keep: *keep}
+	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue, apiQPS: *apiQPS, keep: *keep,
+		peersMax: *peersMax, crowdedMax: *crowdedMax, unrelatedPods: *unrelatedPods}
 	if err := run(*sizes, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -136,10 +144,13 @@ type benchConfig struct {
 	apiQPS int
 	// keep leaves the work folder in place.
 	keep bool
+	// peersMax is the largest number of jobs the peers (kubernetes_manifest, kubectl_manifest)
+	// run with; crowdedMax the crowded tool's, with unrelatedPods pods beside its jobs.
+	peersMax, crowdedMax, unrelatedPods int
 }
 
-// benchNodes are the bench cluster's simulated nodes: room for every pod of 300 jobs after the
-// rescale, with no taint.
+// benchNodes are the bench cluster's simulated nodes: room for every pod of 1,000 jobs after
+// the rescale (2,500), with no taint.
 func benchNodes(count int) string {
 	var b strings.Builder
 	for i := range count {
@@ -149,8 +160,8 @@ kind: Node
 metadata:
   name: bench-node-%[1]d
 status:
-  capacity: {cpu: "64", memory: 512Gi, pods: "250"}
-  allocatable: {cpu: "64", memory: 512Gi, pods: "250"}
+  capacity: {cpu: "256", memory: 2Ti, pods: "400"}
+  allocatable: {cpu: "256", memory: 2Ti, pods: "400"}
   addresses: [{type: InternalIP, address: 127.0.4.%[1]d}, {type: Hostname, address: bench-node-%[1]d}]
 `, i+1)
 	}
@@ -230,6 +241,17 @@ func run(sizes string, cfg benchConfig) error {
 			r := cfg.runs
 			if n > cfg.oneRunAbove {
 				r = 1
+			}
+			if (t.provider == "kubernetes" || t.provider == "kubectl") && n > cfg.peersMax {
+				continue
+			}
+			if t.key == "crowded" {
+				if n > cfg.crowdedMax {
+					continue
+				}
+				if err := createUnrelatedPods(ctx, c.Kubeconfig, "bench-"+t.key, cfg.unrelatedPods); err != nil {
+					return err
+				}
 			}
 			if t.provider == "kubernetes" {
 				if n > cfg.slowMax {

@@ -29,7 +29,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 	if err := os.WriteFile(filepath.Join(dir, "main.tf"), []byte(t.config(n)), 0o644); err != nil {
 		return nil, err
 	}
-	if t.provider == "training" {
+	if t.key == "training" {
 		if err := os.WriteFile(filepath.Join(dir, "jobs.tfquery.hcl"), []byte(trainingQuery()), 0o644); err != nil {
 			return nil, err
 		}
@@ -64,11 +64,11 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
 			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
 		}
-		if t.provider == "training" {
+		if t.key == "training" {
 			steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, schemaFloorCLIConfigFile)})
 		}
 		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
-		if t.provider == "training" && queryTerraform != "" {
+		if t.key == "training" && queryTerraform != "" {
 			steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
 		}
 		steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", ""})
@@ -115,7 +115,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			samples[st.op] = append(samples[st.op], m)
 			logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s %s",
 				t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU, m.operators.summary())
-			if t.provider == "training" && r == 0 && st.dump != "" {
+			if t.key == "training" && r == 0 && st.dump != "" {
 				if err := dumpManifests(ctx, c.Kubeconfig, namespace, filepath.Join(manifests, st.dump)); err != nil {
 					return nil, err
 				}

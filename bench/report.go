@@ -23,11 +23,11 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		target = "bench-gc"
 		extra += fmt.Sprintf(" -controller-manager-api-qps %d", cfg.apiQPS)
 	}
-	fmt.Fprintf(&b, "Produced by `make %s` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d%s`) on %s, in one run on one local "+
+	fmt.Fprintf(&b, "Produced by `make %s` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d -peers-max %d -crowded-max %d -unrelated-pods %d%s`) on %s, in one run on one local "+
 		"cluster with the real operators (mpi-operator, training-operator, FrameworkController) and KWOK's simulated kubelets on %d nodes, "+
 		"on this machine (2 cores). Each size holds a quarter of each kind: elastic Horovod MPIJobs, TFJobs, elastic PyTorchJobs and "+
 		"elastic PyTorch Frameworks with their own etcd. Every tool waits for the same thing: each job running on apply and rescale, "+
-		"each object gone on destroy.\n\n", target, joinInts(ns), cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, extra, time.Now().UTC().Format("2006-01-02"), nodes)
+		"each object gone on destroy.\n\n", target, joinInts(ns), cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, cfg.peersMax, cfg.crowdedMax, cfg.unrelatedPods, extra, time.Now().UTC().Format("2006-01-02"), nodes)
 	if cfg.mpiQueue != 0 {
 		fmt.Fprintf(&b, "**Not upstream's defaults:** mpi-operator runs with `--controller-queue-rate-limit=%[1]d --controller-queue-burst=%[1]d` "+
 			"(upstream: 10 and 100), so that its work queue's rate limiter, through which every event about an MPIJob passes, does not "+
@@ -56,6 +56,9 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"(and the elastic job's Services and NetworkPolicy) and waits until the job, every pod and everything its operator made for it "+
 		"(Services, ConfigMaps, launcher Jobs; not mpi-operator's SSH Secret) are gone, watched by owner UID through the same shared "+
 		"informers (metadata only).\n"+
+		"- **training beside unrelated pods**: the same jobs and commands in a namespace that also holds %d pods of no job "+
+		"(another team's, Pending under a scheduler this cluster does not run, so that nothing works on them), made before its first run; its "+
+		"last ratio is against the same operation without them.\n"+
 		"- **kubectl_manifest**, one resource per object, the manifests being the objects this provider made (read back from the "+
 		"cluster after its first apply and rescale, without status, UIDs and allocated IPs): `wait_for` the Running condition and, for "+
 		"the MPIJobs and PyTorchJobs, `status.replicaStatuses.Worker.active` equal to the worker count (a Framework: `status.state = "+
@@ -77,7 +80,7 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"process cost for N resources of that schema, apart from reading the cluster; the plan with refresh less this is the refresh.\n"+
 		"- **query** (this provider only, run by Terraform %s): `terraform query` of the four job list resources with "+
 		"`include_resource`, which find every job of the namespace with one LIST per kind and read each back in the provider's words, as a "+
-		"migration does; the peers have no list resource.\n\n", queryVersion())
+		"migration does; the peers have no list resource.\n\n", cfg.unrelatedPods, queryVersion())
 	for _, t := range tools {
 		if why := failures[t.name]; why != "" {
 			fmt.Fprintf(&b, "**%s could not manage these jobs**, so it is not measured: %s\n\n", t.name, why)
@@ -89,11 +92,11 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		for _, t := range tools {
 			fmt.Fprintf(&b, " %s |", t.name)
 		}
-		fmt.Fprintf(&b, " this / kubernetes_manifest | this / kubectl_manifest | this / floor |\n|---|")
+		fmt.Fprintf(&b, " this / kubernetes_manifest | this / kubectl_manifest | this / floor | unrelated pods: with / without |\n|---|")
 		for range tools {
 			fmt.Fprintf(&b, "---|")
 		}
-		fmt.Fprintf(&b, "---|---|---|\n")
+		fmt.Fprintf(&b, "---|---|---|---|\n")
 		for _, op := range operations {
 			fmt.Fprintf(&b, "| %s |", op)
 			for _, t := range tools {
@@ -134,6 +137,11 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 				}
 				fmt.Fprintf(&b, " %.2f |", mine.median.seconds/other.median.seconds)
 			}
+			if crowded, ok2 := results[crowdedTool][n][op]; ok && ok2 && mine.median.seconds > 0 {
+				fmt.Fprintf(&b, " %.2f |", crowded.median.seconds/mine.median.seconds)
+			} else {
+				fmt.Fprintf(&b, " - |")
+			}
 			fmt.Fprintf(&b, "\n")
 		}
 		var operators []string
@@ -162,14 +170,42 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 			b.WriteString("\n")
 		}
 	}
+	b.WriteString(perJob(results, ns))
 	return b.String()
+}
+
+// perJob compares this provider's cost per job at the largest size with its cost per job at
+// 100 jobs (or the smallest size above 10), operation by operation.
+func perJob(results map[string]map[int]map[string]result, ns []int) string {
+	base, top := 0, 0
+	for _, n := range ns {
+		if n > 10 && (base == 0 || n == 100) {
+			base = n
+		}
+		top = max(top, n)
+	}
+	if base == 0 || top <= base {
+		return ""
+	}
+	var rows []string
+	for _, op := range operations {
+		a, ok := results[trainingTool][base][op]
+		z, ok2 := results[trainingTool][top][op]
+		if !ok || !ok2 || a.median.seconds == 0 {
+			continue
+		}
+		perA, perZ := a.median.seconds/float64(base), z.median.seconds/float64(top)
+		rows = append(rows, fmt.Sprintf("| %s | %.1f ms | %.1f ms | %.2f |", op, 1000*perA, 1000*perZ, perZ/perA))
+	}
+	return fmt.Sprintf("\n## Cost per job, %d jobs against %d\n\nThis provider's median time divided by the number of jobs.\n\n"+
+		"| operation | at %d | at %d | ratio |\n|---|---|---|---|\n%s\n", top, base, base, top, strings.Join(rows, "\n"))
 }
 
 // renderPlot draws, for each operation but the query, the median time against the number of
 // jobs, one line per tool, on log-log axes: a line's slope is how its cost grows.
 func renderPlot(results map[string]map[int]map[string]result, ns []int) string {
 	ops := []string{opApply, opPlan, opRescale, opDestroy}
-	colors := map[string]string{trainingTool: "#d62728", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", floorTool: "#7f7f7f", pluginFloorTool: "#8c564b"}
+	colors := map[string]string{trainingTool: "#d62728", crowdedTool: "#ff9896", "kubernetes_manifest": "#1f77b4", "kubectl_manifest": "#2ca02c", floorTool: "#7f7f7f", pluginFloorTool: "#8c564b"}
 	const panelW, panelH, margin = 360.0, 260.0, 50.0
 	// schemaFloorDash draws the schema floor's line, in the plan panel and in the legend.
 	const schemaFloorDash = ` stroke-dasharray="4 3"`

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -104,3 +105,53 @@ func queryVersion() string {
 	}
 	return strings.TrimPrefix(filepath.Base(filepath.Dir(queryTerraform)), "terraform-")
 }
+
+// createUnrelatedPods fills namespace with count pods that belong to no job: another team's
+// pods in a shared namespace. They name a scheduler the cluster does not run, so they stay
+// Pending without a scheduler or kubelet working on them: the API server holds them and
+// nothing else changes, which leaves the provider's own cost of their presence to measure. A
+// namespace that already holds them is left as it is.
+func createUnrelatedPods(ctx context.Context, kubeconfig, namespace string, count int) error {
+	if count == 0 {
+		return nil
+	}
+	if err := ensureNamespace(ctx, kubeconfig, namespace); err != nil {
+		return err
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	existing, err := client.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{LabelSelector: unrelatedLabel, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if len(existing.Items) > 0 {
+		return nil
+	}
+	logf("making %d unrelated pods in %s", count, namespace)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i := range count {
+		g.Go(func() error {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("unrelated-%d", i), Labels: map[string]string{unrelatedLabel: "true", "app": "web"}},
+				Spec: corev1.PodSpec{
+					SchedulerName: "another-teams-scheduler",
+					Containers:    []corev1.Container{{Name: "web", Image: "nginx:1.27", Ports: []corev1.ContainerPort{{ContainerPort: 80}}}},
+				},
+			}
+			_, err := client.CoreV1().Pods(namespace).Create(gctx, pod, metav1.CreateOptions{})
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+// unrelatedLabel marks the pods createUnrelatedPods makes.
+const unrelatedLabel = "bench-unrelated"
