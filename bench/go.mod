@@ -5,7 +5,9 @@ go 1.25.0
 replace github.com/kubetrain/terraform-provider-training/cluster => ../cluster
 
 require (
+	github.com/google/pprof v0.0.0-20241029153458-d1b30febd7db
 	github.com/kubetrain/terraform-provider-training/cluster v0.0.0
+	golang.org/x/sync v0.22.0
 	k8s.io/api v0.34.4
 	k8s.io/apimachinery v0.34.4
 	k8s.io/client-go v0.34.4
@@ -37,7 +39,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/net v0.38.0 // indirect
 	golang.org/x/oauth2 v0.27.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.31.0 // indirect
 	golang.org/x/term v0.30.0 // indirect
 	golang.org/x/text v0.23.0 // indirect

@@ -108,7 +108,13 @@ type measurement struct {
 type result struct {
 	median, min, max measurement
 	runs             int
+	// cpu is where the provider processes' CPU went in an extra run of the operation, profiled
+	// (this provider's plans at profileAt jobs), nil for the others.
+	cpu *cpuSummary
 }
+
+// profileAt is the number of jobs at which this provider's plans are profiled.
+const profileAt = 100
 
 func main() {
 	sizes := flag.String("n", "10,100,300", "numbers of jobs")

@@ -50,6 +50,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 		"TF_VAR_manifests="+manifests,
 	)
 	samples := map[string][]measurement{}
+	cpu := map[string]cpuSummary{} // the profiled operations' CPU, at profileAt jobs
 	for r := 0; r < runs; r++ {
 		type step struct {
 			op, cli string
@@ -120,12 +121,32 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 					return nil, err
 				}
 			}
+			if t.key == "training" && r == 0 && n == profileAt && (st.op == opPlan || st.op == opPlanNoRefresh) {
+				// The same command again, untimed, with every provider process profiled.
+				profileDir := filepath.Join(dir, "profile-"+logName)
+				again := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
+				again.Dir, again.Env = dir, append(slices.Clone(env), "TF_PROVIDER_TRAINING_PROFILE="+profileDir)
+				if err := os.MkdirAll(profileDir, 0o755); err != nil {
+					return nil, err
+				}
+				if out, err := again.CombinedOutput(); err != nil {
+					return nil, fmt.Errorf("profiling terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(out), 30))
+				}
+				summary, err := summarizeCPU(profileDir)
+				if err != nil {
+					return nil, err
+				}
+				cpu[st.op] = summary
+			}
 		}
 	}
 	results := map[string]result{}
 	for op, ms := range samples {
 		sort.Slice(ms, func(i, j int) bool { return ms[i].seconds < ms[j].seconds })
 		results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms)}
+		if s, ok := cpu[op]; ok {
+			results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms), cpu: &s}
+		}
 	}
 	return results, nil
 }

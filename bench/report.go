@@ -171,6 +171,7 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		}
 	}
 	b.WriteString(perJob(results, ns))
+	b.WriteString(profiles(results))
 	return b.String()
 }
 
@@ -199,6 +200,22 @@ func perJob(results map[string]map[int]map[string]result, ns []int) string {
 	}
 	return fmt.Sprintf("\n## Cost per job, %d jobs against %d\n\nThis provider's median time divided by the number of jobs.\n\n"+
 		"| operation | at %d | at %d | ratio |\n|---|---|---|---|\n%s\n", top, base, base, top, strings.Join(rows, "\n"))
+}
+
+// profiles renders where the provider's CPU went in the profiled plans.
+func profiles(results map[string]map[int]map[string]result) string {
+	var parts []string
+	for _, op := range []string{opPlan, opPlanNoRefresh} {
+		if r, ok := results[trainingTool][profileAt][op]; ok && r.cpu != nil {
+			parts = append(parts, r.cpu.render(fmt.Sprintf("**%s**, %d jobs", op, profileAt)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n## Where this provider's plan goes\n\nEach plan run once more, untimed, with `TF_PROVIDER_TRAINING_PROFILE` "+
+		"set: the CPU profiles of every provider process Terraform started, by the plugin protocol call each sample served and by "+
+		"whose code it was in (bench/profile.go).\n\n%s", strings.Join(parts, "\n"))
 }
 
 // renderPlot draws, for each operation but the query, the median time against the number of
