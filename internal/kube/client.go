@@ -135,6 +135,9 @@ type Target struct {
 	Kind            string
 	Namespace, Name string
 	PodSelector     string
+	// JobName is the job whose pods PodSelector selects, when the target is not that job but
+	// something it owns (an elastic job's Service); empty, it is Name.
+	JobName string
 	// BackgroundDeletion deletes the object at once and leaves its dependents to the garbage
 	// collector (see jobs.Kind.Owns); otherwise deletion is foreground.
 	BackgroundDeletion bool

@@ -345,17 +345,22 @@ func objectIn(inf cache.SharedIndexInformer, namespace, name string) (*unstructu
 }
 
 // kindPods is the label selector of the pods of every job of the target's kind: the target's
-// own pod selector with its job's name as any value (a job's pods carry its operator's label of
-// the job's name, whatever the name). An informer of it serves every job of the kind at once.
+// own pod selector with its job's name (JobName, or Name) as any value (a job's pods carry its
+// operator's label of the job's name, whatever the name). An informer of it serves every job of
+// the kind, and what they own, at once.
 func kindPods(t Target) (string, error) {
 	selector, err := labels.Parse(t.PodSelector)
 	if err != nil {
 		return "", err
 	}
+	job := t.Name
+	if t.JobName != "" {
+		job = t.JobName
+	}
 	requirements, _ := selector.Requirements()
 	out := labels.NewSelector()
 	for _, r := range requirements {
-		if r.Operator() == selection.Equals && r.Values().Has(t.Name) {
+		if r.Operator() == selection.Equals && r.Values().Has(job) {
 			exists, err := labels.NewRequirement(r.Key(), selection.Exists, nil)
 			if err != nil {
 				return "", err

@@ -65,7 +65,8 @@ func dependentsValue(deps []jobs.Dependent) types.List {
 func dependentTarget(job kube.Target, d jobs.Dependent) kube.Target {
 	// Nothing of what a Service or NetworkPolicy owns is named after it (EndpointSlices have
 	// generated names): it is deleted in the background.
-	return kube.Target{GVR: d.GVR, Kind: d.Kind, Namespace: job.Namespace, Name: d.Name, PodSelector: job.PodSelector, BackgroundDeletion: true}
+	return kube.Target{GVR: d.GVR, Kind: d.Kind, Namespace: job.Namespace, Name: d.Name, PodSelector: job.PodSelector, JobName: job.Name,
+		BackgroundDeletion: true}
 }
 
 // targetsOf are the targets of the dependents a spec built.

@@ -106,7 +106,7 @@ func (tensorBoardURLPlan) PlanModifyString(ctx context.Context, req planmodifier
 
 func tensorBoardTarget(namespace, job string) kube.Target {
 	return kube.Target{GVR: jobs.DeploymentGVR, Kind: "Deployment", Namespace: namespace, Name: jobs.TensorBoardName(job),
-		PodSelector: jobs.TensorBoardLabel + "=" + job}
+		PodSelector: jobs.TensorBoardLabel + "=" + job, JobName: job}
 }
 
 func tensorBoardServiceTarget(namespace, job string) kube.Target {
