@@ -129,12 +129,13 @@ func main() {
 	peersMax := flag.Int("peers-max", 300, "largest number of jobs kubectl_manifest and kubernetes_manifest run with")
 	crowdedMax := flag.Int("crowded-max", 100, "largest number of jobs the crowded tool runs with")
 	unrelatedPods := flag.Int("unrelated-pods", 5000, "pods of no job in the crowded tool's namespace, made before its first run")
+	target := flag.String("target", "bench", "the make target this run is, as the report names it")
 	keep := flag.Bool("keep", false, "keep the work folder (each tool's configuration, state and every command's output) and print where it is")
 	out := flag.String("out", "RESULTS.md", "report file")
 	plot := flag.String("plot", "scaling.svg", "plot file")
 	flag.Parse()
 	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue, apiQPS: *apiQPS, keep: *keep,
-		peersMax: *peersMax, crowdedMax: *crowdedMax, unrelatedPods: *unrelatedPods}
+		peersMax: *peersMax, crowdedMax: *crowdedMax, unrelatedPods: *unrelatedPods, target: *target}
 	if err := run(*sizes, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -153,6 +154,8 @@ type benchConfig struct {
 	// peersMax is the largest number of jobs the peers (kubernetes_manifest, kubectl_manifest)
 	// run with; crowdedMax the crowded tool's, with unrelatedPods pods beside its jobs.
 	peersMax, crowdedMax, unrelatedPods int
+	// target is the make target that runs this configuration (bench, bench-scale, ...).
+	target string
 }
 
 // benchNodes are the bench cluster's simulated nodes: room for every pod of 1,000 jobs after

@@ -12,7 +12,8 @@ import (
 
 // A cpuSummary is where the CPU time of every provider process of one command went: by the
 // plugin protocol call it served (its tf6server handler on the stack) and by whose code ran
-// (the innermost frame's module).
+// (the innermost frame outside the Go runtime: an allocation or a write barrier counts for the
+// code that allocated or wrote).
 type cpuSummary struct {
 	total    float64            // seconds
 	byRPC    map[string]float64 // seconds
@@ -25,7 +26,7 @@ const (
 	ownerProvider  = "this provider"
 	ownerFramework = "plugin framework and protocol (terraform-plugin-framework, -go)"
 	ownerKube      = "Kubernetes client (client-go, apimachinery, API types)"
-	ownerRuntime   = "Go runtime (garbage collection, allocation, scheduling)"
+	ownerRuntime   = "Go runtime alone (background garbage collection, scheduling)"
 	ownerOther     = "other (gRPC, protobuf, standard library)"
 )
 
@@ -65,7 +66,8 @@ func rpcOf(sample *profile.Sample) string {
 	for _, loc := range sample.Location {
 		for _, line := range loc.Line {
 			name := line.Function.Name
-			if i := strings.Index(name, "tf6server.(*server)."); i >= 0 {
+			// The server's exported methods are the calls; its own helpers (loggingContext) are not.
+			if i := strings.Index(name, "tf6server.(*server)."); i >= 0 && isUpper(name[i+len("tf6server.(*server)."):]) {
 				return name[i+len("tf6server.(*server)."):]
 			}
 		}
@@ -73,12 +75,29 @@ func rpcOf(sample *profile.Sample) string {
 	return "outside any call (start-up, garbage collection in the background, gRPC)"
 }
 
-// ownerOf is whose code a sample ran: the innermost frame's.
+// ownerOf is whose code a sample ran: the innermost frame's outside the Go runtime, or the
+// runtime's when the whole stack is (a background mark worker).
 func ownerOf(sample *profile.Sample) string {
-	if len(sample.Location) == 0 || len(sample.Location[0].Line) == 0 {
-		return ownerOther
+	for _, loc := range sample.Location { // innermost first, and within one its inlined frames
+		for _, line := range loc.Line {
+			if name := line.Function.Name; !isRuntime(name) {
+				return ownerOfFunction(name)
+			}
+		}
 	}
-	name := sample.Location[0].Line[0].Function.Name // the innermost of a location's inlined frames
+	return ownerRuntime
+}
+
+func isRuntime(name string) bool {
+	for _, prefix := range []string{"runtime.", "internal/runtime/", "gcWriteBarrier", "aeshash", "memeqbody", "indexbytebody", "sync/atomic.", "internal/sync."} {
+		if strings.HasPrefix(name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func ownerOfFunction(name string) string {
 	switch {
 	case strings.HasPrefix(name, "github.com/kubetrain/terraform-provider-training/"):
 		return ownerProvider
@@ -86,9 +105,6 @@ func ownerOf(sample *profile.Sample) string {
 		return ownerFramework
 	case strings.HasPrefix(name, "k8s.io/"), strings.HasPrefix(name, "sigs.k8s.io/"):
 		return ownerKube
-	case strings.HasPrefix(name, "runtime."), strings.HasPrefix(name, "internal/runtime/"), strings.HasPrefix(name, "gcWriteBarrier"),
-		strings.HasPrefix(name, "aeshash"), strings.HasPrefix(name, "memeqbody"), strings.HasPrefix(name, "indexbytebody"):
-		return ownerRuntime
 	}
 	return ownerOther
 }
@@ -120,3 +136,5 @@ func sorted(m map[string]float64) []row {
 	sort.Slice(rows, func(i, j int) bool { return rows[i].value > rows[j].value })
 	return rows
 }
+
+func isUpper(s string) bool { return s != "" && s[0] >= 'A' && s[0] <= 'Z' }

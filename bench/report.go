@@ -11,7 +11,7 @@ import (
 func renderReport(results map[string]map[int]map[string]result, failures map[string]string, ns []int, cfg benchConfig, nodes int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Benchmarks: this provider beside kubernetes_manifest, kubectl_manifest and Terraform's floor\n\n")
-	target, extra := "bench", ""
+	target, extra := cfg.target, ""
 	if cfg.only != "" {
 		extra += " -tools " + cfg.only
 	}

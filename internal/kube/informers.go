@@ -32,8 +32,11 @@ import (
 // its own job's changes and reads its job from the informers' indexes.
 //
 // An informer no wait uses any more stops after informerLinger, so a process that waits again
-// soon (the next job of an apply) keeps its watch, and one that is done does not hold it.
-const informerLinger = 30 * time.Second
+// (the next job of an apply) keeps its watch, and one that is done does not hold it. An apply's
+// jobs of one kind can wait minutes behind another's (mpi-operator's rate limiter holds the
+// MPIJobs while they fill Terraform's parallelism): at 30 seconds, an apply of 300 jobs
+// restarted its informers and opened twice the watches of an apply of 100.
+const informerLinger = 10 * time.Minute
 
 type informerKey struct {
 	gvr       schema.GroupVersionResource

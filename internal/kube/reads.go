@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -39,9 +40,15 @@ type sharedList struct {
 	done  chan struct{} // closed when the list is in
 	taken time.Time
 	err   error
-	// objects by name (job objects and their dependents), or pods.
-	objects map[string]*unstructured.Unstructured
+	// objects by name (job objects and their dependents) as JSON, which a read decodes: a job
+	// held as JSON takes a fraction of the memory of its decoded maps, and a refresh of 1,000
+	// jobs holds every one of them until its last read; or pods.
+	objects map[string][]byte
 	pods    []corev1.Pod
+	// podsByLabel indexes pods by each of their labels, as "key=value": a read finds its job's
+	// pods among the kind's without looking at each (a refresh of 1,000 jobs would otherwise
+	// match every job's selector against every pod of its kind).
+	podsByLabel map[string][]int
 }
 
 // sharedList returns the list answering a read of key, listing it if none is current, or nil
@@ -96,8 +103,12 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		if err != nil {
 			return fmt.Errorf("listing pods in %s: %w", key.namespace, err)
 		}
+		l.podsByLabel = map[string][]int{}
 		for i := range pods {
 			pods[i].ManagedFields = nil
+			for k, v := range pods[i].Labels {
+				l.podsByLabel[k+"="+v] = append(l.podsByLabel[k+"="+v], i)
+			}
 		}
 		l.pods = pods
 		return nil
@@ -106,11 +117,16 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 	if err != nil {
 		return err
 	}
-	l.objects = make(map[string]*unstructured.Unstructured, len(items))
+	l.objects = make(map[string][]byte, len(items))
 	for i := range items {
 		// No read looks at managedFields, often half of a job object: the list does not keep them.
 		items[i].SetManagedFields(nil)
-		l.objects[items[i].GetName()] = &items[i]
+		data, err := items[i].MarshalJSON()
+		if err != nil {
+			return err
+		}
+		l.objects[items[i].GetName()] = data
+		items[i].Object = nil // each decoded object is garbage as soon as it is encoded
 	}
 	return nil
 }
@@ -145,10 +161,15 @@ func (c *Client) Read(ctx context.Context, t Target) (*unstructured.Unstructured
 	if l == nil {
 		return c.Get(ctx, t)
 	}
-	if obj := l.objects[t.Name]; obj != nil {
-		return obj.DeepCopy(), nil
+	data, ok := l.objects[t.Name]
+	if !ok {
+		return nil, nil
 	}
-	return nil, nil
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t, err)
+	}
+	return obj, nil
 }
 
 // ReadPods is Pods for a refresh, from the list its reads share of the pods of its kind's jobs
@@ -170,12 +191,28 @@ func (c *Client) ReadPods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 		return nil, err
 	}
 	var pods []corev1.Pod
-	for i := range l.pods {
+	for _, i := range l.candidates(selector) {
 		if selector.Matches(labels.Set(l.pods[i].Labels)) {
 			pods = append(pods, *l.pods[i].DeepCopy())
 		}
 	}
 	return pods, nil
+}
+
+// candidates are the indexes of the listed pods that may match selector: those with the label
+// of one of its equality requirements, or all.
+func (l *sharedList) candidates(selector labels.Selector) []int {
+	requirements, _ := selector.Requirements()
+	for _, r := range requirements {
+		if values := r.Values(); values.Len() == 1 && (r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals) {
+			return l.podsByLabel[r.Key()+"="+values.UnsortedList()[0]]
+		}
+	}
+	all := make([]int, len(l.pods))
+	for i := range all {
+		all[i] = i
+	}
+	return all
 }
 
 // ReadObserved is Observe for a refresh: the object and its pods through Read and ReadPods.
