@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -87,55 +84,10 @@ func replaced(ctx context.Context, req resource.ModifyPlanRequest) bool {
 }
 
 // replacedBy says whether the plan modifiers of the attribute or block at p ask for a
-// replacement.
+// replacement: those of an attribute the plan changes (runPlanModifier).
 func replacedBy(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, a any) bool {
-	switch a := a.(type) {
-	case interface{ StringPlanModifiers() []planmodifier.String }:
-		return askAgain(ctx, req, p, a.StringPlanModifiers(), func(m planmodifier.String, c, pl, s types.String) bool {
-			r := &planmodifier.StringResponse{PlanValue: pl}
-			m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			return r.RequiresReplace
-		})
-	case interface{ Int64PlanModifiers() []planmodifier.Int64 }:
-		return askAgain(ctx, req, p, a.Int64PlanModifiers(), func(m planmodifier.Int64, c, pl, s types.Int64) bool {
-			r := &planmodifier.Int64Response{PlanValue: pl}
-			m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			return r.RequiresReplace
-		})
-	case interface{ BoolPlanModifiers() []planmodifier.Bool }:
-		return askAgain(ctx, req, p, a.BoolPlanModifiers(), func(m planmodifier.Bool, c, pl, s types.Bool) bool {
-			r := &planmodifier.BoolResponse{PlanValue: pl}
-			m.PlanModifyBool(ctx, planmodifier.BoolRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			return r.RequiresReplace
-		})
-	case interface{ ListPlanModifiers() []planmodifier.List }:
-		return askAgain(ctx, req, p, a.ListPlanModifiers(), func(m planmodifier.List, c, pl, s types.List) bool {
-			r := &planmodifier.ListResponse{PlanValue: pl}
-			m.PlanModifyList(ctx, planmodifier.ListRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			return r.RequiresReplace
-		})
-	case interface{ MapPlanModifiers() []planmodifier.Map }:
-		return askAgain(ctx, req, p, a.MapPlanModifiers(), func(m planmodifier.Map, c, pl, s types.Map) bool {
-			r := &planmodifier.MapResponse{PlanValue: pl}
-			m.PlanModifyMap(ctx, planmodifier.MapRequest{Path: p, Config: req.Config, ConfigValue: c, Plan: req.Plan, PlanValue: pl, State: req.State, StateValue: s}, r)
-			return r.RequiresReplace
-		})
-	}
-	return false
-}
-
-// askAgain reads the value at p from the configuration, the plan and the state and, when the
-// plan changes it, says whether one of its plan modifiers (run by replaces) asks for a
-// replacement.
-func askAgain[V attr.Value, M any](ctx context.Context, req resource.ModifyPlanRequest, p path.Path, modifiers []M,
-	replaces func(m M, config, plan, state V) bool) bool {
-	var config, plan, state V
-	if req.Config.GetAttribute(ctx, p, &config).HasError() || req.Plan.GetAttribute(ctx, p, &plan).HasError() ||
-		req.State.GetAttribute(ctx, p, &state).HasError() || plan.Equal(state) {
-		return false
-	}
-	for _, m := range modifiers {
-		if replaces(m, config, plan, state) {
+	for _, m := range planModifiersOf(a) {
+		if r, ok := runPlanModifier(ctx, m, p, req.Config, req.Plan, req.State); ok && !r.plan.Equal(r.state) && r.replace {
 			return true
 		}
 	}

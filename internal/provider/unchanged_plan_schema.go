@@ -11,9 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
-	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
@@ -184,13 +182,8 @@ var identityKeepingModifiers = map[string]bool{
 // field) that may change an unchanged plan: all but the framework's identityKeepingModifiers
 // and this provider's that say they keep it (keepsUnchangedPlan).
 func toRun(s any) []any {
-	field := reflect.ValueOf(s).FieldByName("PlanModifiers")
-	if !field.IsValid() {
-		return nil
-	}
 	var run []any
-	for i := range field.Len() {
-		m := field.Index(i).Interface()
+	for _, m := range planModifiersOf(s) {
 		if _, ok := m.(keepsUnchangedPlan); ok {
 			continue
 		}
@@ -216,45 +209,11 @@ func keepsUnchanged(s any, p string) error {
 // replacement and no error.
 func runModifier(name string, m any) (func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool, error) {
 	p := path.Root(name)
-	switch m := m.(type) {
-	case planmodifier.String:
-		return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
-			var c, s types.String
-			return kept(ctx, config, state, p, &c, &s, func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics) {
-				r := &planmodifier.StringResponse{PlanValue: s}
-				m.PlanModifyString(ctx, planmodifier.StringRequest{Path: p, Config: config, ConfigValue: c, Plan: plan, PlanValue: s, State: state, StateValue: s}, r)
-				return r.PlanValue, r.RequiresReplace, r.Diagnostics
-			})
-		}, nil
-	case planmodifier.Int64:
-		return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
-			var c, s types.Int64
-			return kept(ctx, config, state, p, &c, &s, func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics) {
-				r := &planmodifier.Int64Response{PlanValue: s}
-				m.PlanModifyInt64(ctx, planmodifier.Int64Request{Path: p, Config: config, ConfigValue: c, Plan: plan, PlanValue: s, State: state, StateValue: s}, r)
-				return r.PlanValue, r.RequiresReplace, r.Diagnostics
-			})
-		}, nil
-	case planmodifier.List:
-		return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
-			var c, s types.List
-			return kept(ctx, config, state, p, &c, &s, func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics) {
-				r := &planmodifier.ListResponse{PlanValue: s}
-				m.PlanModifyList(ctx, planmodifier.ListRequest{Path: p, Config: config, ConfigValue: c, Plan: plan, PlanValue: s, State: state, StateValue: s}, r)
-				return r.PlanValue, r.RequiresReplace, r.Diagnostics
-			})
-		}, nil
+	if !runnable(m) {
+		return nil, fmt.Errorf("%s: the plan modifier %T is not run", name, m)
 	}
-	return nil, fmt.Errorf("%s: the plan modifier %T is not run", name, m)
-}
-
-// kept reads the attribute at p of config and state into c and s, runs modify on the plan that
-// is the state, and says whether it kept s.
-func kept[V attr.Value](ctx context.Context, config tfsdk.Config, state tfsdk.State, p path.Path, c, s *V,
-	modify func(plan tfsdk.Plan) (attr.Value, bool, diag.Diagnostics)) bool {
-	if config.GetAttribute(ctx, p, c).HasError() || state.GetAttribute(ctx, p, s).HasError() {
-		return false
-	}
-	planned, replace, diags := modify(tfsdk.Plan(state))
-	return !replace && !diags.HasError() && planned.Equal(*s)
+	return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
+		r, ok := runPlanModifier(ctx, m, p, config, tfsdk.Plan(state), state)
+		return ok && !r.replace && !r.diags.HasError() && r.planned.Equal(r.state)
+	}, nil
 }
