@@ -143,7 +143,7 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 		// the namespace's pods are the bulk of what a wait holds.
 		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "pods", key.namespace,
 			func(o *metav1.ListOptions) { o.LabelSelector = key.selector }),
-			&corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byLabel: indexByLabel}})
+			&corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: podIndexers})
 		return inf, inf.SetTransform(dropManagedFields)
 	case eventsGVR:
 		// Only warnings explain why a job does not run, and of each only what says so: a
@@ -182,6 +182,9 @@ func slimEvent(obj any) (any, error) {
 		Type:           e.Type, Reason: e.Reason, Message: e.Message,
 	}, nil
 }
+
+// podIndexers index pods, in an informer or a shared list, for podsMatching.
+var podIndexers = cache.Indexers{byLabel: indexByLabel}
 
 func indexByLabel(obj any) ([]string, error) {
 	a, err := meta.Accessor(obj)
@@ -254,16 +257,16 @@ func indexByJobUID(obj any) ([]string, error) {
 	return nil, nil
 }
 
-// podsMatching are the informer's pods that selector matches, found through one of its
-// equality requirements' index when it has one.
-func podsMatching(inf cache.SharedIndexInformer, selector labels.Selector) ([]corev1.Pod, error) {
+// podsMatching are the pods of the indexer (an informer's, or a shared list's) that selector
+// matches, found through one of its equality requirements' byLabel index when it has one.
+func podsMatching(pods cache.Indexer, selector labels.Selector) ([]corev1.Pod, error) {
 	var items []any
 	requirements, _ := selector.Requirements()
 	indexed := false
 	for _, r := range requirements {
 		if (r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals || r.Operator() == selection.In) && r.Values().Len() == 1 {
 			var err error
-			if items, err = inf.GetIndexer().ByIndex(byLabel, r.Key()+"="+r.Values().List()[0]); err != nil {
+			if items, err = pods.ByIndex(byLabel, r.Key()+"="+r.Values().List()[0]); err != nil {
 				return nil, err
 			}
 			indexed = true
@@ -271,19 +274,19 @@ func podsMatching(inf cache.SharedIndexInformer, selector labels.Selector) ([]co
 		}
 	}
 	if !indexed {
-		items = inf.GetStore().List()
+		items = pods.List()
 	}
-	pods := make([]corev1.Pod, 0, len(items))
+	matched := make([]corev1.Pod, 0, len(items))
 	for _, item := range items {
 		p, ok := item.(*corev1.Pod)
 		if !ok {
-			return nil, fmt.Errorf("unexpected %T in the pods informer", item)
+			return nil, fmt.Errorf("unexpected %T among pods", item)
 		}
 		if selector.Matches(labels.Set(p.Labels)) {
-			pods = append(pods, *p)
+			matched = append(matched, *p)
 		}
 	}
-	return pods, nil
+	return matched, nil
 }
 
 // synced waits until each informer has synced, and fails at once when one cannot list for a

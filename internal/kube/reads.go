@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -44,11 +44,10 @@ type sharedList struct {
 	// held as JSON takes a fraction of the memory of its decoded maps, and a refresh of 1,000
 	// jobs holds every one of them until its last read; or pods.
 	objects map[string][]byte
-	pods    []corev1.Pod
-	// podsByLabel indexes pods by each of their labels, as "key=value": a read finds its job's
-	// pods among the kind's without looking at each (a refresh of 1,000 jobs would otherwise
-	// match every job's selector against every pod of its kind).
-	podsByLabel map[string][]int
+	// pods are indexed as an informer's are (podIndexers): a read finds its job's pods among
+	// the kind's without looking at each (a refresh of 1,000 jobs would otherwise match every
+	// job's selector against every pod of its kind).
+	pods cache.Indexer
 }
 
 // sharedList returns the list answering a read of key, listing it if none is current, or nil
@@ -103,14 +102,13 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		if err != nil {
 			return fmt.Errorf("listing pods in %s: %w", key.namespace, err)
 		}
-		l.podsByLabel = map[string][]int{}
+		l.pods = cache.NewIndexer(cache.MetaNamespaceKeyFunc, podIndexers)
 		for i := range pods {
 			pods[i].ManagedFields = nil
-			for k, v := range pods[i].Labels {
-				l.podsByLabel[k+"="+v] = append(l.podsByLabel[k+"="+v], i)
+			if err := l.pods.Add(&pods[i]); err != nil {
+				return err
 			}
 		}
-		l.pods = pods
 		return nil
 	}
 	items, err := c.List(ctx, key.gvr, key.namespace, "")
@@ -190,29 +188,15 @@ func (c *Client) ReadPods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	var pods []corev1.Pod
-	for _, i := range l.candidates(selector) {
-		if selector.Matches(labels.Set(l.pods[i].Labels)) {
-			pods = append(pods, *l.pods[i].DeepCopy())
-		}
+	matched, err := podsMatching(l.pods, selector)
+	if err != nil {
+		return nil, err
+	}
+	pods := make([]corev1.Pod, len(matched))
+	for i := range matched {
+		pods[i] = *matched[i].DeepCopy() // the reader's own, as from the server
 	}
 	return pods, nil
-}
-
-// candidates are the indexes of the listed pods that may match selector: those with the label
-// of one of its equality requirements, or all.
-func (l *sharedList) candidates(selector labels.Selector) []int {
-	requirements, _ := selector.Requirements()
-	for _, r := range requirements {
-		if values := r.Values(); values.Len() == 1 && (r.Operator() == selection.Equals || r.Operator() == selection.DoubleEquals) {
-			return l.podsByLabel[r.Key()+"="+values.UnsortedList()[0]]
-		}
-	}
-	all := make([]int, len(l.pods))
-	for i := range all {
-		all[i] = i
-	}
-	return all
 }
 
 // ReadObserved is Observe for a refresh: the object and its pods through Read and ReadPods.

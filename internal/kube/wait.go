@@ -309,7 +309,7 @@ func snapshot(t Target, objects, pods *sharedInformer, podSelector labels.Select
 		return o, err
 	}
 	if pods != nil {
-		if o.Pods, err = podsMatching(pods, podSelector); err != nil {
+		if o.Pods, err = podsMatching(pods.GetIndexer(), podSelector); err != nil {
 			return o, err
 		}
 	}
