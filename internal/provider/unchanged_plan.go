@@ -76,8 +76,9 @@ type keepsUnchangedPlan interface{ keepsUnchangedPlan() }
 // A planShape is what an unchanged plan of one resource type is checked against.
 type planShape struct {
 	state tftypes.Type
-	// identity is the resource's identity type, nil without one.
-	identity tftypes.Type
+	// nullIdentity is the null identity the framework plans where Terraform sent none (before
+	// 1.12), nil for a resource without identity.
+	nullIdentity *tfprotov6.ResourceIdentityData
 	// defaults are the attributes with a default, or with attributes inside that have one.
 	defaults map[string]*attrDefault
 	// modifiers run the top-level plan modifiers that may change an unchanged plan (toRun), each
@@ -131,13 +132,8 @@ func (p *planShape) plan(ctx context.Context, req *tfprotov6.PlanResourceChangeR
 		}
 	}
 	identity := req.PriorIdentity
-	if identity == nil && p.identity != nil {
-		// The framework plans a null identity where Terraform sent none (before 1.12).
-		null, err := tfprotov6.NewDynamicValue(p.identity, tftypes.NewValue(p.identity, nil))
-		if err != nil {
-			return nil, false
-		}
-		identity = &tfprotov6.ResourceIdentityData{IdentityData: &null}
+	if identity == nil {
+		identity = p.nullIdentity
 	}
 	return &tfprotov6.PlanResourceChangeResponse{PlannedState: proposed, PlannedPrivate: req.PriorPrivate, PlannedIdentity: identity}, true
 }
@@ -253,7 +249,12 @@ func shapeOf(ctx context.Context, r resource.Resource) (name string, shape *plan
 	if ir, ok := r.(resource.ResourceWithIdentity); ok {
 		var ids resource.IdentitySchemaResponse
 		ir.IdentitySchema(ctx, resource.IdentitySchemaRequest{}, &ids)
-		shape.identity = ids.IdentitySchema.Type().TerraformType(ctx)
+		typ := ids.IdentitySchema.Type().TerraformType(ctx)
+		null, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, nil))
+		if err != nil {
+			return meta.TypeName, nil, err
+		}
+		shape.nullIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &null}
 	}
 	return meta.TypeName, shape, nil
 }
