@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -38,6 +39,9 @@ const providerTypeName = "training"
 
 type trainingProvider struct {
 	version string
+	// configured is what Configure handed the resources last, for the refreshes that the
+	// provider's server answers apart from the framework (see directRead).
+	configured atomic.Pointer[providerData]
 }
 
 type providerModel struct {
@@ -133,6 +137,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"settings": unknown})
 		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck()}
 		resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
+		p.configured.Store(data)
 		return
 	}
 	s := kube.Settings{
@@ -183,6 +188,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 	// No connection is made here: the client connects on its first call.
 	data := &providerData{client: kube.NewClient(s), placementCheck: m.placementCheck()}
 	resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
+	p.configured.Store(data)
 }
 
 // placementCheck is placement_check: true unless set to false.

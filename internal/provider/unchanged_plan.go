@@ -15,8 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// NewProtocol6 serves the provider as the plugin framework does, with one exception: the plan
-// of a job that nothing changes is answered without the framework's walk of every attribute.
+// NewProtocol6 serves the provider as the plugin framework does, with two exceptions, each
+// taken only where its answer is certain to be the framework's: the plan of a job that nothing
+// changes, and a job's refresh (and the decoding of its stored state before it).
 //
 // Terraform plans every resource of a configuration, and in a plan of many jobs most of them
 // are unchanged: Terraform's proposal is the prior state itself. The framework answers such a
@@ -24,8 +25,9 @@ import (
 // and the jobs' ModifyPlan returns at once), but only after setting each top-level attribute
 // back into the plan one path at a time, each step copying the schema's attribute map: in a
 // plan of 100 jobs without refresh that was most of the provider's CPU. This answers it
-// directly when the same answer is certain (see unchangedPlans.plan); anything else goes to the
-// framework.
+// directly when the same answer is certain (see planShape.plan). A refresh is answered by the
+// job's own Read without the framework's walks around it (see readShape.read). Anything else
+// goes to the framework.
 func NewProtocol6(version string) func() tfprotov6.ProviderServer {
 	return func() tfprotov6.ProviderServer {
 		p := New(version)()
@@ -33,7 +35,7 @@ func NewProtocol6(version string) func() tfprotov6.ProviderServer {
 		if !ok {
 			panic("the plugin framework's server no longer serves list resources, actions and state stores")
 		}
-		return &unchangedPlans{frameworkServer: framework, provider: p}
+		return &shortcuts{frameworkServer: framework, provider: p}
 	}
 }
 
@@ -47,16 +49,34 @@ type frameworkServer interface {
 	tfprotov6.StateStoreServer
 }
 
-var _ frameworkServer = (*unchangedPlans)(nil)
+var _ frameworkServer = (*shortcuts)(nil)
 
-// unchangedPlans is the framework's server, with the plans of unchanged jobs answered at once.
-type unchangedPlans struct {
+// shortcuts is the framework's server, with the plans of unchanged jobs and the refreshes of
+// jobs answered at once.
+type shortcuts struct {
 	frameworkServer
 	provider provider.Provider
 
 	once sync.Once
-	// shapes are the resource types whose unchanged plans are answered here, by type name.
+	// shapes are the resource types whose unchanged plans are answered here, by type name;
+	// reads those whose refreshes are.
 	shapes map[string]*planShape
+	reads  map[string]*readShape
+}
+
+// configuredProvider is a provider that says what its Configure handed the resources (nil
+// before it ran).
+type configuredProvider interface{ resourceData() any }
+
+func (p *trainingProvider) resourceData() any {
+	if d := p.configured.Load(); d != nil {
+		return d
+	}
+	return nil
+}
+
+func (s *shortcuts) init(ctx context.Context) {
+	s.once.Do(func() { s.shapes, s.reads = planShapes(ctx, s.provider) })
 }
 
 // keepsUnchangedPlans is implemented by the resources whose ModifyPlan returns at once when the
@@ -97,14 +117,34 @@ type attrDefault struct {
 	single bool
 }
 
-func (s *unchangedPlans) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	s.once.Do(func() { s.shapes = planShapes(ctx, s.provider) })
+func (s *shortcuts) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	s.init(ctx)
 	if shape := s.shapes[req.TypeName]; shape != nil {
 		if resp, ok := shape.plan(ctx, req); ok {
 			return resp, nil
 		}
 	}
 	return s.frameworkServer.PlanResourceChange(ctx, req)
+}
+
+func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+	s.init(ctx)
+	if shape, p := s.reads[req.TypeName], s.provider.(configuredProvider); shape != nil && p != nil {
+		if resp, ok := shape.read(ctx, p.resourceData(), req); ok {
+			return resp, nil
+		}
+	}
+	return s.frameworkServer.ReadResource(ctx, req)
+}
+
+func (s *shortcuts) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	s.init(ctx)
+	if shape := s.reads[req.TypeName]; shape != nil {
+		if resp, ok := shape.upgrade(req); ok {
+			return resp, nil
+		}
+	}
+	return s.frameworkServer.UpgradeResourceState(ctx, req)
 }
 
 // plan answers the plan of an update whose proposal is byte for byte the prior state, when
@@ -208,16 +248,21 @@ func elementDefaultsHold(defaults map[string]*attrDefault, config, state tftypes
 }
 
 // planShapes are the shapes of the provider's resources that keep unchanged plans and whose
-// schema shapeOf understands; the others are planned by the framework alone.
-func planShapes(ctx context.Context, p provider.Provider) map[string]*planShape {
-	shapes := map[string]*planShape{}
+// schema shapeOf understands, and the read shapes of those of them whose refreshes readShapeOf
+// understands; the others are planned and read by the framework alone.
+func planShapes(ctx context.Context, p provider.Provider) (map[string]*planShape, map[string]*readShape) {
+	shapes, reads := map[string]*planShape{}, map[string]*readShape{}
 	for _, f := range p.Resources(ctx) {
 		name, shape, err := shapeOf(ctx, f())
-		if err == nil && shape != nil {
-			shapes[name] = shape
+		if err != nil || shape == nil {
+			continue
+		}
+		shapes[name] = shape
+		if read, err := readShapeOf(ctx, f, shape.schema); err == nil {
+			reads[name] = read
 		}
 	}
-	return shapes
+	return shapes, reads
 }
 
 // shapeOf is the type name and plan shape of r; shape is nil when r does not keep unchanged

@@ -1,0 +1,272 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"math/big"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// Every job resource has its refreshes and stored states answered apart from the framework's
+// walks: a type with semantic equality or a block the shortcut does not walk, added to a job's
+// schema, fails here, not in a refresh that is suddenly slow.
+func TestEveryJobResourceHasItsRefreshesAnsweredWithoutTheFrameworksWalks(t *testing.T) {
+	ctx := context.Background()
+	p := New("test")()
+	shapes, reads := planShapes(ctx, p)
+	if len(shapes) < 5 {
+		t.Fatalf("only %d job resources with a plan shape", len(shapes))
+	}
+	for name, shape := range shapes {
+		if reads[name] != nil {
+			continue
+		}
+		r := newResourceNamed(ctx, p, name)
+		_, err := readShapeOf(ctx, r, shape.schema)
+		t.Errorf("%s: refreshes left to the framework: %v", name, err)
+	}
+}
+
+// A stored state of the schema's version is decoded as the framework decodes it: the same
+// state, with the attributes it lacks null and its null list blocks empty. Another version goes
+// to the framework's upgraders.
+func TestAStoredJobStateIsDecodedAsTheFrameworkDecodesIt(t *testing.T) {
+	ctx := context.Background()
+	p := New("test")()
+	framework := providerserver.NewProtocol6(p)()
+	if _, err := framework.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, reads := planShapes(ctx, p)
+	for name, shape := range reads {
+		full := jsonOf(sample(shape.state, 0)).(map[string]any)
+		states := map[string]map[string]any{"every attribute set": full}
+		for block, b := range shape.blocks {
+			if b.list {
+				states[block+" null"] = withKey(full, block, nil)
+				states[block+" absent"] = withKey(full, block, absent{})
+			}
+		}
+		states["name absent"] = withKey(full, "name", absent{})
+		for what, state := range states {
+			raw, err := json.Marshal(state)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := &tfprotov6.UpgradeResourceStateRequest{TypeName: name, Version: shape.schema.Version, RawState: &tfprotov6.RawState{JSON: raw}}
+			want, err := framework.UpgradeResourceState(ctx, req)
+			if err != nil || len(want.Diagnostics) > 0 {
+				t.Fatalf("%s, %s: the framework: %v %v", name, what, err, want.Diagnostics)
+			}
+			got, ok := shape.upgrade(req)
+			if !ok {
+				t.Errorf("%s, %s: left to the framework", name, what)
+				continue
+			}
+			if diff := cmp.Diff(decoded(t, shape.state, want.UpgradedState), decoded(t, shape.state, got.UpgradedState)); diff != "" {
+				t.Errorf("%s, %s: decoded otherwise than the framework (-framework +shortcut):\n%s", name, what, diff)
+			}
+		}
+		if _, ok := shape.upgrade(&tfprotov6.UpgradeResourceStateRequest{TypeName: name, Version: shape.schema.Version - 1, RawState: &tfprotov6.RawState{JSON: []byte("{}")}}); ok {
+			t.Errorf("%s: a state of version %d decoded without the framework's upgrader", name, shape.schema.Version-1)
+		}
+	}
+}
+
+// A refresh that cannot read the cluster (the provider's settings are unknown until apply) is
+// answered as the framework answers it: the state as it was, its null list blocks empty, the
+// identity, and the warning. The refreshes that read a cluster are compared in
+// TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes.
+func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
+	ctx := context.Background()
+	framework := providerserver.NewProtocol6(New("test")())()
+	short := NewProtocol6("test")()
+	for _, s := range []tfprotov6.ProviderServer{framework, short} {
+		configureWithUnknownHost(t, s)
+	}
+	_, reads := planShapes(ctx, New("test")())
+	for name, shape := range reads {
+		full := sample(shape.state, 0)
+		states := map[string]tftypes.Value{"every attribute set": full}
+		for block, b := range shape.blocks {
+			if b.list {
+				states[block+" null"] = withAttribute(full, block, tftypes.NewValue(attributes(full)[block].Type(), nil))
+			}
+		}
+		identity := sample(shape.identityTyp, 0)
+		for what, state := range states {
+			for _, id := range []*tftypes.Value{nil, &identity} {
+				req := readRequest(t, name, shape, state, id)
+				want, err := framework.ReadResource(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := short.ReadResource(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := short.(*shortcuts).reads[name].read(ctx, short.(*shortcuts).provider.(configuredProvider).resourceData(), req); !ok {
+					t.Errorf("%s, %s: left to the framework", name, what)
+				}
+				compareReads(t, name+", "+what, shape, want, got)
+			}
+		}
+	}
+}
+
+// compareReads fails the test where got answers otherwise than want, the framework's answer.
+func compareReads(t *testing.T, what string, shape *readShape, want, got *tfprotov6.ReadResourceResponse) {
+	t.Helper()
+	if diff := cmp.Diff(decoded(t, shape.state, want.NewState), decoded(t, shape.state, got.NewState)); diff != "" {
+		t.Errorf("%s: a new state otherwise than the framework's (-framework +shortcut):\n%s", what, diff)
+	}
+	var wantID, gotID *tfprotov6.DynamicValue
+	if want.NewIdentity != nil {
+		wantID = want.NewIdentity.IdentityData
+	}
+	if got.NewIdentity != nil {
+		gotID = got.NewIdentity.IdentityData
+	}
+	if diff := cmp.Diff(decoded(t, shape.identityTyp, wantID), decoded(t, shape.identityTyp, gotID)); diff != "" {
+		t.Errorf("%s: a new identity otherwise than the framework's (-framework +shortcut):\n%s", what, diff)
+	}
+	if diff := cmp.Diff(want.Diagnostics, got.Diagnostics); diff != "" {
+		t.Errorf("%s: diagnostics otherwise than the framework's (-framework +shortcut):\n%s", what, diff)
+	}
+	if string(want.Private) != string(got.Private) || (want.Deferred == nil) != (got.Deferred == nil) {
+		t.Errorf("%s: private state %q or deferral %v, the framework's %q and %v", what, got.Private, got.Deferred, want.Private, want.Deferred)
+	}
+}
+
+// configureWithUnknownHost configures the provider server s with a host not known until apply.
+func configureWithUnknownHost(t *testing.T, s tfprotov6.ProviderServer) {
+	t.Helper()
+	ctx := context.Background()
+	schemas, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemas.Provider.ValueType().(tftypes.Object)
+	vals := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		vals[name] = tftypes.NewValue(at, nil)
+	}
+	vals["host"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, vals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &config})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("configuring the provider: %v %v", err, resp.Diagnostics)
+	}
+}
+
+// readRequest is Terraform's refresh of state, with identity unless nil (Terraform before 1.12).
+func readRequest(t *testing.T, typeName string, shape *readShape, state tftypes.Value, identity *tftypes.Value) *tfprotov6.ReadResourceRequest {
+	t.Helper()
+	current, err := tfprotov6.NewDynamicValue(shape.state, state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &tfprotov6.ReadResourceRequest{TypeName: typeName, CurrentState: &current}
+	if identity != nil {
+		id, err := tfprotov6.NewDynamicValue(shape.identityTyp, *identity)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.CurrentIdentity = &tfprotov6.ResourceIdentityData{IdentityData: &id}
+	}
+	return req
+}
+
+// decoded is the value d holds, as a string for cmp (nil: "<none>").
+func decoded(t *testing.T, typ tftypes.Type, d *tfprotov6.DynamicValue) string {
+	t.Helper()
+	if d == nil {
+		return "<none>"
+	}
+	v, err := d.Unmarshal(typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.String()
+}
+
+// absent marks a key that withKey removes.
+type absent struct{}
+
+// withKey is a copy of m with key set to v, or removed for absent.
+func withKey(m map[string]any, key string, v any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, val := range m {
+		out[k] = val
+	}
+	if _, remove := v.(absent); remove {
+		delete(out, key)
+	} else {
+		out[key] = v
+	}
+	return out
+}
+
+// jsonOf is v as Terraform stores it in a state file's attributes.
+func jsonOf(v tftypes.Value) any {
+	if v.IsNull() {
+		return nil
+	}
+	switch typ := v.Type().(type) {
+	case tftypes.List, tftypes.Set:
+		var elems []tftypes.Value
+		_ = v.As(&elems)
+		out := make([]any, len(elems))
+		for i, e := range elems {
+			out[i] = jsonOf(e)
+		}
+		return out
+	case tftypes.Map, tftypes.Object:
+		var vals map[string]tftypes.Value
+		_ = v.As(&vals)
+		out := map[string]any{}
+		for k, e := range vals {
+			out[k] = jsonOf(e)
+		}
+		return out
+	default:
+		switch {
+		case typ.Is(tftypes.String):
+			var s string
+			_ = v.As(&s)
+			return s
+		case typ.Is(tftypes.Bool):
+			var b bool
+			_ = v.As(&b)
+			return b
+		case typ.Is(tftypes.Number):
+			n := new(big.Float)
+			_ = v.As(&n)
+			f, _ := n.Float64()
+			return f
+		}
+	}
+	return nil
+}
+
+// newResourceNamed is the factory of p's resource type name.
+func newResourceNamed(ctx context.Context, p provider.Provider, name string) func() resource.Resource {
+	for _, f := range p.Resources(ctx) {
+		var meta resource.MetadataResponse
+		f().Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &meta)
+		if meta.TypeName == name {
+			return f
+		}
+	}
+	return nil
+}
