@@ -284,7 +284,7 @@ func listPods(ctx context.Context, core corev1client.CoreV1Interface, namespace,
 		p.PageSize = podPageSize
 		return p.EachListItemWithAlloc(ctx, metav1.ListOptions{LabelSelector: selector}, func(obj runtime.Object) error {
 			if pod, ok := obj.(*corev1.Pod); ok {
-				pods = append(pods, *pod)
+				pods = append(pods, *slimPod(pod))
 			}
 			return nil
 		})

@@ -104,7 +104,6 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		}
 		l.pods = cache.NewIndexer(cache.MetaNamespaceKeyFunc, podIndexers)
 		for i := range pods {
-			pods[i].ManagedFields = nil
 			if err := l.pods.Add(&pods[i]); err != nil {
 				return err
 			}

@@ -1,0 +1,156 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-framework/providerserver"
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+)
+
+// The refresh of a job of every kind, richly configured and made on the cluster, is answered
+// by the shortcut exactly as the framework answers it (new state, identity, warnings, private
+// state): as applied, with an attribute changed in state (the read gives the cluster's back),
+// replaced outside Terraform (another UID: dropped, with a warning), gone after it ran (kept,
+// with a warning) and gone before it ever started (dropped). Each of these is answered by the
+// shortcut, not left to the framework.
+func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
+	newAPI(t)
+	t.Parallel()
+	ctx := context.Background()
+	suffix := acctest.RandString(5)
+	name := func(kind string) string { return "tf-acc-read-" + kind + "-" + suffix }
+	var config strings.Builder
+	config.WriteString(providerConfig())
+	for _, c := range []string{
+		mpiJobConfig(name("mpi"), 2, richAttributes),
+		tfJobConfig(name("tf"), 2, richAttributes),
+		pytorchJobConfig(name("pt"), 2, richAttributes),
+		elasticJobConfig(name("el"), 2, richAttributes),
+		trainJobConfig(name("train"), 1, `  wait_for = "created"`+"\n"),
+	} {
+		config.WriteString(strings.TrimPrefix(c, providerConfig()))
+	}
+	w := newWorkspace(t)
+	w.write(config.String())
+	w.run("apply", "-auto-approve", "-input=false")
+	t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
+
+	raw, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state struct {
+		Resources []struct {
+			Mode, Type string
+			Instances  []struct {
+				Attributes json.RawMessage `json:"attributes"`
+				Identity   json.RawMessage `json:"identity"`
+			} `json:"instances"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &state); err != nil {
+		t.Fatal(err)
+	}
+
+	framework := providerserver.NewProtocol6(New("test")())()
+	short := NewProtocol6("test")()
+	for _, s := range []tfprotov6.ProviderServer{framework, short} {
+		configureWithKubeconfig(t, s, providerKubeconfig())
+	}
+	reads := short.(*shortcuts)
+	reads.init(ctx)
+	kinds := 0
+	for _, r := range state.Resources {
+		shape := reads.reads[r.Type]
+		if r.Mode != "managed" || shape == nil {
+			continue
+		}
+		kinds++
+		stored := unmarshalStored(t, shape.state, r.Instances[0].Attributes)
+		identity := unmarshalStored(t, shape.identityTyp, r.Instances[0].Identity)
+		gone := withAttribute(stored, "name", tftypes.NewValue(tftypes.String, "tf-acc-read-gone-"+suffix))
+		goneID := withAttribute(identity, "name", tftypes.NewValue(tftypes.String, "tf-acc-read-gone-"+suffix))
+		null := tftypes.NewValue(tftypes.String, nil)
+		variants := []struct {
+			what            string
+			state, identity tftypes.Value
+		}{
+			{"as applied", stored, identity},
+			{"replaced outside Terraform", withAttribute(stored, "uid", tftypes.NewValue(tftypes.String, "00000000-0000-0000-0000-000000000000")), identity},
+			{"gone after it ran", withAttribute(gone, "status", tftypes.NewValue(tftypes.String, "RUNNING")), goneID},
+			{"gone before it started", withAttribute(withAttribute(withAttribute(gone, "status", tftypes.NewValue(tftypes.String, "QUEUED")),
+				"uid", null), "start_time", null), goneID},
+		}
+		if _, ok := attributes(stored)["image"]; ok {
+			variants = append(variants, struct {
+				what            string
+				state, identity tftypes.Value
+			}{"its image changed in state", withAttribute(stored, "image", tftypes.NewValue(tftypes.String, "other/image:1")), identity})
+		}
+		for _, v := range variants {
+			what := r.Type + ", " + v.what
+			req := readRequest(t, r.Type, shape, v.state, &v.identity)
+			want, err := framework.ReadResource(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := short.ReadResource(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			compareReads(t, what, shape, want, got)
+			if _, ok := shape.read(ctx, reads.provider.(configuredProvider).resourceData(), req); !ok {
+				t.Errorf("%s: left to the framework", what)
+			}
+			for _, d := range want.Diagnostics {
+				if d.Severity == tfprotov6.DiagnosticSeverityError {
+					t.Errorf("%s: %s: %s", what, d.Summary, d.Detail)
+				}
+			}
+		}
+	}
+	if kinds != 5 {
+		t.Fatalf("%d job resources in the state, want 5", kinds)
+	}
+}
+
+// configureWithKubeconfig configures the provider server s to act through kubeconfig.
+func configureWithKubeconfig(t *testing.T, s tfprotov6.ProviderServer, kubeconfig string) {
+	t.Helper()
+	ctx := context.Background()
+	schemas, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ := schemas.Provider.ValueType().(tftypes.Object)
+	vals := map[string]tftypes.Value{}
+	for name, at := range typ.AttributeTypes {
+		vals[name] = tftypes.NewValue(at, nil)
+	}
+	vals["config_path"] = tftypes.NewValue(tftypes.String, kubeconfig)
+	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, vals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &config})
+	if err != nil || len(resp.Diagnostics) > 0 {
+		t.Fatalf("configuring the provider: %v %v", err, resp.Diagnostics)
+	}
+}
+
+// unmarshalStored is the value of typ that a state file stores as raw.
+func unmarshalStored(t *testing.T, typ tftypes.Type, raw json.RawMessage) tftypes.Value {
+	t.Helper()
+	v, err := (&tfprotov6.RawState{JSON: raw}).UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
