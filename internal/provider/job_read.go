@@ -23,7 +23,7 @@ import (
 // shows whatever was changed behind Terraform's back. The model's read keeps the state's words
 // where the cluster says the same thing in others (see setFromPodOptions).
 func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *resource.ReadResponse, m jobModel) {
-	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
+	resp.Diagnostics.Append(getModel(ctx, req.State, m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -71,7 +71,7 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	resp.Diagnostics.Append(f.set(status)...)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.State, m)...)
 }
 
 // notRefreshed says, with a warning, that the client cannot reach the cluster yet because

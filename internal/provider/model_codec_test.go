@@ -1,0 +1,78 @@
+package provider
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
+)
+
+// Every job resource's model is read from a state and written back by getModel and setModel
+// exactly as by the framework's Get and Set: every attribute set (and set otherwise), every
+// attribute null, and each block null or empty.
+func TestAJobModelConvertsAsTheFrameworkConvertsIt(t *testing.T) {
+	ctx := context.Background()
+	p := New("test")()
+	seen := 0
+	for _, f := range p.Resources(ctx) {
+		r := f()
+		base, ok := r.(interface{ base() *jobResource })
+		if !ok {
+			continue
+		}
+		seen++
+		var meta resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &meta)
+		var sch resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &sch)
+		typ := sch.Schema.Type().TerraformType(ctx)
+		full := sample(typ, 0)
+		states := map[string]tftypes.Value{"every attribute set": full, "every attribute set otherwise": sample(typ, 1), "every attribute null": nullAttributes(full)}
+		for name := range sch.Schema.Blocks {
+			block := attributes(full)[name]
+			states[name+" null"] = withAttribute(full, name, tftypes.NewValue(block.Type(), nil))
+			if _, list := block.Type().(tftypes.List); list {
+				states[name+" empty"] = withAttribute(full, name, tftypes.NewValue(block.Type(), []tftypes.Value{}))
+			}
+		}
+		for what, v := range states {
+			state := tfsdk.State{Schema: sch.Schema, Raw: v}
+			want, got := base.base().newModel(), base.base().newModel()
+			if diags := state.Get(ctx, want); diags.HasError() {
+				t.Fatalf("%s, %s: the framework: %v", meta.TypeName, what, diags)
+			}
+			if diags := getModel(ctx, state, got); diags.HasError() {
+				t.Fatalf("%s, %s: %v", meta.TypeName, what, diags)
+			}
+			if diff := cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+				t.Errorf("%s, %s: read otherwise than the framework reads it (-framework +getModel):\n%s", meta.TypeName, what, diff)
+			}
+			framework, ours := tfsdk.State{Schema: sch.Schema}, tfsdk.State{Schema: sch.Schema}
+			if diags := framework.Set(ctx, want); diags.HasError() {
+				t.Fatalf("%s, %s: the framework: %v", meta.TypeName, what, diags)
+			}
+			if diags := setModel(ctx, &ours, want); diags.HasError() {
+				t.Fatalf("%s, %s: %v", meta.TypeName, what, diags)
+			}
+			if !framework.Raw.Equal(ours.Raw) {
+				t.Errorf("%s, %s: written otherwise than the framework writes it: %v differ", meta.TypeName, what, changed(framework.Raw, ours.Raw))
+			}
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("only %d job resources", seen)
+	}
+}
+
+// nullAttributes is the object o with every attribute null.
+func nullAttributes(o tftypes.Value) tftypes.Value {
+	vals := attributes(o)
+	for name, v := range vals {
+		vals[name] = tftypes.NewValue(v.Type(), nil)
+	}
+	return tftypes.NewValue(o.Type(), vals)
+}
