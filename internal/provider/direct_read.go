@@ -82,6 +82,7 @@ func (s *readShape) read(ctx context.Context, data any, req *tfprotov6.ReadResou
 	if err != nil {
 		return nil, false
 	}
+	state = nullEmptyBlocks(state, s.blocks)
 	identity := tftypes.NewValue(s.identityTyp, nil)
 	if req.CurrentIdentity != nil && req.CurrentIdentity.IdentityData != nil {
 		if identity, err = req.CurrentIdentity.IdentityData.Unmarshal(s.identityTyp); err != nil {
@@ -189,6 +190,52 @@ func emptyNullBlocks(v tftypes.Value, blocks map[string]*blockShape) tftypes.Val
 			nv = eachObject(val, b.inside)
 		default:
 			nv = emptyNullBlocks(val, b.inside)
+		}
+		if !nv.Equal(val) {
+			out[name], changed = nv, true
+		}
+	}
+	if !changed {
+		return v
+	}
+	return tftypes.NewValue(v.Type(), out)
+}
+
+// nullEmptyBlocks is v (an object of blocks' schema) with each known, empty list block null, at
+// any depth, as the framework reads a configuration, a plan or a state from Terraform.
+func nullEmptyBlocks(v tftypes.Value, blocks map[string]*blockShape) tftypes.Value {
+	if len(blocks) == 0 || !v.IsKnown() || v.IsNull() {
+		return v
+	}
+	var vals map[string]tftypes.Value
+	if err := v.As(&vals); err != nil {
+		return v
+	}
+	changed := false
+	out := make(map[string]tftypes.Value, len(vals))
+	for name, val := range vals {
+		out[name] = val
+		b := blocks[name]
+		if b == nil || !val.IsKnown() || val.IsNull() {
+			continue
+		}
+		var nv tftypes.Value
+		if b.list {
+			var elems []tftypes.Value
+			if err := val.As(&elems); err != nil {
+				continue
+			}
+			if len(elems) == 0 {
+				nv = tftypes.NewValue(val.Type(), nil)
+			} else {
+				inner := make([]tftypes.Value, len(elems))
+				for i, e := range elems {
+					inner[i] = nullEmptyBlocks(e, b.inside)
+				}
+				nv = tftypes.NewValue(val.Type(), inner)
+			}
+		} else {
+			nv = nullEmptyBlocks(val, b.inside)
 		}
 		if !nv.Equal(val) {
 			out[name], changed = nv, true

@@ -14,23 +14,27 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
 
-// Every job resource has its refreshes and stored states answered apart from the framework's
-// walks: a type with semantic equality or a block the shortcut does not walk, added to a job's
+// Every job resource has its refreshes, stored states and configurations answered apart from
+// the framework's walks: a type with semantic equality or a block the shortcut does not walk, added to a job's
 // schema, fails here, not in a refresh that is suddenly slow.
 func TestEveryJobResourceHasItsRefreshesAnsweredWithoutTheFrameworksWalks(t *testing.T) {
 	ctx := context.Background()
 	p := New("test")()
-	shapes, reads := planShapes(ctx, p)
+	shapes, reads, validates := planShapes(ctx, p)
 	if len(shapes) < 5 {
 		t.Fatalf("only %d job resources with a plan shape", len(shapes))
 	}
 	for name, shape := range shapes {
-		if reads[name] != nil {
+		r := newResourceNamed(ctx, p, name)
+		read, err := readShapeOf(ctx, r, shape.schema)
+		if reads[name] == nil {
+			t.Errorf("%s: refreshes left to the framework: %v", name, err)
 			continue
 		}
-		r := newResourceNamed(ctx, p, name)
-		_, err := readShapeOf(ctx, r, shape.schema)
-		t.Errorf("%s: refreshes left to the framework: %v", name, err)
+		if validates[name] == nil {
+			_, err := validateShapeOf(ctx, r, shape.schema, read.blocks)
+			t.Errorf("%s: configurations validated by the framework: %v", name, err)
+		}
 	}
 }
 
@@ -44,7 +48,7 @@ func TestAStoredJobStateIsDecodedAsTheFrameworkDecodesIt(t *testing.T) {
 	if _, err := framework.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	_, reads := planShapes(ctx, p)
+	_, reads, _ := planShapes(ctx, p)
 	for name, shape := range reads {
 		full := jsonOf(sample(shape.state, 0)).(map[string]any)
 		states := map[string]map[string]any{"every attribute set": full}
@@ -91,7 +95,7 @@ func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
 	for _, s := range []tfprotov6.ProviderServer{framework, short} {
 		configureWithUnknownHost(t, s)
 	}
-	_, reads := planShapes(ctx, New("test")())
+	_, reads, _ := planShapes(ctx, New("test")())
 	for name, shape := range reads {
 		full := sample(shape.state, 0)
 		states := map[string]tftypes.Value{"every attribute set": full}

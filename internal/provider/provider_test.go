@@ -24,9 +24,10 @@ import (
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
 )
 
-// testProviderFactories serve the provider as the released binary does (NewProtocol6).
+// testProviderFactories serve the provider as the released binary does (NewProtocol6), with each
+// answer of its shortcuts checked against the framework's (checkedShortcuts).
 var testProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"training": func() (tfprotov6.ProviderServer, error) { return NewProtocol6("test")(), nil },
+	"training": func() (tfprotov6.ProviderServer, error) { return newCheckedShortcuts(), nil },
 }
 
 // TestMain gives the acceptance tests (TF_ACC=1) one local cluster for the whole binary, or the
@@ -48,7 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := run(m)
+	code := failOnShortcutMismatches(run(m))
 	_ = os.RemoveAll(dir)
 	for _, d := range []string{providerBinary.dir, leastPrivilegeDir} {
 		if d != "" {

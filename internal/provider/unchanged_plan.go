@@ -60,8 +60,9 @@ type shortcuts struct {
 	once sync.Once
 	// shapes are the resource types whose unchanged plans are answered here, by type name;
 	// reads those whose refreshes are.
-	shapes map[string]*planShape
-	reads  map[string]*readShape
+	shapes    map[string]*planShape
+	reads     map[string]*readShape
+	validates map[string]*validateShape
 }
 
 // configuredProvider is a provider that says what its Configure handed the resources (nil
@@ -76,7 +77,7 @@ func (p *trainingProvider) resourceData() any {
 }
 
 func (s *shortcuts) init(ctx context.Context) {
-	s.once.Do(func() { s.shapes, s.reads = planShapes(ctx, s.provider) })
+	s.once.Do(func() { s.shapes, s.reads, s.validates = planShapes(ctx, s.provider) })
 }
 
 // keepsUnchangedPlans is implemented by the resources whose ModifyPlan returns at once when the
@@ -135,6 +136,16 @@ func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourc
 		}
 	}
 	return s.frameworkServer.ReadResource(ctx, req)
+}
+
+func (s *shortcuts) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	s.init(ctx)
+	if shape, p := s.validates[req.TypeName], s.provider.(configuredProvider); shape != nil && p != nil {
+		if resp, ok := shape.validate(ctx, p.resourceData(), req); ok {
+			return resp, nil
+		}
+	}
+	return s.frameworkServer.ValidateResourceConfig(ctx, req)
 }
 
 func (s *shortcuts) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
@@ -248,21 +259,27 @@ func elementDefaultsHold(defaults map[string]*attrDefault, config, state tftypes
 }
 
 // planShapes are the shapes of the provider's resources that keep unchanged plans and whose
-// schema shapeOf understands, and the read shapes of those of them whose refreshes readShapeOf
-// understands; the others are planned and read by the framework alone.
-func planShapes(ctx context.Context, p provider.Provider) (map[string]*planShape, map[string]*readShape) {
-	shapes, reads := map[string]*planShape{}, map[string]*readShape{}
+// schema shapeOf understands, and of those the read shapes of the ones whose refreshes
+// readShapeOf understands and the validate shapes of the ones whose configurations
+// validateShapeOf does; the others are planned, read and validated by the framework alone.
+func planShapes(ctx context.Context, p provider.Provider) (map[string]*planShape, map[string]*readShape, map[string]*validateShape) {
+	shapes, reads, validates := map[string]*planShape{}, map[string]*readShape{}, map[string]*validateShape{}
 	for _, f := range p.Resources(ctx) {
 		name, shape, err := shapeOf(ctx, f())
 		if err != nil || shape == nil {
 			continue
 		}
 		shapes[name] = shape
-		if read, err := readShapeOf(ctx, f, shape.schema); err == nil {
-			reads[name] = read
+		read, err := readShapeOf(ctx, f, shape.schema)
+		if err != nil {
+			continue
+		}
+		reads[name] = read
+		if v, err := validateShapeOf(ctx, f, shape.schema, read.blocks); err == nil {
+			validates[name] = v
 		}
 	}
-	return shapes, reads
+	return shapes, reads, validates
 }
 
 // shapeOf is the type name and plan shape of r; shape is nil when r does not keep unchanged
