@@ -28,13 +28,15 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 	name := func(kind string) string { return "tf-acc-read-" + kind + "-" + suffix }
 	var config strings.Builder
 	config.WriteString(providerConfig())
-	for _, c := range []string{
-		mpiJobConfig(name("mpi"), 2, richAttributes),
-		tfJobConfig(name("tf"), 2, richAttributes),
-		pytorchJobConfig(name("pt"), 2, richAttributes),
-		elasticJobConfig(name("el"), 2, richAttributes),
-		trainJobConfig(name("train"), 1, `  wait_for = "created"`+"\n"),
+	for kind, c := range map[string]string{
+		"mpi":     mpiJobConfig(name("mpi"), 2, richAttributes),
+		"tf":      tfJobConfig(name("tf"), 2, richAttributes),
+		"pytorch": pytorchJobConfig(name("pt"), 2, richAttributes),
+		"elastic": elasticJobConfig("tfaccreadel"+suffix, 2, richAttributes),
+		"train":   trainJobConfig(name("train"), 1, `  wait_for = "created"`+"\n"),
 	} {
+		// Each kind's configuration has a data source of the same name; one workspace holds all.
+		c = strings.ReplaceAll(c, `data "training_job" "test"`, `data "training_job" "`+kind+`"`)
 		config.WriteString(strings.TrimPrefix(c, providerConfig()))
 	}
 	w := newWorkspace(t)
