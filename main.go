@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"sync"
 
@@ -22,7 +21,6 @@ var version = "dev"
 
 func main() {
 	quietUnreadSDKLogs()
-	softMemoryLimit()
 	var debug bool
 	flag.BoolVar(&debug, "debug", false, "run the provider with support for debuggers like delve")
 	flag.Parse()
@@ -80,19 +78,6 @@ func profile(dir string) func() {
 				log.Printf("%s: %v", profileEnv, err)
 			}
 		})
-	}
-}
-
-// defaultMemoryLimit is the provider's soft memory limit when GOMEMLIMIT does not set one: the
-// garbage collector works harder as the heap nears it, rather than letting it grow to twice
-// what is live. Terraform runs several provider processes per command, each one of these; with
-// 300 jobs a process held up to 103 MiB resident without it. A soft limit never fails an
-// allocation: above it, the collector uses at most half the CPU and the heap grows as it must.
-const defaultMemoryLimit = 64 << 20
-
-func softMemoryLimit() {
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 }
 

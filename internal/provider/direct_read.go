@@ -139,7 +139,10 @@ func (s *readShape) upgrade(req *tfprotov6.UpgradeResourceStateRequest) (*tfprot
 	if req.RawState == nil || req.Version != s.schema.Version {
 		return nil, false
 	}
-	v, err := req.RawState.UnmarshalWithOpts(s.state, tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
+	if req.RawState.JSON == nil {
+		return nil, false // a state written by Terraform 0.11 (Flatmap) goes to the framework
+	}
+	v, err := stateFromJSON(req.RawState.JSON, s.state)
 	if err != nil {
 		return nil, false
 	}
