@@ -48,7 +48,9 @@ type Client struct {
 	core corev1client.CoreV1Interface
 	// meta lists and watches objects' metadata alone (what a job owns, as destroy waits for it).
 	meta metadata.Interface
-	err  error
+	// raw reads lists as they stream in (listJSON).
+	raw rest.Interface
+	err error
 
 	// The nodes as SharedNodes listed them, once for the whole provider process.
 	nodesOnce sync.Once
@@ -110,6 +112,9 @@ func (c *Client) dynamic() (dynamic.Interface, error) {
 			return
 		}
 		if c.meta, c.err = metadata.NewForConfig(cfg); c.err != nil {
+			return
+		}
+		if c.raw, c.err = rawClient(cfg); c.err != nil {
 			return
 		}
 		protobuf := rest.CopyConfig(cfg)

@@ -110,22 +110,9 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		}
 		return nil
 	}
-	items, err := c.List(ctx, key.gvr, key.namespace, "")
-	if err != nil {
-		return err
-	}
-	l.objects = make(map[string][]byte, len(items))
-	for i := range items {
-		// No read looks at managedFields, often half of a job object: the list does not keep them.
-		items[i].SetManagedFields(nil)
-		data, err := items[i].MarshalJSON()
-		if err != nil {
-			return err
-		}
-		l.objects[items[i].GetName()] = data
-		items[i].Object = nil // each decoded object is garbage as soon as it is encoded
-	}
-	return nil
+	var err error
+	l.objects, err = c.listJSON(ctx, key.gvr, key.namespace)
+	return err
 }
 
 func (c *Client) dropList(key informerKey, l *sharedList) {

@@ -1,7 +1,11 @@
 package kube
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -12,8 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	restfake "k8s.io/client-go/rest/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
 
@@ -49,7 +55,22 @@ func readsClient(t *testing.T, n int) (*Client, func() []string) {
 	}
 	dyn.PrependReactor("*", "*", record)
 	core.PrependReactor("*", "*", record)
-	c := &Client{dyn: dyn, core: core.CoreV1()}
+	// The lists a refresh shares are read raw, as they stream in: from the fake's objects.
+	raw := &restfake.RESTClient{NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion(),
+		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
+			resource := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
+			record(clienttesting.NewListAction(schema.GroupVersionResource{Resource: resource}, schema.GroupVersionKind{}, "default", metav1.ListOptions{}))
+			list, err := dyn.Tracker().List(tfJobs, schema.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: "TFJob"}, "default")
+			if err != nil {
+				return nil, err
+			}
+			body, err := json.Marshal(list)
+			if err != nil {
+				return nil, err
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(body))}, nil
+		})}
+	c := &Client{dyn: dyn, core: core.CoreV1(), raw: raw}
 	c.once.Do(func() {})
 	return c, func() []string {
 		mu.Lock()

@@ -1,0 +1,155 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+)
+
+// A refresh's shared list of a kind is read as it streams in, one object at a time, each kept
+// as JSON without its managedFields. Decoding the whole list into maps first (the dynamic
+// client's List) held every object of the kind decoded at once: at 1,000 jobs that was most of
+// a plan's live heap.
+
+// rawClient is a REST client for any API path, whose responses are read as they are.
+func rawClient(cfg *rest.Config) (rest.Interface, error) {
+	raw := rest.CopyConfig(cfg)
+	raw.GroupVersion = &schema.GroupVersion{}
+	raw.NegotiatedSerializer = serializer.NewCodecFactory(runtime.NewScheme()).WithoutConversion()
+	return rest.UnversionedRESTClientFor(raw)
+}
+
+// listJSON lists the objects of gvr in namespace and returns each as JSON without its
+// managedFields, by name.
+func (c *Client) listJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace string) (map[string][]byte, error) {
+	if _, err := c.dynamic(); err != nil {
+		return nil, err
+	}
+	segments := []string{"/apis", gvr.Group, gvr.Version}
+	if gvr.Group == "" {
+		segments = []string{"/api", gvr.Version}
+	}
+	if namespace != "" {
+		segments = append(segments, "namespaces", namespace)
+	}
+	var objects map[string][]byte
+	err := retry(ctx, "LIST "+gvr.Resource, func() error {
+		body, err := c.raw.Get().AbsPath(append(segments, gvr.Resource)...).Stream(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = body.Close() }()
+		objects, err = readList(body)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s in %s: %w", gvr.Resource, namespace, err)
+	}
+	return objects, nil
+}
+
+// readList reads a list's items from r one at a time, each without its managedFields, by name.
+// Items of built-in kinds come without apiVersion and kind: they are given the list's, which
+// comes after them.
+func readList(r io.Reader) (map[string][]byte, error) {
+	dec := json.NewDecoder(r)
+	if err := expect(dec, json.Delim('{')); err != nil {
+		return nil, err
+	}
+	objects := map[string][]byte{}
+	var apiVersion, kind string
+	var kindless []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case "items":
+			if err := expect(dec, json.Delim('[')); err != nil {
+				return nil, err
+			}
+			for dec.More() {
+				var item map[string]json.RawMessage
+				if err := dec.Decode(&item); err != nil {
+					return nil, err
+				}
+				name, data, err := withoutManagedFields(item)
+				if err != nil {
+					return nil, err
+				}
+				objects[name] = data
+				if _, ok := item["kind"]; !ok {
+					kindless = append(kindless, name)
+				}
+			}
+			if err := expect(dec, json.Delim(']')); err != nil {
+				return nil, err
+			}
+		case "apiVersion":
+			err = dec.Decode(&apiVersion)
+		case "kind":
+			err = dec.Decode(&kind)
+		default:
+			err = dec.Decode(&json.RawMessage{})
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range kindless {
+		var item map[string]json.RawMessage
+		if err := json.Unmarshal(objects[name], &item); err != nil {
+			return nil, err
+		}
+		item["apiVersion"], _ = json.Marshal(apiVersion)
+		item["kind"], _ = json.Marshal(strings.TrimSuffix(kind, "List"))
+		data, err := json.Marshal(item)
+		if err != nil {
+			return nil, err
+		}
+		objects[name] = data
+	}
+	return objects, expect(dec, json.Delim('}'))
+}
+
+// withoutManagedFields is item's name and item as JSON without metadata.managedFields (no read
+// looks at them, and they are often half of a job object).
+func withoutManagedFields(item map[string]json.RawMessage) (string, []byte, error) {
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(item["metadata"], &meta); err != nil {
+		return "", nil, fmt.Errorf("an item's metadata: %w", err)
+	}
+	var name string
+	if err := json.Unmarshal(meta["name"], &name); err != nil {
+		return "", nil, fmt.Errorf("an item's name: %w", err)
+	}
+	if _, ok := meta["managedFields"]; ok {
+		delete(meta, "managedFields")
+		m, err := json.Marshal(meta)
+		if err != nil {
+			return "", nil, err
+		}
+		item["metadata"] = m
+	}
+	data, err := json.Marshal(item)
+	return name, data, err
+}
+
+func expect(dec *json.Decoder, want json.Delim) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok != want {
+		return fmt.Errorf("a list: %v where %v was expected", tok, want)
+	}
+	return nil
+}

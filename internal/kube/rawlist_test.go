@@ -1,0 +1,50 @@
+package kube
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// A list is read as each of its objects without its managedFields, by name; an object of a
+// built-in kind, listed without apiVersion and kind, is given the list's.
+func TestAListIsReadAsEachObjectWithoutItsManagedFields(t *testing.T) {
+	for _, tc := range []struct{ what, list, wantAPIVersion, wantKind string }{
+		{"custom resources", `{"apiVersion":"kubeflow.org/v1","items":[
+			{"apiVersion":"kubeflow.org/v1","kind":"TFJob","metadata":{"name":"a","managedFields":[{"manager":"x"}],"labels":{"l":"1"}},"spec":{"x":1}},
+			{"apiVersion":"kubeflow.org/v1","kind":"TFJob","metadata":{"name":"b"},"status":{"y":[1,2]}}],
+			"kind":"TFJobList","metadata":{"resourceVersion":"7"}}`, "kubeflow.org/v1", "TFJob"},
+		{"services", `{"kind":"ServiceList","apiVersion":"v1","metadata":{},"items":[
+			{"metadata":{"name":"a","managedFields":[{"manager":"x"}],"labels":{"l":"1"}},"spec":{"x":1}},
+			{"metadata":{"name":"b"},"status":{"y":[1,2]}}]}`, "v1", "Service"},
+		{"services, the list's kind after its items", `{"apiVersion":"v1","items":[
+			{"metadata":{"name":"a","managedFields":[{"manager":"x"}],"labels":{"l":"1"}},"spec":{"x":1}},
+			{"metadata":{"name":"b"},"status":{"y":[1,2]}}],"kind":"ServiceList","metadata":{}}`, "v1", "Service"},
+	} {
+		objects, err := readList(strings.NewReader(tc.list))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		if len(objects) != 2 {
+			t.Fatalf("%s: %d objects", tc.what, len(objects))
+		}
+		for name, data := range objects {
+			var obj struct {
+				APIVersion, Kind string
+				Metadata         map[string]any
+			}
+			if err := json.Unmarshal(data, &obj); err != nil {
+				t.Fatalf("%s, %s: %v", tc.what, name, err)
+			}
+			if obj.Metadata["name"] != name || obj.Metadata["managedFields"] != nil || obj.APIVersion != tc.wantAPIVersion || obj.Kind != tc.wantKind {
+				t.Errorf("%s, %s: read as %s", tc.what, name, data)
+			}
+		}
+		if !strings.Contains(string(objects["a"]), `"labels":{"l":"1"}`) || !strings.Contains(string(objects["b"]), `"status":{"y":[1,2]}`) {
+			t.Errorf("%s: the objects lost what they hold: %s %s", tc.what, objects["a"], objects["b"])
+		}
+	}
+	if _, err := readList(strings.NewReader(`{"items":[{"metadata":{"name":"a"}}`)); err == nil {
+		t.Error("a list cut short is read without an error")
+	}
+}
