@@ -102,12 +102,19 @@ func valueAt(v any, path string) any {
 // empty: they are compared role by role.
 func (k *Kind) withoutPodTemplates(obj *unstructured.Unstructured) *unstructured.Unstructured {
 	c := obj.DeepCopy()
+	k.DropPodTemplates(c)
+	return c
+}
+
+// DropPodTemplates empties the pod templates of the roles of obj, a job object of this kind, in
+// place: what a wait keeps of a job it watches, since it reads the job's metadata and status
+// and its pods, never the templates the pods were made from.
+func (k *Kind) DropPodTemplates(obj *unstructured.Unstructured) {
 	if k.templates != nil {
-		for _, t := range k.templates(c) {
+		for _, t := range k.templates(obj) {
 			clear(t)
 		}
 	}
-	return c
 }
 
 // withoutKueuePatch is a job spec without Kueue's runtime patch on a TrainJob (its admission's

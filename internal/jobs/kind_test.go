@@ -2,13 +2,16 @@ package jobs
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // kindExample is a job of one kind for the registry's test: its spec (suspended or not, for a
@@ -280,5 +283,55 @@ func TestRoles(t *testing.T) {
 	}
 	if q := podRequests(roles[1].Template.Spec)["nvidia.com/gpu"]; q.Value() != 2 {
 		t.Errorf("a worker asks for %s GPUs", q.String())
+	}
+}
+
+// A job as a wait's informer keeps it (DropPodTemplates) reads as the whole job: whether it runs
+// as expected and its status are the same, running or pending, and no role keeps a template.
+func TestAJobWithoutItsPodTemplatesReadsAsTheWholeJob(t *testing.T) {
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	running := map[string]any{
+		"conditions": []any{map[string]any{"type": "Running", "status": "True"}},
+		"startTime":  "2026-11-25T10:00:00Z", "state": "AttemptRunning",
+		"attemptStatus": map[string]any{"taskRoleStatuses": []any{map[string]any{"name": "worker", "taskStatuses": []any{
+			map[string]any{"index": int64(0), "state": "TaskAttemptRunning", "attemptStatus": map[string]any{"podName": "w-0"}}}}}},
+	}
+	for _, k := range Kinds() {
+		obj, _, err := kindExamples[k].spec(false).Build()
+		if err != nil {
+			t.Fatalf("kind %s: %v", k.Name, err)
+		}
+		for what, status := range map[string]map[string]any{"pending": nil, "running": running} {
+			whole := obj.DeepCopy()
+			if status != nil {
+				whole.Object["status"] = runtime.DeepCopyJSONValue(status)
+			}
+			slim := whole.DeepCopy()
+			k.DropPodTemplates(slim)
+			if k.templates != nil {
+				for role, tmpl := range k.templates(slim) {
+					if len(tmpl) > 0 {
+						t.Errorf("kind %s: role %s keeps its template", k.Name, role)
+					}
+				}
+			}
+			expect := map[string]int{"worker": 1}
+			wantRuns, wantErr := k.Running(Observed{Object: whole}, expect)
+			gotRuns, gotErr := k.Running(Observed{Object: slim}, expect)
+			if wantRuns != gotRuns || fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
+				t.Errorf("kind %s, %s: runs %v (%v) without its templates, %v (%v) with them", k.Name, what, gotRuns, gotErr, wantRuns, wantErr)
+			}
+			want, err := k.Status(Observed{Object: whole}, now)
+			if err != nil {
+				t.Fatalf("kind %s, %s: %v", k.Name, what, err)
+			}
+			got, err := k.Status(Observed{Object: slim}, now)
+			if err != nil {
+				t.Fatalf("kind %s, %s: %v", k.Name, what, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("kind %s, %s: the status without its templates (-whole +slim):\n%s", k.Name, what, diff)
+			}
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
@@ -163,9 +164,26 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 	if key.gvr == kueue.WorkloadGVR {
 		indexers[byJobUID] = indexByJobUID
 	}
-	// Nothing a wait reads is in managedFields, which are often half of a job object.
+	// Nothing a wait reads is in managedFields, which are often half of a job object, or in a
+	// job's pod templates.
 	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, indexers, nil).Informer()
-	return inf, inf.SetTransform(dropManagedFields)
+	kind := kindOf(key.gvr)
+	return inf, inf.SetTransform(func(obj any) (any, error) {
+		if u, ok := obj.(*unstructured.Unstructured); ok && kind != nil {
+			kind.DropPodTemplates(u)
+		}
+		return dropManagedFields(obj)
+	})
+}
+
+// kindOf is the job kind whose objects gvr names, nil for any other resource.
+func kindOf(gvr schema.GroupVersionResource) *jobs.Kind {
+	for _, k := range jobs.Kinds() {
+		if k.GVR == gvr {
+			return k
+		}
+	}
+	return nil
 }
 
 func dropManagedFields(obj any) (any, error) {
