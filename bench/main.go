@@ -130,12 +130,14 @@ func main() {
 	crowdedMax := flag.Int("crowded-max", 100, "largest number of jobs the crowded tool runs with")
 	unrelatedPods := flag.Int("unrelated-pods", 5000, "pods of no job in the crowded tool's namespace, made before its first run")
 	target := flag.String("target", "bench", "the make target this run is, as the report names it")
+	shapesOnly := flag.Bool("schema-shapes", false, "measure only what Terraform's plan owes to the shape of this provider's schemas (bench/schemafloor's shapes), writing -shapes-out")
+	shapesOut := flag.String("shapes-out", "RESULTS-shapes.md", "the schema shapes' report file")
 	keep := flag.Bool("keep", false, "keep the work folder (each tool's configuration, state and every command's output) and print where it is")
 	out := flag.String("out", "RESULTS.md", "report file")
 	plot := flag.String("plot", "scaling.svg", "plot file")
 	flag.Parse()
 	cfg := benchConfig{runs: *runs, oneRunAbove: *oneRunAbove, slowMax: *slowMax, slowRuns: *slowRuns, only: *only, out: *out, plot: *plot, mpiQueue: *mpiQueue, apiQPS: *apiQPS, keep: *keep,
-		peersMax: *peersMax, crowdedMax: *crowdedMax, unrelatedPods: *unrelatedPods, target: *target}
+		peersMax: *peersMax, crowdedMax: *crowdedMax, unrelatedPods: *unrelatedPods, target: *target, shapes: *shapesOnly, shapesOut: *shapesOut}
 	if err := run(*sizes, cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -156,6 +158,9 @@ type benchConfig struct {
 	peersMax, crowdedMax, unrelatedPods int
 	// target is the make target that runs this configuration (bench, bench-scale, ...).
 	target string
+	// shapes runs the schema-shapes experiment alone, writing shapesOut.
+	shapes    bool
+	shapesOut string
 }
 
 // benchNodes are the bench cluster's simulated nodes: room for every pod of 1,000 jobs after
@@ -238,6 +243,22 @@ func run(sizes string, cfg benchConfig) error {
 	kubeconfig := filepath.Join(work, "kubeconfig")
 	if err := proxy.WriteKubeconfig(kubeconfig); err != nil {
 		return err
+	}
+
+	if cfg.shapes {
+		shapes, err := schemaShapes(work)
+		if err != nil {
+			return err
+		}
+		byShape := map[int]map[string][]float64{}
+		for _, n := range ns {
+			if byShape[n], err = measureShapes(ctx, c, shapes, n, cfg.runs, work, kubeconfig); err != nil {
+				return err
+			}
+		}
+		report := renderShapes(shapes, byShape, ns, cfg.runs)
+		fmt.Print(report)
+		return os.WriteFile(cfg.shapesOut, []byte(report), 0o644)
 	}
 
 	results := map[string]map[int]map[string]result{} // tool -> n -> operation

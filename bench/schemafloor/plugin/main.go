@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/kubetrain/terraform-provider-training/bench/schemafloor/internal/nothing"
+	"github.com/kubetrain/terraform-provider-training/bench/schemafloor/internal/shapes"
 )
 
 var dataSchema = &tfprotov6.Schema{Block: &tfprotov6.SchemaBlock{Attributes: []*tfprotov6.SchemaAttribute{
@@ -40,7 +41,7 @@ func (empty) DataSources(context.Context) []func() datasource.DataSource        
 
 func main() {
 	err := tf6server.Serve("registry.terraform.io/kubetrain/training", func() tfprotov6.ProviderServer {
-		return nothing.New(providerserver.NewProtocol6(empty{})(), map[string]*tfprotov6.Schema{"training_floor_data": dataSchema})
+		return nothing.New(providerserver.NewProtocol6(empty{})(), map[string]*tfprotov6.Schema{"training_floor_data": dataSchema}, shapes.Shapes[0])
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

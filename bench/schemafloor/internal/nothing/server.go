@@ -10,6 +10,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/kubetrain/terraform-provider-training/bench/schemafloor/internal/shapes"
 )
 
 // Server does nothing for the resource types of the server it wraps, and of extra.
@@ -17,17 +19,27 @@ type Server struct {
 	tfprotov6.ProviderServer
 	schemas map[string]*tfprotov6.Schema
 	types   map[string]tftypes.Type
+	// shape is the form the job resources' schemas are served in, and their stored states read
+	// in; originals are their schemas as the wrapped server has them.
+	shape     shapes.Shape
+	originals map[string]*tfprotov6.Schema
 }
 
-// New wraps framework (which answers the schema calls) and adds the resource types of extra.
-func New(framework tfprotov6.ProviderServer, extra map[string]*tfprotov6.Schema) *Server {
-	s := &Server{ProviderServer: framework, schemas: map[string]*tfprotov6.Schema{}, types: map[string]tftypes.Type{}}
+// New wraps framework (which answers the schema calls) and adds the resource types of extra; it
+// serves the job resources in shape.
+func New(framework tfprotov6.ProviderServer, extra map[string]*tfprotov6.Schema, shape shapes.Shape) *Server {
+	s := &Server{ProviderServer: framework, schemas: map[string]*tfprotov6.Schema{}, types: map[string]tftypes.Type{},
+		shape: shape, originals: map[string]*tfprotov6.Schema{}}
 	resp, err := framework.GetProviderSchema(context.Background(), &tfprotov6.GetProviderSchemaRequest{})
 	if err != nil {
 		panic(err)
 	}
 	for name, schema := range resp.ResourceSchemas {
 		s.schemas[name] = schema
+		if shapes.IsJob(name) {
+			s.originals[name] = schema
+			s.schemas[name] = shape.Schema(schema)
+		}
 	}
 	for name, schema := range extra {
 		s.schemas[name] = schema
@@ -66,7 +78,15 @@ func (s *Server) UpgradeResourceState(_ context.Context, req *tfprotov6.UpgradeR
 	if !ok {
 		return nil, fmt.Errorf("nothing: no resource type %q", req.TypeName)
 	}
-	value, err := req.RawState.UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
+	raw := req.RawState
+	if original := s.originals[req.TypeName]; original != nil && raw.JSON != nil {
+		shaped, err := s.shape.State(raw.JSON, original.Block)
+		if err != nil {
+			return nil, err
+		}
+		raw = &tfprotov6.RawState{JSON: shaped}
+	}
+	value, err := raw.UnmarshalWithOpts(typ, tfprotov6.UnmarshalOpts{ValueFromJSONOpts: tftypes.ValueFromJSONOpts{IgnoreUndefinedAttributes: true}})
 	if err != nil {
 		return nil, err
 	}
