@@ -89,13 +89,9 @@ func (s *readShape) read(ctx context.Context, data any, req *tfprotov6.ReadResou
 			return nil, false
 		}
 	}
-	r := s.newResource()
-	if c, ok := r.(resource.ResourceWithConfigure); ok {
-		var configured resource.ConfigureResponse
-		c.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &configured)
-		if configured.Diagnostics.HasError() {
-			return nil, false
-		}
+	r, ok := configured(ctx, s.newResource(), data)
+	if !ok {
+		return nil, false
 	}
 	readReq := resource.ReadRequest{
 		State:    tfsdk.State{Schema: s.schema, Raw: state},
@@ -153,6 +149,17 @@ func (s *readShape) upgrade(req *tfprotov6.UpgradeResourceStateRequest) (*tfprot
 	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &upgraded}, true
 }
 
+// configured is r configured with data, as the framework configures a resource before each
+// call; ok is false when its Configure reports an error (the framework answers then).
+func configured(ctx context.Context, r resource.Resource, data any) (resource.Resource, bool) {
+	if c, ok := r.(resource.ResourceWithConfigure); ok {
+		var resp resource.ConfigureResponse
+		c.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &resp)
+		return r, !resp.Diagnostics.HasError()
+	}
+	return r, true
+}
+
 // protoDiagnostics is diags as the framework sends them, when none is an error or is about an
 // attribute (ok false: the framework answers those).
 func protoDiagnostics(diags diag.Diagnostics) (out []*tfprotov6.Diagnostic, ok bool) {
@@ -168,6 +175,28 @@ func protoDiagnostics(diags diag.Diagnostics) (out []*tfprotov6.Diagnostic, ok b
 // emptyNullBlocks is v (an object of blocks' schema) with each null list block an empty list,
 // at any depth, as the framework sends a state.
 func emptyNullBlocks(v tftypes.Value, blocks map[string]*blockShape) tftypes.Value {
+	return withListBlocks(v, blocks, func(l tftypes.Value) tftypes.Value {
+		if l.IsNull() {
+			return tftypes.NewValue(l.Type(), []tftypes.Value{})
+		}
+		return l
+	})
+}
+
+// nullEmptyBlocks is v (an object of blocks' schema) with each known, empty list block null, at
+// any depth, as the framework reads a configuration, a plan or a state from Terraform.
+func nullEmptyBlocks(v tftypes.Value, blocks map[string]*blockShape) tftypes.Value {
+	return withListBlocks(v, blocks, func(l tftypes.Value) tftypes.Value {
+		if elems := listElements(l); l.IsKnown() && !l.IsNull() && len(elems) == 0 {
+			return tftypes.NewValue(l.Type(), nil)
+		}
+		return l
+	})
+}
+
+// withListBlocks is v (an object of blocks' schema) with each known list block, at any depth,
+// replaced by f of it, once the blocks inside its objects are.
+func withListBlocks(v tftypes.Value, blocks map[string]*blockShape, f func(tftypes.Value) tftypes.Value) tftypes.Value {
 	if len(blocks) == 0 || !v.IsKnown() || v.IsNull() {
 		return v
 	}
@@ -183,16 +212,19 @@ func emptyNullBlocks(v tftypes.Value, blocks map[string]*blockShape) tftypes.Val
 		if b == nil || !val.IsKnown() {
 			continue
 		}
-		var nv tftypes.Value
+		nv := val
 		switch {
-		case val.IsNull() && b.list:
-			nv = tftypes.NewValue(val.Type(), []tftypes.Value{})
-		case val.IsNull():
-			continue
+		case b.list && !val.IsNull() && len(b.inside) > 0:
+			elems := listElements(val)
+			inner := make([]tftypes.Value, len(elems))
+			for i, e := range elems {
+				inner[i] = withListBlocks(e, b.inside, f)
+			}
+			nv = f(tftypes.NewValue(val.Type(), inner))
 		case b.list:
-			nv = eachObject(val, b.inside)
+			nv = f(val)
 		default:
-			nv = emptyNullBlocks(val, b.inside)
+			nv = withListBlocks(val, b.inside, f)
 		}
 		if !nv.Equal(val) {
 			out[name], changed = nv, true
@@ -202,68 +234,6 @@ func emptyNullBlocks(v tftypes.Value, blocks map[string]*blockShape) tftypes.Val
 		return v
 	}
 	return tftypes.NewValue(v.Type(), out)
-}
-
-// nullEmptyBlocks is v (an object of blocks' schema) with each known, empty list block null, at
-// any depth, as the framework reads a configuration, a plan or a state from Terraform.
-func nullEmptyBlocks(v tftypes.Value, blocks map[string]*blockShape) tftypes.Value {
-	if len(blocks) == 0 || !v.IsKnown() || v.IsNull() {
-		return v
-	}
-	var vals map[string]tftypes.Value
-	if err := v.As(&vals); err != nil {
-		return v
-	}
-	changed := false
-	out := make(map[string]tftypes.Value, len(vals))
-	for name, val := range vals {
-		out[name] = val
-		b := blocks[name]
-		if b == nil || !val.IsKnown() || val.IsNull() {
-			continue
-		}
-		var nv tftypes.Value
-		if b.list {
-			var elems []tftypes.Value
-			if err := val.As(&elems); err != nil {
-				continue
-			}
-			if len(elems) == 0 {
-				nv = tftypes.NewValue(val.Type(), nil)
-			} else {
-				inner := make([]tftypes.Value, len(elems))
-				for i, e := range elems {
-					inner[i] = nullEmptyBlocks(e, b.inside)
-				}
-				nv = tftypes.NewValue(val.Type(), inner)
-			}
-		} else {
-			nv = nullEmptyBlocks(val, b.inside)
-		}
-		if !nv.Equal(val) {
-			out[name], changed = nv, true
-		}
-	}
-	if !changed {
-		return v
-	}
-	return tftypes.NewValue(v.Type(), out)
-}
-
-// eachObject is the list l with emptyNullBlocks applied to each of its objects.
-func eachObject(l tftypes.Value, inside map[string]*blockShape) tftypes.Value {
-	if len(inside) == 0 {
-		return l
-	}
-	var elems []tftypes.Value
-	if err := l.As(&elems); err != nil {
-		return l
-	}
-	out := make([]tftypes.Value, len(elems))
-	for i, e := range elems {
-		out[i] = emptyNullBlocks(e, inside)
-	}
-	return tftypes.NewValue(l.Type(), out)
 }
 
 // blockShapes are the shapes of blocks; a set block, whose null the framework also makes empty,

@@ -64,7 +64,7 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 	framework := providerserver.NewProtocol6(New("test")())()
 	short := NewProtocol6("test")()
 	for _, s := range []tfprotov6.ProviderServer{framework, short} {
-		configureWithKubeconfig(t, s, providerKubeconfig())
+		configureProvider(t, s, map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, providerKubeconfig())})
 	}
 	reads := short.(*shortcuts)
 	reads.init(ctx)
@@ -120,30 +120,6 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 	}
 	if kinds != 5 {
 		t.Fatalf("%d job resources in the state, want 5", kinds)
-	}
-}
-
-// configureWithKubeconfig configures the provider server s to act through kubeconfig.
-func configureWithKubeconfig(t *testing.T, s tfprotov6.ProviderServer, kubeconfig string) {
-	t.Helper()
-	ctx := context.Background()
-	schemas, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	typ := schemas.Provider.ValueType().(tftypes.Object)
-	vals := map[string]tftypes.Value{}
-	for name, at := range typ.AttributeTypes {
-		vals[name] = tftypes.NewValue(at, nil)
-	}
-	vals["config_path"] = tftypes.NewValue(tftypes.String, kubeconfig)
-	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, vals))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := s.ConfigureProvider(ctx, &tfprotov6.ConfigureProviderRequest{Config: &config})
-	if err != nil || len(resp.Diagnostics) > 0 {
-		t.Fatalf("configuring the provider: %v %v", err, resp.Diagnostics)
 	}
 }
 

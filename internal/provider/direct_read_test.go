@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"math/big"
 	"testing"
 
@@ -113,7 +114,7 @@ func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
 	framework := providerserver.NewProtocol6(New("test")())()
 	short := NewProtocol6("test")()
 	for _, s := range []tfprotov6.ProviderServer{framework, short} {
-		configureWithUnknownHost(t, s)
+		configureProvider(t, s, map[string]tftypes.Value{"host": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
 	}
 	_, reads, _ := planShapes(ctx, New("test")())
 	for name, shape := range reads {
@@ -169,8 +170,9 @@ func compareReads(t *testing.T, what string, shape *readShape, want, got *tfprot
 	}
 }
 
-// configureWithUnknownHost configures the provider server s with a host not known until apply.
-func configureWithUnknownHost(t *testing.T, s tfprotov6.ProviderServer) {
+// configureProvider configures the provider server s with the provider settings set, every other
+// one null.
+func configureProvider(t *testing.T, s tfprotov6.ProviderServer, set map[string]tftypes.Value) {
 	t.Helper()
 	ctx := context.Background()
 	schemas, err := s.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{})
@@ -182,7 +184,7 @@ func configureWithUnknownHost(t *testing.T, s tfprotov6.ProviderServer) {
 	for name, at := range typ.AttributeTypes {
 		vals[name] = tftypes.NewValue(at, nil)
 	}
-	vals["host"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
+	maps.Copy(vals, set)
 	config, err := tfprotov6.NewDynamicValue(typ, tftypes.NewValue(typ, vals))
 	if err != nil {
 		t.Fatal(err)

@@ -101,13 +101,9 @@ func (s *validateShape) validate(ctx context.Context, data any, req *tfprotov6.V
 		return nil, false
 	}
 	config := tfsdk.Config{Schema: s.schema, Raw: nullEmptyBlocks(raw, s.blocks)}
-	r := s.newResource()
-	if c, ok := r.(resource.ResourceWithConfigure); ok {
-		var configured resource.ConfigureResponse
-		c.Configure(ctx, resource.ConfigureRequest{ProviderData: data}, &configured)
-		if configured.Diagnostics.HasError() {
-			return nil, false
-		}
+	r, ok := configured(ctx, s.newResource(), data)
+	if !ok {
+		return nil, false
 	}
 	vreq := resource.ValidateConfigRequest{Config: config}
 	if req.ClientCapabilities != nil {

@@ -263,122 +263,74 @@ func listElements(tv tftypes.Value) []tftypes.Value {
 // framework runs those of its kind.
 func (w *schemaWalk) validators(p path.Path, e path.Expression, s any, av attr.Value) {
 	var diags diag.Diagnostics
+	ok := true
 	switch s := s.(type) {
 	case interface{ StringValidators() []validator.String }:
-		v, ok := av.(basetypes.StringValuable)
-		if !ok {
-			w.ok = false
-			return
-		}
-		value, d := v.ToStringValue(w.ctx)
-		if diags.Append(d...); d.HasError() {
-			break
-		}
-		req := validator.StringRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}
-		for _, v := range s.StringValidators() {
+		diags, ok = runValidators(w.ctx, av, basetypes.StringValuable.ToStringValue, s.StringValidators(), func(v validator.String, value basetypes.StringValue) diag.Diagnostics {
 			resp := &validator.StringResponse{}
-			v.ValidateString(w.ctx, req, resp)
-			diags.Append(resp.Diagnostics...)
-		}
+			v.ValidateString(w.ctx, validator.StringRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	case interface{ BoolValidators() []validator.Bool }:
-		v, ok := av.(basetypes.BoolValuable)
-		if !ok {
-			w.ok = false
-			return
-		}
-		value, d := v.ToBoolValue(w.ctx)
-		if diags.Append(d...); d.HasError() {
-			break
-		}
-		req := validator.BoolRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}
-		for _, v := range s.BoolValidators() {
+		diags, ok = runValidators(w.ctx, av, basetypes.BoolValuable.ToBoolValue, s.BoolValidators(), func(v validator.Bool, value basetypes.BoolValue) diag.Diagnostics {
 			resp := &validator.BoolResponse{}
-			v.ValidateBool(w.ctx, req, resp)
-			diags.Append(resp.Diagnostics...)
-		}
+			v.ValidateBool(w.ctx, validator.BoolRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	case interface{ Int64Validators() []validator.Int64 }:
-		v, ok := av.(basetypes.Int64Valuable)
-		if !ok {
-			w.ok = false
-			return
-		}
-		value, d := v.ToInt64Value(w.ctx)
-		if diags.Append(d...); d.HasError() {
-			break
-		}
-		req := validator.Int64Request{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}
-		for _, v := range s.Int64Validators() {
+		diags, ok = runValidators(w.ctx, av, basetypes.Int64Valuable.ToInt64Value, s.Int64Validators(), func(v validator.Int64, value basetypes.Int64Value) diag.Diagnostics {
 			resp := &validator.Int64Response{}
-			v.ValidateInt64(w.ctx, req, resp)
-			diags.Append(resp.Diagnostics...)
-		}
+			v.ValidateInt64(w.ctx, validator.Int64Request{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	case interface{ ListValidators() []validator.List }:
-		v, ok := av.(basetypes.ListValuable)
-		if !ok {
-			w.ok = false
-			return
-		}
-		value, d := v.ToListValue(w.ctx)
-		if diags.Append(d...); d.HasError() {
-			break
-		}
-		req := validator.ListRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}
-		for _, v := range s.ListValidators() {
+		diags, ok = runValidators(w.ctx, av, basetypes.ListValuable.ToListValue, s.ListValidators(), func(v validator.List, value basetypes.ListValue) diag.Diagnostics {
 			resp := &validator.ListResponse{}
-			v.ValidateList(w.ctx, req, resp)
-			diags.Append(resp.Diagnostics...)
-		}
+			v.ValidateList(w.ctx, validator.ListRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	case interface{ MapValidators() []validator.Map }:
-		v, ok := av.(basetypes.MapValuable)
-		if !ok {
-			w.ok = false
-			return
-		}
-		value, d := v.ToMapValue(w.ctx)
-		if diags.Append(d...); d.HasError() {
-			break
-		}
-		req := validator.MapRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}
-		for _, v := range s.MapValidators() {
+		diags, ok = runValidators(w.ctx, av, basetypes.MapValuable.ToMapValue, s.MapValidators(), func(v validator.Map, value basetypes.MapValue) diag.Diagnostics {
 			resp := &validator.MapResponse{}
-			v.ValidateMap(w.ctx, req, resp)
-			diags.Append(resp.Diagnostics...)
-		}
+			v.ValidateMap(w.ctx, validator.MapRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	case interface{ ObjectValidators() []validator.Object }:
-		v, ok := av.(basetypes.ObjectValuable)
-		if !ok {
-			w.ok = false
-			return
-		}
-		value, d := v.ToObjectValue(w.ctx)
-		if diags.Append(d...); d.HasError() {
-			break
-		}
-		req := validator.ObjectRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}
-		for _, v := range s.ObjectValidators() {
+		diags, ok = runValidators(w.ctx, av, basetypes.ObjectValuable.ToObjectValue, s.ObjectValidators(), func(v validator.Object, value basetypes.ObjectValue) diag.Diagnostics {
 			resp := &validator.ObjectResponse{}
-			v.ValidateObject(w.ctx, req, resp)
-			diags.Append(resp.Diagnostics...)
-		}
+			v.ValidateObject(w.ctx, validator.ObjectRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	case interface{ SetValidators() []validator.Set }:
-		v, ok := av.(basetypes.SetValuable)
-		if !ok {
-			w.ok = false
-			return
-		}
-		value, d := v.ToSetValue(w.ctx)
-		if diags.Append(d...); d.HasError() {
-			break
-		}
-		req := validator.SetRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}
-		for _, v := range s.SetValidators() {
+		diags, ok = runValidators(w.ctx, av, basetypes.SetValuable.ToSetValue, s.SetValidators(), func(v validator.Set, value basetypes.SetValue) diag.Diagnostics {
 			resp := &validator.SetResponse{}
-			v.ValidateSet(w.ctx, req, resp)
-			diags.Append(resp.Diagnostics...)
-		}
+			v.ValidateSet(w.ctx, validator.SetRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	default:
+		ok = false
+	}
+	if !ok {
 		w.ok = false
 		return
 	}
 	w.diags.Append(diags...)
+}
+
+// runValidators runs each of validators on av converted by to into the value they take, and
+// gives their diagnostics; ok is false when av is not of that kind.
+func runValidators[Valuable, Value, Validator any](ctx context.Context, av attr.Value, to func(Valuable, context.Context) (Value, diag.Diagnostics),
+	validators []Validator, run func(Validator, Value) diag.Diagnostics) (diags diag.Diagnostics, ok bool) {
+	valuable, ok := av.(Valuable)
+	if !ok {
+		return nil, false
+	}
+	value, diags := to(valuable, ctx)
+	if diags.HasError() {
+		return diags, true
+	}
+	for _, v := range validators {
+		diags.Append(run(v, value)...)
+	}
+	return diags, true
 }

@@ -136,7 +136,7 @@ func nestedAttributes(b *tfprotov6.SchemaBlock) {
 			nesting = tfprotov6.SchemaObjectNestingModeSingle
 		}
 		b.Attributes = append(b.Attributes, &tfprotov6.SchemaAttribute{Name: nb.TypeName, Optional: true, Computed: true,
-			NestedType: &tfprotov6.SchemaObject{Nesting: nesting, Attributes: nb.Block.Attributes},
+			NestedType:  &tfprotov6.SchemaObject{Nesting: nesting, Attributes: nb.Block.Attributes},
 			Description: nb.Block.Description})
 	}
 	b.BlockTypes = nil
