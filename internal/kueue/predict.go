@@ -1,0 +1,147 @@
+package kueue
+
+import (
+	"fmt"
+	"slices"
+)
+
+// A Prediction is what Kueue would do with a pending workload now.
+type Prediction struct {
+	// Admitted: Kueue admits it, on Flavors (by pod set, by resource); with Targets, once it
+	// has preempted them.
+	Admitted bool
+	Flavors  map[string]map[string]string
+	Targets  []Target
+	// Borrowing is the height of the cohort it borrows from, 0 when its queue's quota holds it.
+	Borrowing int
+	// Message is why it waits, as Kueue says it, "" when it is admitted.
+	Message string
+	// Never: it asks for more than its queue could ever hold, as the queues are.
+	Never bool
+}
+
+// Predict is what Kueue would do with each pending workload, taken as its scheduler takes them:
+// in cycles, each the head of every ClusterQueue (by priority, then age), the heads nominated
+// against the same quota and admitted in Kueue's order (the least borrowing first, then by
+// priority and age), each admitted one counting against the rest. A workload that does not fit
+// leaves its queue's head to the next (BestEffortFIFO) or holds it (StrictFIFO). The snapshot is
+// left as it was.
+func (s *Snapshot) Predict(pending []*Workload) []Prediction {
+	out := make([]Prediction, len(pending))
+	index := map[*Workload]int{}
+	byQueue := map[string][]*Workload{}
+	for i, wl := range pending {
+		index[wl] = i
+		q := s.queues[wl.Queue]
+		switch {
+		case q == nil:
+			out[i].Message = fmt.Sprintf("ClusterQueue %s doesn't exist", wl.Queue)
+		case q.stopped():
+			out[i].Message = fmt.Sprintf("ClusterQueue %s is inactive", wl.Queue)
+		default:
+			byQueue[wl.Queue] = append(byQueue[wl.Queue], wl)
+		}
+	}
+	for _, list := range byQueue {
+		slices.SortStableFunc(list, queueOrder)
+	}
+	var admitted []*Workload
+	var preempted []*Workload
+	defer func() {
+		for _, wl := range admitted {
+			s.removeWorkload(wl)
+		}
+		for _, wl := range preempted {
+			s.addWorkload(wl)
+		}
+	}()
+	for progress := true; progress; {
+		progress = false
+		type entry struct {
+			wl *Workload
+			a  Assignment
+		}
+		var entries []entry
+		for _, name := range sortedKeys(byQueue) {
+			if list := byQueue[name]; len(list) > 0 {
+				entries = append(entries, entry{list[0], s.assign(s.queues[name], list[0])})
+			}
+		}
+		slices.SortStableFunc(entries, func(a, b entry) int {
+			if a.a.Borrowing != b.a.Borrowing {
+				return a.a.Borrowing - b.a.Borrowing
+			}
+			return queueOrder(a.wl, b.wl)
+		})
+		for _, e := range entries {
+			q, p := s.queues[e.wl.Queue], &out[index[e.wl]]
+			done := func() {
+				byQueue[e.wl.Queue] = byQueue[e.wl.Queue][1:]
+				progress = true
+			}
+			switch e.a.Mode {
+			case Fit:
+				if !fitsNow(q, e.a.Usage, true) {
+					continue // nominated against quota another entry has since taken: the next cycle
+				}
+			case Preempt:
+				targets := s.preemptionTargets(q, e.wl, e.a.needs, e.a.Usage)
+				if len(targets) == 0 {
+					p.Message = e.a.Message()
+					if q.spec.QueueingStrategy != "StrictFIFO" {
+						done()
+					}
+					continue
+				}
+				for _, t := range targets {
+					s.removeWorkload(t.Workload)
+					preempted = append(preempted, t.Workload)
+				}
+				p.Targets = targets
+			default:
+				p.Message, p.Never = e.a.Message(), e.a.exceedsCapacity(q)
+				if q.spec.QueueingStrategy != "StrictFIFO" {
+					done()
+				}
+				continue
+			}
+			p.Admitted, p.Flavors, p.Borrowing, p.Message = true, e.a.Flavors, e.a.Borrowing, ""
+			holding := *e.wl
+			holding.Usage = e.a.Usage
+			s.addWorkload(&holding)
+			admitted = append(admitted, &holding)
+			done()
+		}
+	}
+	return out
+}
+
+// queueOrder is a ClusterQueue's order of pending workloads: higher priority, then older, first.
+func queueOrder(a, b *Workload) int {
+	if a.Priority != b.Priority {
+		return int(b.Priority) - int(a.Priority)
+	}
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c
+	}
+	switch {
+	case a.UID < b.UID:
+		return -1
+	case a.UID > b.UID:
+		return 1
+	}
+	return 0
+}
+
+// exceedsCapacity says whether the assignment failed because a pod set asks for more than the
+// queue could ever hold of a resource in every flavor it may use.
+func (a Assignment) exceedsCapacity(q *queueState) bool {
+	for _, ps := range a.reasons {
+		for _, r := range ps.reasons {
+			if len(r) > 22 && r[:22] == "insufficient quota for" {
+				return true
+			}
+		}
+	}
+	return false
+}

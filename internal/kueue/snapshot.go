@@ -1,0 +1,208 @@
+package kueue
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// A Snapshot is what Kueue's scheduler sees at the start of a cycle: the flavors, the tree of
+// ClusterQueues and Cohorts with their quotas, and the workloads that hold quota in them.
+type Snapshot struct {
+	now     time.Time
+	flavors map[string]FlavorSpec
+	queues  map[string]*queueState
+	cohorts map[string]*quotaNode
+}
+
+// queueState is a ClusterQueue in a snapshot.
+type queueState struct {
+	spec        ClusterQueueSpec
+	node        *quotaNode
+	groups      []group
+	preemption  Preemption
+	fungibility Fungibility
+	// workloads hold quota in the queue, by key.
+	workloads map[string]*Workload
+}
+
+// group is a resource group: the resources it covers and its flavors, in order.
+type group struct{ covered, flavors []string }
+
+func (q *queueState) groupOf(r string) *group {
+	for i := range q.groups {
+		if slices.Contains(q.groups[i].covered, r) {
+			return &q.groups[i]
+		}
+	}
+	return nil
+}
+
+// borrowWithinCohortForbidden: the queue may not preempt while it borrows.
+func (q *queueState) borrowWithinCohortForbidden() bool {
+	return q.preemption.BorrowWithinCohort == "" || q.preemption.BorrowWithinCohort == Never
+}
+
+// stopped says whether the queue admits nothing (its stop policy holds it).
+func (q *queueState) stopped() bool { return q.spec.StopPolicy != "" && q.spec.StopPolicy != "None" }
+
+// CohortSpec is a Cohort object: the cohort above it and its own quotas. A cohort that queues
+// name without an object has neither.
+type CohortSpec struct {
+	Name, Parent   string
+	ResourceGroups []ResourceGroup
+}
+
+// A Workload is a job as Kueue schedules it: its pod sets and, once it holds quota, what it holds.
+type Workload struct {
+	// Key is the job's namespace/name; UID orders equal candidates as Kueue orders them.
+	Key, UID string
+	// Queue is its ClusterQueue.
+	Queue    string
+	Priority int32
+	// Created orders the queue: earlier first among equal priorities.
+	Created time.Time
+	PodSets []PodSet
+	// Usage is the quota it holds, by flavor and resource; nil while it holds none.
+	Usage map[FlavorResource]int64
+	// Reserved is when it was given its quota; Evicted: it is being evicted.
+	Reserved time.Time
+	Evicted  bool
+}
+
+// A PodSet is a group of a workload's pods that are alike: how many, what each requests (in
+// Kueue's amounts), and the nodes it may run on.
+type PodSet struct {
+	Name         string
+	Count        int64
+	Requests     map[string]int64
+	NodeSelector map[string]string
+	Affinity     *corev1.Affinity
+	Tolerations  []corev1.Toleration
+}
+
+// NewSnapshot is Kueue's view of the flavors, queues and cohorts, with the workloads that hold
+// quota (those with Usage), at now.
+func NewSnapshot(now time.Time, flavors []FlavorSpec, queues []ClusterQueueSpec, fungibility map[string]Fungibility, cohorts []CohortSpec, holding []*Workload) (*Snapshot, error) {
+	s := &Snapshot{now: now, flavors: map[string]FlavorSpec{}, queues: map[string]*queueState{}, cohorts: map[string]*quotaNode{}}
+	for _, f := range flavors {
+		s.flavors[f.Name] = f
+	}
+	cohort := func(name string) *quotaNode {
+		if s.cohorts[name] == nil {
+			s.cohorts[name] = newNode(name)
+		}
+		return s.cohorts[name]
+	}
+	for _, c := range cohorts {
+		n := cohort(c.Name)
+		if err := setQuotas(n, c.ResourceGroups); err != nil {
+			return nil, fmt.Errorf("cohort %s: %w", c.Name, err)
+		}
+		if c.Parent != "" {
+			p := cohort(c.Parent)
+			n.parent, p.children = p, append(p.children, n)
+		}
+	}
+	for _, spec := range queues {
+		q := &queueState{spec: spec, node: newNode(spec.Name), workloads: map[string]*Workload{},
+			preemption: spec.Preemption, fungibility: fungibility[spec.Name]}
+		q.node.queue = q
+		q.preemption.WithinClusterQueue = cmp.Or(q.preemption.WithinClusterQueue, Never)
+		q.preemption.ReclaimWithinCohort = cmp.Or(q.preemption.ReclaimWithinCohort, Never)
+		q.fungibility.WhenCanBorrow = cmp.Or(q.fungibility.WhenCanBorrow, MayStopSearch)
+		q.fungibility.WhenCanPreempt = cmp.Or(q.fungibility.WhenCanPreempt, TryNextFlavor)
+		for _, g := range spec.ResourceGroups {
+			gr := group{covered: g.CoveredResources}
+			for _, f := range g.Flavors {
+				gr.flavors = append(gr.flavors, f.Name)
+			}
+			q.groups = append(q.groups, gr)
+		}
+		if err := setQuotas(q.node, spec.ResourceGroups); err != nil {
+			return nil, fmt.Errorf("ClusterQueue %s: %w", spec.Name, err)
+		}
+		if spec.Cohort != "" {
+			p := cohort(spec.Cohort)
+			q.node.parent, p.children = p, append(p.children, q.node)
+		}
+		s.queues[spec.Name] = q
+	}
+	for _, n := range s.cohorts {
+		if n.parent == nil {
+			n.accumulate()
+		}
+	}
+	for _, q := range s.queues {
+		if q.node.parent == nil {
+			q.node.accumulate()
+		}
+	}
+	for _, wl := range holding {
+		if s.queues[wl.Queue] != nil {
+			s.addWorkload(wl)
+		}
+	}
+	return s, nil
+}
+
+// setQuotas gives a node the quotas of its resource groups, in Kueue's amounts.
+func setQuotas(n *quotaNode, groups []ResourceGroup) error {
+	amount := func(name, v string) (*int64, error) {
+		if v == "" {
+			return nil, nil
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", name, v, err)
+		}
+		a := Amount(name, q)
+		return &a, nil
+	}
+	for _, g := range groups {
+		for _, f := range g.Flavors {
+			for _, r := range f.Resources {
+				nominal, err := amount(r.Name, r.Nominal)
+				if err != nil {
+					return err
+				}
+				borrowing, err := amount(r.Name, r.BorrowingLimit)
+				if err != nil {
+					return err
+				}
+				lending, err := amount(r.Name, r.LendingLimit)
+				if err != nil {
+					return err
+				}
+				q := nodeQuota{borrowing: borrowing, lending: lending}
+				if nominal != nil {
+					q.nominal = *nominal
+				}
+				n.quotas[FlavorResource{f.Name, r.Name}] = q
+			}
+		}
+	}
+	return nil
+}
+
+// addWorkload counts a workload's usage in its queue.
+func (s *Snapshot) addWorkload(wl *Workload) {
+	q := s.queues[wl.Queue]
+	q.workloads[wl.Key] = wl
+	for fr, v := range wl.Usage {
+		q.node.addUsage(fr, v)
+	}
+}
+
+// removeWorkload takes a workload's usage out of its queue.
+func (s *Snapshot) removeWorkload(wl *Workload) {
+	q := s.queues[wl.Queue]
+	delete(q.workloads, wl.Key)
+	for fr, v := range wl.Usage {
+		q.node.removeUsage(fr, v)
+	}
+}
