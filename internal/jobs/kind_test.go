@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -281,7 +282,7 @@ func TestRoles(t *testing.T) {
 	if len(roles) != 2 || roles[0].Role != "launcher" || roles[0].Count != 1 || roles[1].Role != "worker" || roles[1].Count != 3 {
 		t.Fatalf("roles %+v", roles)
 	}
-	if q := podRequests(roles[1].Template.Spec)["nvidia.com/gpu"]; q.Value() != 2 {
+	if q := kueue.PodRequests(roles[1].Template.Spec)["nvidia.com/gpu"]; q.Value() != 2 {
 		t.Errorf("a worker asks for %s GPUs", q.String())
 	}
 }

@@ -6,11 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	resourcehelper "k8s.io/component-helpers/resource"
 	v1helper "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
@@ -94,7 +94,7 @@ type nodeFit struct {
 
 func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 	pod := &corev1.Pod{ObjectMeta: r.Template.ObjectMeta, Spec: r.Template.Spec}
-	requests := podRequests(pod.Spec)
+	requests := kueue.PodRequests(pod.Spec)
 	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
 	what := "a " + r.Role + " pod"
 
@@ -216,34 +216,6 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 		warning += " Nodes with room it cannot use: " + strings.Join(ways, "; ") + "."
 	}
 	return []string{warning}
-}
-
-// podRequests are what the scheduler counts for a pod (component-helpers' PodRequests: the
-// containers' sum, or the largest init container, sidecars and overhead included), with each
-// container's limits standing for the requests it does not set, as the API server defaults a
-// pod's (a job's templates are not defaulted). Zero requests are left out.
-func podRequests(spec corev1.PodSpec) corev1.ResourceList {
-	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
-	for _, containers := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range containers {
-			r := &containers[i].Resources
-			for name, q := range r.Limits {
-				if _, set := r.Requests[name]; !set {
-					if r.Requests == nil {
-						r.Requests = corev1.ResourceList{}
-					}
-					r.Requests[name] = q.DeepCopy()
-				}
-			}
-		}
-	}
-	sum := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-	for name, q := range sum {
-		if q.IsZero() {
-			delete(sum, name)
-		}
-	}
-	return sum
 }
 
 // fitCount is how many pods of these requests a node's allocatable holds.

@@ -59,6 +59,8 @@ type Client struct {
 
 	// What PodSecurity read, once per namespace for the whole provider process.
 	podSecurity podSecurityReads
+	// Kueue's state as SharedQueueState read it, once for the whole provider process.
+	queueState queueStateRead
 
 	// The informers every wait of the process shares (see informers.go).
 	informers informers

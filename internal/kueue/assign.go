@@ -74,8 +74,8 @@ type Fungibility struct {
 
 // The fungibility Kueue gives a ClusterQueue that says nothing.
 const (
-	MayStopSearch          = "MayStopSearch"
-	TryNextFlavor          = "TryNextFlavor"
+	MayStopSearch           = "MayStopSearch"
+	TryNextFlavor           = "TryNextFlavor"
 	PreemptionOverBorrowing = "PreemptionOverBorrowing"
 )
 

@@ -212,25 +212,7 @@ func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) 
 		// No selector at all matches no namespace; this spec cannot say that either.
 		return s, fmt.Errorf("ClusterQueue %s has no namespaceSelector (it admits from no namespace), which namespace_selector cannot say", s.Name)
 	}
-	groups, _, _ := unstructured.NestedSlice(spec, "resourceGroups")
-	for _, g := range groups {
-		gm, _ := g.(map[string]any)
-		group := ResourceGroup{}
-		group.CoveredResources, _, _ = unstructured.NestedStringSlice(gm, "coveredResources")
-		flavors, _, _ := unstructured.NestedSlice(gm, "flavors")
-		for _, f := range flavors {
-			fm, _ := f.(map[string]any)
-			fq := FlavorQuotas{Name: str(fm, "name")}
-			quotas, _, _ := unstructured.NestedSlice(fm, "resources")
-			for _, q := range quotas {
-				qm, _ := q.(map[string]any)
-				fq.Resources = append(fq.Resources, Quota{Name: str(qm, "name"), Nominal: quantityString(qm["nominalQuota"]),
-					BorrowingLimit: quantityString(qm["borrowingLimit"]), LendingLimit: quantityString(qm["lendingLimit"])})
-			}
-			group.Flavors = append(group.Flavors, fq)
-		}
-		s.ResourceGroups = append(s.ResourceGroups, group)
-	}
+	s.ResourceGroups = readResourceGroups(spec)
 	p, _, _ := unstructured.NestedMap(spec, "preemption")
 	s.Preemption.ReclaimWithinCohort = cmp.Or(str(p, "reclaimWithinCohort"), defaultPreemptionPolicy)
 	s.Preemption.WithinClusterQueue = cmp.Or(str(p, "withinClusterQueue"), defaultPreemptionPolicy)

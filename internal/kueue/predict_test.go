@@ -124,16 +124,16 @@ func TestKueueAdmitsAsItsSchedulerWould(t *testing.T) {
 		pending: []*Workload{job("x", "a", 0, 0, 2, 2)}, admitted: []bool{true}, flavor: []string{"default"},
 		targets: [][]string{{"borrower/" + InCohortReclamation}},
 	}, {
-		name:    "a taint it does not tolerate",
-		flavors: []FlavorSpec{{Name: "gpu", NodeTaints: []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}}},
-		queues:  []ClusterQueueSpec{cpuQueue("cq", "", none, cpuFlavor("gpu", "10", ""))},
-		pending: []*Workload{job("a", "cq", 0, 0, 1, 1), job("b", "cq", 0, time.Second, 1, 1, corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists})},
+		name:     "a taint it does not tolerate",
+		flavors:  []FlavorSpec{{Name: "gpu", NodeTaints: []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}}},
+		queues:   []ClusterQueueSpec{cpuQueue("cq", "", none, cpuFlavor("gpu", "10", ""))},
+		pending:  []*Workload{job("a", "cq", 0, 0, 1, 1), job("b", "cq", 0, time.Second, 1, 1, corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists})},
 		admitted: []bool{false, true}, flavor: []string{"", "gpu"},
 		message: []string{"untolerated taint {gpu  NoSchedule <nil>} in flavor gpu"},
 	}, {
 		name: "the second of a plan waits for the first", flavors: flavors("default"),
-		queues:  []ClusterQueueSpec{cpuQueue("cq", "", none, cpuFlavor("default", "10", ""))},
-		pending: []*Workload{job("second", "cq", 0, time.Second, 3, 2), job("first", "cq", 0, 0, 3, 2)},
+		queues:   []ClusterQueueSpec{cpuQueue("cq", "", none, cpuFlavor("default", "10", ""))},
+		pending:  []*Workload{job("second", "cq", 0, time.Second, 3, 2), job("first", "cq", 0, 0, 3, 2)},
 		admitted: []bool{false, true}, flavor: []string{"", "default"},
 		message: []string{"insufficient unused quota for cpu in flavor default, 2 more needed"},
 	}} {

@@ -69,6 +69,9 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 	if r.placementCheck {
 		r.checkPlacement(ctx, resp, obj, roles)
 	}
+	if jobs.QueueName(obj) != "" {
+		r.predictAdmission(ctx, resp, obj, roles)
+	}
 }
 
 // checkPodSecurity fails the plan of a job whose pods the namespace's Pod Security admission

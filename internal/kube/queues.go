@@ -1,0 +1,156 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// QueueState is what Kueue schedules with now, as a plan's admission prediction reads it once
+// for every queued job it checks: the flavors, ClusterQueues and Cohorts, the LocalQueues (by
+// "namespace/name", their ClusterQueue), the Workloads pending or holding quota (Owners: each
+// one's job as "Kind namespace/name"), and the priority of every PriorityClass and
+// WorkloadPriorityClass.
+type QueueState struct {
+	Read        time.Time
+	Flavors     []kueue.FlavorSpec
+	Queues      []kueue.ClusterQueueSpec
+	Fungibility map[string]kueue.Fungibility
+	Cohorts     []kueue.CohortSpec
+	LocalQueues map[string]string
+	Workloads   []*kueue.Workload
+	Owners      map[*kueue.Workload]string
+	// PriorityClasses are the pods' priority classes by name; DefaultPriority is the global
+	// default's, or 0.
+	PriorityClasses         map[string]int32
+	DefaultPriority         int32
+	WorkloadPriorityClasses map[string]int32
+
+	// planned are the queued jobs this process (a plan) has checked, which the next ones of
+	// the same plan count after.
+	mu      sync.Mutex
+	planned []*kueue.Workload
+}
+
+// Plan records wl as a job this plan creates or changes (in place of an earlier check of the
+// same job) and returns every job the plan has checked so far, wl last.
+func (s *QueueState) Plan(wl *kueue.Workload) []*kueue.Workload {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.planned[:0]
+	for _, w := range s.planned {
+		if w.Key != wl.Key {
+			kept = append(kept, w)
+		}
+	}
+	s.planned = append(kept, wl)
+	return append([]*kueue.Workload(nil), s.planned...)
+}
+
+// The APIs the admission prediction reads beside Kueue's quota objects.
+var (
+	cohortGVR                = schema.GroupVersionResource{Group: kueue.Group, Version: kueue.Version, Resource: "cohorts"}
+	workloadPriorityClassGVR = schema.GroupVersionResource{Group: kueue.Group, Version: kueue.Version, Resource: "workloadpriorityclasses"}
+	priorityClassGVR         = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
+)
+
+type queueStateRead struct {
+	once  sync.Once
+	state *QueueState
+	err   error
+}
+
+// SharedQueueState reads Kueue's state once for the whole provider process.
+func (c *Client) SharedQueueState(ctx context.Context) (*QueueState, error) {
+	c.queueState.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+		defer cancel()
+		tflog.Debug(ctx, "LIST Kueue's flavors, queues, cohorts and workloads (shared)")
+		c.queueState.state, c.queueState.err = c.readQueueState(ctx)
+	})
+	return c.queueState.state, c.queueState.err
+}
+
+func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
+	s := &QueueState{Read: time.Now(), Fungibility: map[string]kueue.Fungibility{}, LocalQueues: map[string]string{},
+		Owners: map[*kueue.Workload]string{}, PriorityClasses: map[string]int32{}, WorkloadPriorityClasses: map[string]int32{}}
+	flavors, err := c.List(ctx, kueue.ResourceFlavorGVR, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range flavors {
+		f, err := kueue.ReadFlavor(&flavors[i])
+		if err != nil {
+			return nil, fmt.Errorf("ResourceFlavor %s: %w", flavors[i].GetName(), err)
+		}
+		s.Flavors = append(s.Flavors, f)
+	}
+	queues, err := c.List(ctx, kueue.ClusterQueueGVR, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range queues {
+		// A namespace selector the provider's resource cannot say is no matter here.
+		q, _ := kueue.ReadClusterQueue(&queues[i])
+		s.Queues = append(s.Queues, q)
+		s.Fungibility[q.Name] = kueue.ReadFungibility(&queues[i])
+	}
+	cohorts, err := c.List(ctx, cohortGVR, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range cohorts {
+		s.Cohorts = append(s.Cohorts, kueue.ReadCohort(&cohorts[i]))
+	}
+	localQueues, err := c.List(ctx, kueue.LocalQueueGVR, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range localQueues {
+		lq := kueue.ReadLocalQueue(&localQueues[i])
+		s.LocalQueues[lq.Namespace+"/"+lq.Name] = lq.ClusterQueue
+	}
+	workloads, err := c.List(ctx, kueue.WorkloadGVR, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range workloads {
+		wl, ok := kueue.ReadSchedulingWorkload(&workloads[i], s.LocalQueues)
+		if !ok {
+			continue
+		}
+		s.Workloads = append(s.Workloads, wl)
+		for _, ref := range workloads[i].GetOwnerReferences() {
+			if ref.Controller != nil && *ref.Controller {
+				s.Owners[wl] = ref.Kind + " " + workloads[i].GetNamespace() + "/" + ref.Name
+			}
+		}
+	}
+	classes, err := c.List(ctx, priorityClassGVR, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for _, pc := range classes {
+		value, _, _ := unstructured.NestedInt64(pc.Object, "value")
+		s.PriorityClasses[pc.GetName()] = int32(value)
+		if global, _, _ := unstructured.NestedBool(pc.Object, "globalDefault"); global {
+			s.DefaultPriority = int32(value)
+		}
+	}
+	wpcs, err := c.List(ctx, workloadPriorityClassGVR, "", "")
+	if err != nil {
+		return nil, err
+	}
+	for _, pc := range wpcs {
+		value, _, _ := unstructured.NestedInt64(pc.Object, "value")
+		s.WorkloadPriorityClasses[pc.GetName()] = int32(value)
+	}
+	return s, nil
+}

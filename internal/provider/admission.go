@@ -1,0 +1,140 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// The plan of a queued job says what Kueue would do with it now, by Kueue v0.19.2's own rules
+// (package kueue's model of its scheduler): admit it at once (on which flavors, borrowing from
+// which cohort), admit it by preempting other workloads (which, and why), hold it (for lack of
+// which quota, as Kueue would say it), or never admit it as the queues are. The jobs a plan
+// creates or changes count against each other in the order the plan checks them, after the
+// workloads Kueue already holds or queues. It is a warning, never an error: the queues may
+// change before the apply.
+
+// predictAdmission warns in the plan of a queued job what Kueue would do with it now.
+func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
+	state, err := r.client.SharedQueueState(ctx)
+	if err != nil {
+		tflog.Debug(ctx, "admission prediction skipped: Kueue's queues and workloads cannot be read", map[string]any{"error": err.Error()})
+		return
+	}
+	key := obj.GetNamespace() + "/" + obj.GetName()
+	queue := state.LocalQueues[obj.GetNamespace()+"/"+jobs.QueueName(obj)]
+	if queue == "" {
+		return // the plan already says the LocalQueue does not exist (checkQueue)
+	}
+	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: jobPriority(state, r.kind, obj), Created: time.Now()}
+	for _, role := range roles {
+		wl.PodSets = append(wl.PodSets, kueue.PodSetOf(role.Role, int64(role.Count), role.Template.Spec))
+	}
+	owner := r.kind.Object + " " + key
+	var holding, pending []*kueue.Workload
+	for _, w := range state.Workloads {
+		switch {
+		case state.Owners[w] == owner: // the job's own Workload: the plan replaces or changes it
+		case w.Usage != nil:
+			holding = append(holding, w)
+		default:
+			pending = append(pending, w)
+		}
+	}
+	snapshot, err := kueue.NewSnapshot(state.Read, state.Flavors, state.Queues, state.Fungibility, state.Cohorts, holding)
+	if err != nil {
+		tflog.Debug(ctx, "admission prediction skipped", map[string]any{"error": err.Error()})
+		return
+	}
+	all := append(pending, state.Plan(wl)...)
+	predictions := snapshot.Predict(all)
+	p := predictions[len(predictions)-1]
+	resp.Diagnostics.AddWarning(admissionSummary(r.kind, key, queue, p), admissionDetail(state, queue, p, len(all)-len(pending)-1))
+}
+
+// jobPriority is the priority Kueue gives a job's Workload: its WorkloadPriorityClass (by
+// Kueue's label), else its pods' PriorityClass, else the cluster's default.
+func jobPriority(state *kube.QueueState, kind *jobs.Kind, obj *unstructured.Unstructured) int32 {
+	if name := obj.GetLabels()["kueue.x-k8s.io/priority-class"]; name != "" {
+		return state.WorkloadPriorityClasses[name]
+	}
+	if name := kind.PriorityClass(obj); name != "" {
+		if v, ok := state.PriorityClasses[name]; ok {
+			return v
+		}
+	}
+	return state.DefaultPriority
+}
+
+func admissionSummary(kind *jobs.Kind, key, queue string, p kueue.Prediction) string {
+	switch {
+	case p.Admitted && len(p.Targets) > 0:
+		return fmt.Sprintf("Kueue would admit %s %s by preempting %d workload(s)", kind.Object, key, len(p.Targets))
+	case p.Admitted:
+		return fmt.Sprintf("Kueue would admit %s %s at once", kind.Object, key)
+	case p.Never:
+		return fmt.Sprintf("Kueue would never admit %s %s as ClusterQueue %s is now", kind.Object, key, queue)
+	}
+	return fmt.Sprintf("Kueue would hold %s %s in ClusterQueue %s", kind.Object, key, queue)
+}
+
+// admissionDetail says what Kueue would do: the flavors, the borrowing, the workloads
+// preempted and why, or Kueue's reason for holding it.
+func admissionDetail(state *kube.QueueState, queue string, p kueue.Prediction, before int) string {
+	var b strings.Builder
+	if p.Admitted {
+		fmt.Fprintf(&b, "In ClusterQueue %s, on flavors: %s.", queue, flavorList(p.Flavors))
+		if p.Borrowing > 0 {
+			b.WriteString(" It borrows quota from its cohort.")
+		}
+		for _, t := range p.Targets {
+			owner := state.Owners[t.Workload]
+			if owner == "" {
+				owner = "Workload " + t.Workload.Key
+			}
+			fmt.Fprintf(&b, " Preempts %s (priority %d): %s.", owner, t.Workload.Priority, preemptionWhy(t.Reason))
+		}
+	} else {
+		b.WriteString("Kueue would say: " + p.Message + ".")
+	}
+	if before > 0 {
+		fmt.Fprintf(&b, " This counts %d queued job(s) planned before it in this plan.", before)
+	}
+	b.WriteString(" This is predicted from Kueue's queues and workloads as they are now; the apply goes ahead.")
+	return b.String()
+}
+
+func preemptionWhy(reason string) string {
+	switch reason {
+	case kueue.InClusterQueue:
+		return "a lower priority in the same ClusterQueue"
+	case kueue.InCohortReclaimWhileBorrowing:
+		return "reclaimed within the cohort while this queue borrows"
+	}
+	return "reclaimed within the cohort (its queue borrows this queue's quota)"
+}
+
+// flavorList is each pod set's flavors, as "worker: cpu on default, nvidia.com/gpu on a100".
+func flavorList(flavors map[string]map[string]string) string {
+	var parts []string
+	for ps, byResource := range flavors {
+		var rs []string
+		for r, f := range byResource {
+			rs = append(rs, r+" on "+f)
+		}
+		sort.Strings(rs)
+		parts = append(parts, ps+": "+strings.Join(rs, ", "))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, "; ")
+}
