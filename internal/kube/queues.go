@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -103,7 +104,7 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 		s.Fungibility[q.Name] = kueue.ReadFungibility(&queues[i])
 	}
 	cohorts, err := c.List(ctx, cohortGVR, "", "")
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) { // a Kueue without Cohort objects has implicit cohorts alone
 		return nil, err
 	}
 	for i := range cohorts {
@@ -145,7 +146,7 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 		}
 	}
 	wpcs, err := c.List(ctx, workloadPriorityClassGVR, "", "")
-	if err != nil {
+	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
 	for _, pc := range wpcs {

@@ -59,7 +59,7 @@ func readsClient(t *testing.T, n int) (*Client, func() []string) {
 	raw := &restfake.RESTClient{NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion(),
 		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
 			resource := req.URL.Path[strings.LastIndex(req.URL.Path, "/")+1:]
-			record(clienttesting.NewListAction(schema.GroupVersionResource{Resource: resource}, schema.GroupVersionKind{}, "default", metav1.ListOptions{}))
+			_, _, _ = record(clienttesting.NewListAction(schema.GroupVersionResource{Resource: resource}, schema.GroupVersionKind{}, "default", metav1.ListOptions{}))
 			list, err := dyn.Tracker().List(tfJobs, schema.GroupVersionKind{Group: "kubeflow.org", Version: "v1", Kind: "TFJob"}, "default")
 			if err != nil {
 				return nil, err

@@ -9,18 +9,19 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// wholePod is a pod as the API server lists it: a spec of its own (containers, environment,
+// wholeWorker is a worker pod as the API server lists it: a spec of its own (containers, environment,
 // volumes, tolerations), annotations and managed fields beside what a read looks at.
-func wholePod(name, role, roleLabel string, status corev1.PodStatus) corev1.Pod {
+func wholeWorker(name, roleLabel string, status corev1.PodStatus) corev1.Pod {
 	created := metav1.NewTime(time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
 	return corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: "default", UID: "uid-" + "name", ResourceVersion: "42", CreationTimestamp: created,
-			Labels:        map[string]string{roleLabel: role, "training.kubeflow.org/replica-index": "1"},
+			Name: name, Namespace: "default", UID: types.UID("uid-" + name), ResourceVersion: "42", CreationTimestamp: created,
+			Labels:        map[string]string{roleLabel: "worker", "training.kubeflow.org/replica-index": "1"},
 			Annotations:   map[string]string{"sidecar.istio.io/inject": "false"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet", Operation: metav1.ManagedFieldsOperationUpdate}},
 		},
@@ -66,17 +67,17 @@ func TestASlimPodReadsAsTheWholePod(t *testing.T) {
 			"conditions": []any{map[string]any{"type": "Running", "status": "True"}},
 			"startTime":  "2026-11-25T10:00:00Z",
 		}}}
-		deleting := wholePod("w-2", "worker", kind.RoleLabel, running())
+		deleting := wholeWorker("w-2", kind.RoleLabel, running())
 		deleting.DeletionTimestamp = &metav1.Time{Time: now}
-		unscheduled := wholePod("w-3", "worker", kind.RoleLabel, corev1.PodStatus{Phase: corev1.PodPending,
+		unscheduled := wholeWorker("w-3", kind.RoleLabel, corev1.PodStatus{Phase: corev1.PodPending,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/6 nodes are available"}}})
 		unscheduled.Spec.NodeName = ""
 		for what, pods := range map[string][]corev1.Pod{
-			"running":                 {wholePod("w-0", "worker", kind.RoleLabel, running()), wholePod("w-1", "worker", kind.RoleLabel, running())},
-			"an image not pulled":     {wholePod("w-0", "worker", kind.RoleLabel, running()), wholePod("w-1", "worker", kind.RoleLabel, waiting("ImagePullBackOff", 0))},
-			"a crash loop":            {wholePod("w-0", "worker", kind.RoleLabel, waiting("CrashLoopBackOff", 5)), wholePod("w-1", "worker", kind.RoleLabel, running())},
-			"a pod being deleted":     {wholePod("w-0", "worker", kind.RoleLabel, running()), deleting},
-			"a pod not yet scheduled": {wholePod("w-0", "worker", kind.RoleLabel, running()), unscheduled},
+			"running":                 {wholeWorker("w-0", kind.RoleLabel, running()), wholeWorker("w-1", kind.RoleLabel, running())},
+			"an image not pulled":     {wholeWorker("w-0", kind.RoleLabel, running()), wholeWorker("w-1", kind.RoleLabel, waiting("ImagePullBackOff", 0))},
+			"a crash loop":            {wholeWorker("w-0", kind.RoleLabel, waiting("CrashLoopBackOff", 5)), wholeWorker("w-1", kind.RoleLabel, running())},
+			"a pod being deleted":     {wholeWorker("w-0", kind.RoleLabel, running()), deleting},
+			"a pod not yet scheduled": {wholeWorker("w-0", kind.RoleLabel, running()), unscheduled},
 		} {
 			slim := make([]corev1.Pod, len(pods))
 			for i := range pods {

@@ -3,6 +3,7 @@ package kueue
 import (
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // A Prediction is what Kueue would do with a pending workload now.
@@ -99,7 +100,7 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 				}
 				p.Targets = targets
 			default:
-				p.Message, p.Never = e.a.Message(), e.a.exceedsCapacity(q)
+				p.Message, p.Never = e.a.Message(), e.a.never()
 				if q.spec.QueueingStrategy != "StrictFIFO" {
 					done()
 				}
@@ -133,15 +134,16 @@ func queueOrder(a, b *Workload) int {
 	return 0
 }
 
-// exceedsCapacity says whether the assignment failed because a pod set asks for more than the
-// queue could ever hold of a resource in every flavor it may use.
-func (a Assignment) exceedsCapacity(q *queueState) bool {
+// never says whether the assignment failed for good, as the queues are: every flavor tried
+// refused the pods (a taint, node labels), lacked the resource, or could never hold them; none
+// only lacked unused quota now.
+func (a Assignment) never() bool {
 	for _, ps := range a.reasons {
 		for _, r := range ps.reasons {
-			if len(r) > 22 && r[:22] == "insufficient quota for" {
-				return true
+			if strings.HasPrefix(r, "insufficient unused quota") {
+				return false
 			}
 		}
 	}
-	return false
+	return a.Mode == NoFit
 }

@@ -85,7 +85,7 @@ func TestKueueAdmitsAsItsSchedulerWould(t *testing.T) {
 		name: "waits for its queue's quota", flavors: flavors("default"),
 		queues:  []ClusterQueueSpec{cpuQueue("cq", "", none, cpuFlavor("default", "10", ""))},
 		holding: []*Workload{holding("old", "cq", "default", 0, 8)},
-		pending: []*Workload{job("a", "cq", 0, 0, 2, 2)}, admitted: []bool{false},
+		pending: []*Workload{job("a", "cq", 0, 0, 2, 2)}, admitted: []bool{false}, never: []bool{false},
 		message: []string{"couldn't assign flavors to pod set worker: insufficient unused quota for cpu in flavor default, 2 more needed"},
 	}, {
 		name: "never fits its queue", flavors: flavors("default"),
@@ -128,7 +128,7 @@ func TestKueueAdmitsAsItsSchedulerWould(t *testing.T) {
 		flavors:  []FlavorSpec{{Name: "gpu", NodeTaints: []corev1.Taint{{Key: "gpu", Effect: corev1.TaintEffectNoSchedule}}}},
 		queues:   []ClusterQueueSpec{cpuQueue("cq", "", none, cpuFlavor("gpu", "10", ""))},
 		pending:  []*Workload{job("a", "cq", 0, 0, 1, 1), job("b", "cq", 0, time.Second, 1, 1, corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpExists})},
-		admitted: []bool{false, true}, flavor: []string{"", "gpu"},
+		admitted: []bool{false, true}, flavor: []string{"", "gpu"}, never: []bool{true, false},
 		message: []string{"untolerated taint {gpu  NoSchedule <nil>} in flavor gpu"},
 	}, {
 		name: "the second of a plan waits for the first", flavors: flavors("default"),

@@ -62,11 +62,11 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 	}
 
 	framework := providerserver.NewProtocol6(New("test")())()
-	short := NewProtocol6("test")()
+	short := newShortcuts("test")
 	for _, s := range []tfprotov6.ProviderServer{framework, short} {
 		configureProvider(t, s, map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, providerKubeconfig())})
 	}
-	reads := short.(*shortcuts)
+	reads := short
 	reads.init(ctx)
 	kinds := 0
 	for _, r := range state.Resources {
@@ -108,7 +108,7 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 				t.Fatal(err)
 			}
 			compareReads(t, what, shape, want, got)
-			if _, ok := shape.read(ctx, reads.provider.(configuredProvider).resourceData(), req); !ok {
+			if _, ok := shape.read(ctx, reads.resourceData(), req); !ok {
 				t.Errorf("%s: left to the framework", what)
 			}
 			for _, d := range want.Diagnostics {

@@ -51,7 +51,7 @@ func TestAStoredJobStateIsDecodedAsTheFrameworkDecodesIt(t *testing.T) {
 	}
 	_, reads, _ := planShapes(ctx, p)
 	for name, shape := range reads {
-		full := jsonOf(sample(shape.state, 0)).(map[string]any)
+		full := as[map[string]any](t, jsonOf(sample(shape.state, 0)))
 		states := map[string]map[string]any{"every attribute set": full}
 		for block, b := range shape.blocks {
 			if b.list {
@@ -61,7 +61,7 @@ func TestAStoredJobStateIsDecodedAsTheFrameworkDecodesIt(t *testing.T) {
 		}
 		states["name absent"] = withKey(full, "name", absent{})
 		states["an attribute the schema has not"] = withKey(full, "dropped_since", "x")
-		for attr, at := range shape.state.(tftypes.Object).AttributeTypes {
+		for attr, at := range as[tftypes.Object](t, shape.state).AttributeTypes {
 			switch {
 			case at.Is(tftypes.Number):
 				states[attr+" a string"] = withKey(full, attr, "3")
@@ -112,7 +112,7 @@ func TestAStoredJobStateIsDecodedAsTheFrameworkDecodesIt(t *testing.T) {
 func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
 	ctx := context.Background()
 	framework := providerserver.NewProtocol6(New("test")())()
-	short := NewProtocol6("test")()
+	short := newShortcuts("test")
 	for _, s := range []tfprotov6.ProviderServer{framework, short} {
 		configureProvider(t, s, map[string]tftypes.Value{"host": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
 	}
@@ -137,7 +137,7 @@ func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, ok := short.(*shortcuts).reads[name].read(ctx, short.(*shortcuts).provider.(configuredProvider).resourceData(), req); !ok {
+				if _, ok := short.reads[name].read(ctx, short.resourceData(), req); !ok {
 					t.Errorf("%s, %s: left to the framework", name, what)
 				}
 				compareReads(t, name+", "+what, shape, want, got)
@@ -179,7 +179,7 @@ func configureProvider(t *testing.T, s tfprotov6.ProviderServer, set map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	typ := schemas.Provider.ValueType().(tftypes.Object)
+	typ := as[tftypes.Object](t, schemas.Provider.ValueType())
 	vals := map[string]tftypes.Value{}
 	for name, at := range typ.AttributeTypes {
 		vals[name] = tftypes.NewValue(at, nil)
@@ -295,4 +295,14 @@ func newResourceNamed(ctx context.Context, p provider.Provider, name string) fun
 		}
 	}
 	return nil
+}
+
+// as is v as a T, or the test fails.
+func as[T any](t testing.TB, v any) T {
+	t.Helper()
+	x, ok := v.(T)
+	if !ok {
+		t.Fatalf("a %T where a %T was expected", v, x)
+	}
+	return x
 }

@@ -175,7 +175,7 @@ func attributePath(ctx context.Context, p path.Path) (*tftypes.AttributePath, er
 		case path.PathStepElementKeyString:
 			steps = append(steps, tftypes.ElementKeyString(string(s)))
 		case path.PathStepElementKeyValue:
-			v, err := s.Value.ToTerraformValue(ctx)
+			v, err := s.ToTerraformValue(ctx)
 			if err != nil {
 				return nil, err
 			}

@@ -72,7 +72,9 @@ var (
 // attribute type typeOf gives.
 func codecOf(ctx context.Context, ptr reflect.Type, typeOf func() attr.Type) (*modelCodec, error) {
 	if c, ok := codecs.Load(ptr); ok {
-		return c.(*modelCodec), nil
+		if codec, ok := c.(*modelCodec); ok {
+			return codec, nil
+		}
 	}
 	if ptr.Kind() != reflect.Pointer || ptr.Elem().Kind() != reflect.Struct {
 		return nil, fmt.Errorf("%s is not a pointer to a struct", ptr)

@@ -263,7 +263,7 @@ func listElements(tv tftypes.Value) []tftypes.Value {
 // framework runs those of its kind.
 func (w *schemaWalk) validators(p path.Path, e path.Expression, s any, av attr.Value) {
 	var diags diag.Diagnostics
-	ok := true
+	var ok bool // false for a kind of attribute not known here
 	switch s := s.(type) {
 	case interface{ StringValidators() []validator.String }:
 		diags, ok = runValidators(w.ctx, av, basetypes.StringValuable.ToStringValue, s.StringValidators(), func(v validator.String, value basetypes.StringValue) diag.Diagnostics {
@@ -307,8 +307,6 @@ func (w *schemaWalk) validators(p path.Path, e path.Expression, s any, av attr.V
 			v.ValidateSet(w.ctx, validator.SetRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
 			return resp.Diagnostics
 		})
-	default:
-		ok = false
 	}
 	if !ok {
 		w.ok = false

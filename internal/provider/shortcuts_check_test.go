@@ -21,7 +21,7 @@ import (
 type checkedShortcuts struct{ *shortcuts }
 
 func newCheckedShortcuts() tfprotov6.ProviderServer {
-	return checkedShortcuts{NewProtocol6("test")().(*shortcuts)}
+	return checkedShortcuts{newShortcuts("test")}
 }
 
 var shortcutMismatches struct {
@@ -54,8 +54,8 @@ func (s checkedShortcuts) ValidateResourceConfig(ctx context.Context, req *tfpro
 	if err != nil {
 		return got, err
 	}
-	if shape, p := s.validates[req.TypeName], s.provider.(configuredProvider); shape != nil {
-		if _, answered := shape.validate(ctx, p.resourceData(), req); answered {
+	if shape := s.validates[req.TypeName]; shape != nil {
+		if _, answered := shape.validate(ctx, s.resourceData(), req); answered {
 			want, err := s.frameworkServer.ValidateResourceConfig(ctx, req)
 			if err != nil {
 				return nil, err

@@ -39,10 +39,11 @@ func valueFromJSON(v any, typ tftypes.Type) (tftypes.Value, error) {
 			return tftypes.Value{}, fmt.Errorf("a %T for a %s", v, typ)
 		}
 		var et tftypes.Type
-		if l, ok := typ.(tftypes.List); ok {
-			et = l.ElementType
-		} else {
-			et = typ.(tftypes.Set).ElementType
+		switch typ := typ.(type) {
+		case tftypes.List:
+			et = typ.ElementType
+		case tftypes.Set:
+			et = typ.ElementType
 		}
 		if et.Is(tftypes.DynamicPseudoType) {
 			return tftypes.Value{}, errNotDecoded

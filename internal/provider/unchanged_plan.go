@@ -29,14 +29,16 @@ import (
 // job's own Read without the framework's walks around it (see readShape.read). Anything else
 // goes to the framework.
 func NewProtocol6(version string) func() tfprotov6.ProviderServer {
-	return func() tfprotov6.ProviderServer {
-		p := New(version)()
-		framework, ok := providerserver.NewProtocol6(p)().(frameworkServer)
-		if !ok {
-			panic("the plugin framework's server no longer serves list resources, actions and state stores")
-		}
-		return &shortcuts{frameworkServer: framework, provider: p}
+	return func() tfprotov6.ProviderServer { return newShortcuts(version) }
+}
+
+func newShortcuts(version string) *shortcuts {
+	p := New(version)()
+	framework, ok := providerserver.NewProtocol6(p)().(frameworkServer)
+	if !ok {
+		panic("the plugin framework's server no longer serves list resources, actions and state stores")
 	}
+	return &shortcuts{frameworkServer: framework, provider: p}
 }
 
 // frameworkServer is every RPC the framework's server answers: those of its optional interfaces
@@ -72,6 +74,15 @@ type configuredProvider interface{ resourceData() any }
 func (p *trainingProvider) resourceData() any {
 	if d := p.configured.Load(); d != nil {
 		return d
+	}
+	return nil
+}
+
+// resourceData is what the provider's Configure handed the resources, nil before it ran or
+// when the provider keeps no configuration.
+func (s *shortcuts) resourceData() any {
+	if p, ok := s.provider.(configuredProvider); ok {
+		return p.resourceData()
 	}
 	return nil
 }
@@ -130,8 +141,8 @@ func (s *shortcuts) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanR
 
 func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	s.init(ctx)
-	if shape, p := s.reads[req.TypeName], s.provider.(configuredProvider); shape != nil && p != nil {
-		if resp, ok := shape.read(ctx, p.resourceData(), req); ok {
+	if shape := s.reads[req.TypeName]; shape != nil {
+		if resp, ok := shape.read(ctx, s.resourceData(), req); ok {
 			return resp, nil
 		}
 	}
@@ -140,8 +151,8 @@ func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourc
 
 func (s *shortcuts) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
 	s.init(ctx)
-	if shape, p := s.validates[req.TypeName], s.provider.(configuredProvider); shape != nil && p != nil {
-		if resp, ok := shape.validate(ctx, p.resourceData(), req); ok {
+	if shape := s.validates[req.TypeName]; shape != nil {
+		if resp, ok := shape.validate(ctx, s.resourceData(), req); ok {
 			return resp, nil
 		}
 	}
