@@ -32,9 +32,13 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 		return
 	}
 	key := obj.GetNamespace() + "/" + obj.GetName()
-	queue := state.LocalQueues[obj.GetNamespace()+"/"+jobs.QueueName(obj)]
+	flavors, queues, localQueues := state.Flavors, state.Queues, state.LocalQueues
+	if r.declared != nil {
+		flavors, queues, localQueues = r.declared.Overlay(flavors, queues, localQueues)
+	}
+	queue := localQueues[obj.GetNamespace()+"/"+jobs.QueueName(obj)]
 	if queue == "" {
-		return // the plan already says the LocalQueue does not exist (checkQueue)
+		return // neither the cluster nor the plan has the LocalQueue: the apply says so, and creates nothing
 	}
 	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: jobPriority(state, r.kind, obj), Created: time.Now()}
 	for _, role := range roles {
@@ -51,7 +55,7 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 			pending = append(pending, w)
 		}
 	}
-	snapshot, err := kueue.NewSnapshot(state.Read, state.Flavors, state.Queues, state.Fungibility, state.Cohorts, holding)
+	snapshot, err := kueue.NewSnapshot(state.Read, flavors, queues, state.Fungibility, state.Cohorts, holding)
 	if err != nil {
 		tflog.Debug(ctx, "admission prediction skipped", map[string]any{"error": err.Error()})
 		return

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
@@ -289,4 +290,139 @@ func conditionTrue(obj *unstructured.Unstructured, kind string) bool {
 		}
 	}
 	return false
+}
+
+// planDiagnostics are the diagnostics of a plan -json: "SEVERITY: SUMMARY" by resource address
+// ("" for none), and each detail after the summary.
+func planDiagnostics(t *testing.T, planJSON string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	sc := bufio.NewScanner(strings.NewReader(planJSON))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var line struct {
+			Type       string `json:"type"`
+			Diagnostic struct {
+				Severity, Summary, Detail, Address string
+			} `json:"diagnostic"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "diagnostic" {
+			continue
+		}
+		d := line.Diagnostic
+		out[d.Address] = append(out[d.Address], d.Severity+": "+d.Summary+": "+d.Detail)
+	}
+	return out
+}
+
+// The Kueue objects of one configuration are checked as a whole at plan, none of them existing
+// yet: a LocalQueue that names a ClusterQueue that is nowhere and a ClusterQueue that names a
+// flavor that is nowhere are warned of, naming both ends; a job queued in a ClusterQueue the same
+// plan creates is predicted against that queue's declared quota (admitted at once, on its
+// flavor); a job that queue could never admit (its launcher's CPU, which the GPU-only queue does
+// not cover) fails the plan, naming the job, the queue and the resource; and nothing is written.
+func TestAccKueue_queuesOfOneConfigurationCheckedAsAWholeAtPlan(t *testing.T) {
+	newAPI(t)
+	t.Parallel()
+	prefix := acctest.RandomWithPrefix("tf-acc-qw")
+	proxy, kubeconfig := startProxy(t, apiproxy.Options{})
+	queues := fmt.Sprintf(`provider "training" {
+  config_path = %[2]q
+}
+
+resource "training_resource_flavor" "gpu" {
+  name        = "%[1]s-gpu"
+  node_labels = { "nvidia.com/gpu.present" = "true" }
+  tolerations = ["gpu_node", "ssd_node"]
+}
+
+resource "training_cluster_queue" "gpus" {
+  name = "%[1]s-gpus"
+  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.gpu.name
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = "4"
+      }
+    }
+  }
+}
+
+resource "training_local_queue" "team" {
+  name          = "%[1]s-team"
+  cluster_queue = training_cluster_queue.gpus.name
+}
+
+resource "training_cluster_queue" "orphan" {
+  name = "%[1]s-orphan"
+  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = "%[1]s-nowhere"
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = "4"
+      }
+    }
+  }
+}
+
+resource "training_local_queue" "lost" {
+  name          = "%[1]s-lost"
+  cluster_queue = "%[1]s-no-such-queue"
+}
+`, prefix, kubeconfig)
+	job := func(name, extra string) string {
+		return fmt.Sprintf(`
+resource "training_mpi_job" %[2]q {
+  name         = "%[1]s-%[2]s"
+  image        = "registry.example/train:1"
+  command      = ["mpirun", "hostname"]
+  worker_count = 2
+  gpus         = 1
+  tolerations  = ["node-role.kubernetes.io/control-plane"]
+  queue_name   = training_local_queue.team.name
+%[3]s}
+`, prefix, name, extra)
+	}
+	w := newWorkspace(t)
+	w.write(queues + job("fits", ""))
+	plan := planDiagnostics(t, w.run("plan", "-json", "-input=false"))
+	contains := func(address, want string) {
+		t.Helper()
+		for _, d := range plan[address] {
+			if strings.Contains(d, want) {
+				return
+			}
+		}
+		t.Errorf("%s: no diagnostic says %q; it has %q", address, want, plan[address])
+	}
+	contains("training_local_queue.lost", fmt.Sprintf("warning: LocalQueue default/%[1]s-lost names ClusterQueue %[1]s-no-such-queue, which does not exist", prefix))
+	contains("training_cluster_queue.orphan", fmt.Sprintf("warning: ClusterQueue %[1]s-orphan names ResourceFlavor %[1]s-nowhere, which does not exist", prefix))
+	contains("training_mpi_job.fits", fmt.Sprintf("warning: Kueue would admit MPIJob default/%s-fits at once", prefix))
+	contains("training_mpi_job.fits", fmt.Sprintf("nvidia.com/gpu on %s-gpu", prefix))
+	for _, address := range []string{"training_resource_flavor.gpu", "training_cluster_queue.gpus", "training_local_queue.team"} {
+		if len(plan[address]) > 0 {
+			t.Errorf("%s: a sound object is warned of: %q", address, plan[address])
+		}
+	}
+
+	w.write(queues + job("never", "  launcher_cpu = \"1\"\n"))
+	out, err := w.try(nil, "plan", "-input=false")
+	if err == nil {
+		t.Fatalf("a job its declared queue could never admit was planned:\n%s", out)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("Kueue would never admit MPIJob default/%[1]s-never in ClusterQueue %[1]s-gpus", prefix),
+		"resource cpu unavailable in ClusterQueue", "Nothing was created",
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(out), " "), want) {
+			t.Errorf("the plan's error does not say %q:\n%s", want, out)
+		}
+	}
+	if n := proxy.Writes(); n != 0 {
+		t.Errorf("the plans wrote to the API server %d times: %v", n, proxy.Counts())
+	}
 }

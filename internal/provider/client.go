@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // providerData is what the provider hands its resources and data sources: the client, and
@@ -14,6 +15,8 @@ type providerData struct {
 	client *kube.Client
 	// placementCheck: plans warn about jobs no node can host (placement_check).
 	placementCheck bool
+	// declared is what this process's plan declares of Kueue's queues (kueue.Declared).
+	declared *kueue.Declared
 }
 
 // clientFrom takes the client out of the provider data handed to resources and data sources;

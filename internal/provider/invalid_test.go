@@ -219,6 +219,38 @@ var invalidInputs = []invalidInput{
 	{badTrainJob(`  num_nodes = 0`), `num_nodes = 0.*value must be between 1 and 10000`},
 	{badTrainJob("  queue_name = \"team\"\n  suspend = true"), `A queued job is suspended by Kueue`},
 	{badTrainJob(`  wait_for = "admitted"`), `Nothing to admit.*needs queue_name`},
+	// The queues of one configuration, checked as a whole (Kueue v0.19.2's flavor assignment).
+	{gpuOnlyQueue("  launcher_cpu = \"1\""), `Kueue would never admit MPIJob default/bad in ClusterQueue bad-gpus.*resource cpu unavailable in ClusterQueue`},
+	{gpuOnlyQueue("  worker_count = 5"), `Kueue would never admit MPIJob default/bad in ClusterQueue bad-gpus.*maximum capacity \(4\)`},
+}
+
+// gpuOnlyQueue is a flavor, a ClusterQueue of 4 GPUs in it (no cohort), a LocalQueue of it, and
+// an MPI job of GPU workers queued there with extra's attributes.
+func gpuOnlyQueue(extra string) string {
+	return `resource "training_resource_flavor" "gpu" {
+  name = "bad-gpu"
+}
+
+resource "training_cluster_queue" "gpus" {
+  name = "bad-gpus"
+  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.gpu.name
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = "4"
+      }
+    }
+  }
+}
+
+resource "training_local_queue" "team" {
+  name          = "bad-team"
+  cluster_queue = training_cluster_queue.gpus.name
+}
+
+` + badMPI("  gpus = 1\n  queue_name = training_local_queue.team.name\n"+extra)
 }
 
 // badTrainJob is a TrainJob of two nodes on Trainer's torch-distributed runtime with extra's

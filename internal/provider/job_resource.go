@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 const defaultTimeout = 10 * time.Minute
@@ -26,6 +27,8 @@ type jobResource struct {
 	client   *kube.Client
 	// placementCheck: plans warn about jobs no node can host (see checkPlacement).
 	placementCheck bool
+	// declared: the Kueue objects the plan declares before the job (kueue.Declared).
+	declared *kueue.Declared
 }
 
 // jobModel is a job resource's model, whatever its kind.
@@ -95,7 +98,7 @@ func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, 
 
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	if d := dataFrom(req.ProviderData, &resp.Diagnostics); d != nil {
-		r.client, r.placementCheck = d.client, d.placementCheck
+		r.client, r.placementCheck, r.declared = d.client, d.placementCheck, d.declared
 	}
 }
 

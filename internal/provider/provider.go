@@ -25,6 +25,7 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 var _ provider.Provider = (*trainingProvider)(nil)
@@ -135,7 +136,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		// Never the KUBE_* environment in their place: it may name another cluster, where a
 		// refresh would find nothing and plan to create everything.
 		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"settings": unknown})
-		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck()}
+		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck(), declared: kueue.NewDeclared()}
 		resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
 		p.configured.Store(data)
 		return
@@ -186,7 +187,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		"client_key_set": s.ClientKey != "", "exec_set": s.Exec != nil,
 	})
 	// No connection is made here: the client connects on its first call.
-	data := &providerData{client: kube.NewClient(s), placementCheck: m.placementCheck()}
+	data := &providerData{client: kube.NewClient(s), placementCheck: m.placementCheck(), declared: kueue.NewDeclared()}
 	resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
 	p.configured.Store(data)
 }

@@ -44,7 +44,9 @@ type objectResource[M any, PM interface {
 	*M
 	objectModel
 }] struct {
-	client   *kube.Client
+	client *kube.Client
+	// declared: the Kueue objects the plan declares (kueue.Declared), this one among them once planned.
+	declared *kueue.Declared
 	typeName string
 	// schema is the object's resource schema.
 	schema func(ctx context.Context) schema.Schema
@@ -62,7 +64,9 @@ func (r *objectResource[M, PM]) Metadata(_ context.Context, req resource.Metadat
 }
 
 func (r *objectResource[M, PM]) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
-	r.client = clientFrom(req.ProviderData, &resp.Diagnostics)
+	if d := dataFrom(req.ProviderData, &resp.Diagnostics); d != nil {
+		r.client, r.declared = d.client, d.declared
+	}
 }
 
 // kueueTimeout is how long create, update and delete wait by default: a queue or flavor in use
@@ -272,6 +276,9 @@ func (r *objectResource[M, PM]) ModifyPlan(ctx context.Context, req resource.Mod
 	if diags := req.Plan.Get(ctx, m); diags.HasError() {
 		return
 	}
-	_, diags := m.build(ctx)
+	obj, diags := m.build(ctx)
 	resp.Diagnostics.Append(diags...)
+	if !diags.HasError() && obj != nil {
+		r.declare(ctx, obj, resp)
+	}
 }

@@ -1,0 +1,107 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// The quotas of one configuration are checked as a whole: each flavor, ClusterQueue and
+// LocalQueue a plan creates or changes is recorded as it is planned (kueue.Declared; Terraform
+// plans an object after those it refers to), and checked against what the plan declared before
+// it and what the cluster has: a LocalQueue of a ClusterQueue that is nowhere, a ClusterQueue of a
+// flavor that is nowhere (warnings: Kueue would keep either inactive). A queued job's plan then
+// sees the queues as the plan leaves them, and a job whose LocalQueue, ClusterQueue and flavors
+// the configuration declares is refused at plan when that queue could never admit it
+// (kueue.NeverAdmits: a resource it does not cover, taints, a quota too small with no cohort).
+
+// declare records a Kueue object the plan creates or changes, and warns where what it names is
+// neither in the cluster nor declared before it.
+func (r *objectResource[M, PM]) declare(ctx context.Context, obj *unstructured.Unstructured, resp *resource.ModifyPlanResponse) {
+	if r.declared == nil {
+		return
+	}
+	var findings []kueue.Finding
+	switch obj.GetKind() {
+	case "ResourceFlavor":
+		f, err := kueue.ReadFlavor(obj)
+		if err != nil {
+			return
+		}
+		r.declared.Flavor(f)
+	case "ClusterQueue":
+		q, err := kueue.ReadClusterQueue(obj)
+		if err != nil {
+			return
+		}
+		r.declared.ClusterQueue(q)
+		findings = r.declared.CheckClusterQueue(q, r.clusterNames(ctx).flavors)
+	case "LocalQueue":
+		lq := kueue.ReadLocalQueue(obj)
+		key := obj.GetNamespace() + "/" + obj.GetName()
+		r.declared.LocalQueue(key, lq.ClusterQueue)
+		findings = r.declared.CheckLocalQueue(key, lq.ClusterQueue, r.clusterNames(ctx).queues)
+	}
+	for _, f := range findings {
+		resp.Diagnostics.AddWarning(f.Summary, f.Detail)
+	}
+}
+
+// clusterQueueNames are the flavors and ClusterQueues the cluster has, by name; both nil when
+// Kueue's objects cannot be read.
+type clusterQueueNames struct{ flavors, queues map[string]bool }
+
+func (r *objectResource[M, PM]) clusterNames(ctx context.Context) clusterQueueNames {
+	if r.client == nil {
+		return clusterQueueNames{}
+	}
+	state, err := r.client.SharedQueueState(ctx)
+	if err != nil {
+		tflog.Debug(ctx, "queue checks against the cluster skipped: Kueue's objects cannot be read", map[string]any{"error": err.Error()})
+		return clusterQueueNames{}
+	}
+	names := clusterQueueNames{flavors: map[string]bool{}, queues: map[string]bool{}}
+	for _, f := range state.Flavors {
+		names.flavors[f.Name] = true
+	}
+	for _, q := range state.Queues {
+		names.queues[q.Name] = true
+	}
+	return names
+}
+
+// checkDeclaredQueue refuses at plan a job that the queue its configuration declares could never
+// admit, and says whether it did.
+func (r *jobResource) checkDeclaredQueue(resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) bool {
+	if r.declared == nil {
+		return false
+	}
+	local := obj.GetNamespace() + "/" + jobs.QueueName(obj)
+	queue, flavors, ok := r.declared.Queue(local)
+	if !ok {
+		return false
+	}
+	key := obj.GetNamespace() + "/" + obj.GetName()
+	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue.Name, Created: time.Now()}
+	for _, role := range roles {
+		wl.PodSets = append(wl.PodSets, kueue.PodSetOf(role.Role, int64(role.Count), role.Template.Spec))
+	}
+	why := kueue.NeverAdmits(queue, flavors, wl)
+	if why == "" {
+		return false
+	}
+	resp.Diagnostics.AddAttributeError(path.Root("queue_name"),
+		fmt.Sprintf("Kueue would never admit %s %s in ClusterQueue %s", r.kind.Object, key, queue.Name),
+		fmt.Sprintf("LocalQueue %s submits to ClusterQueue %s, which this configuration declares so that it can never admit the job, whatever else runs: "+
+			"Kueue would say %q. Cover what the job asks for in the ClusterQueue (its resource groups and flavors), or change the job. Nothing was created.",
+			local, queue.Name, why))
+	return true
+}
