@@ -96,3 +96,29 @@ func TestDeclaredObjectsOverlayTheClustersAndNameTheMissing(t *testing.T) {
 		t.Errorf("a ClusterQueue of a flavor nowhere: %v", f)
 	}
 }
+
+// The devices a plan's queued jobs ask for are counted per queue and in all, beside what each
+// queue may still use now: its unused quota in every flavor of the group that covers the device,
+// and what its cohort can lend it (team-b: its own 2, and team-a's unused 1 of a100 and 2 of spot);
+// CPU is not a device.
+func TestTheTallySaysTheDevicesAskedForBesideWhatTheQueuesHaveFree(t *testing.T) {
+	gpus := func(name, cohort, a100, spot string) ClusterQueueSpec {
+		return ClusterQueueSpec{Name: name, Cohort: cohort, ResourceGroups: []ResourceGroup{{CoveredResources: []string{"nvidia.com/gpu"}, Flavors: []FlavorQuotas{
+			{Name: "a100", Resources: []Quota{{Name: "nvidia.com/gpu", Nominal: a100}}}, {Name: "spot", Resources: []Quota{{Name: "nvidia.com/gpu", Nominal: spot}}}}}}}
+	}
+	used := &Workload{Key: "default/old", Queue: "team-a", PodSets: []PodSet{{Name: "worker", Count: 3, Requests: map[string]int64{"nvidia.com/gpu": 1}}},
+		Usage: map[FlavorResource]int64{{"a100", "nvidia.com/gpu"}: 3}}
+	s := snapshot(t, flavors("a100", "spot"), []ClusterQueueSpec{gpus("team-a", "research", "4", "2"), gpus("team-b", "research", "2", "0")}, used)
+	if free, ok := s.Free("team-a", "nvidia.com/gpu"); !ok || free != 5 {
+		t.Errorf("team-a's free GPUs = %d, %v; want 1 of a100 + 2 of spot + 2 its cohort lends", free, ok)
+	}
+	tally := Tally{}
+	tally.Add(&Workload{Queue: "team-a", PodSets: []PodSet{{Name: "launcher", Count: 1, Requests: map[string]int64{"cpu": 500}},
+		{Name: "worker", Count: 4, Requests: map[string]int64{"nvidia.com/gpu": 2, "rdma/hca": 1}}}})
+	tally.Add(&Workload{Queue: "team-b", PodSets: []PodSet{{Name: "worker", Count: 2, Requests: map[string]int64{"nvidia.com/gpu": 1}}}})
+	want := "ClusterQueue team-a: 8 nvidia.com/gpu (5 free now), 4 rdma/hca (not covered); ClusterQueue team-b: 2 nvidia.com/gpu (5 free now); " +
+		"in all: 10 nvidia.com/gpu, 4 rdma/hca"
+	if got := tally.String(s); got != want {
+		t.Errorf("tally:\n got %s\nwant %s", got, want)
+	}
+}

@@ -24,6 +24,14 @@ import (
 // workloads Kueue already holds or queues. It is a warning, never an error: the queues may
 // change before the apply.
 
+// queueNamePlan is what queue_name's documentation says of the plan.
+const queueNamePlan = " A plan that creates or changes the job says in a warning what Kueue would do with it now, by Kueue's own rules: admit it " +
+	"at once (on which flavors, borrowing or not), admit it by preempting other workloads (which, and why), hold it (with Kueue's reason), " +
+	"or never admit it; the queued jobs planned before it count, and the queues as the plan leaves them. It adds the GPUs and other devices " +
+	"the plan's queued jobs ask for up to this one, by ClusterQueue, beside what each has free now. When the configuration declares the " +
+	"LocalQueue, its ClusterQueue and their flavors, and that queue could never admit the job (a resource it does not cover, a taint, " +
+	"more than its quota and no cohort), the plan fails."
+
 // predictAdmission warns in the plan of a queued job what Kueue would do with it now.
 func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
 	state, err := r.client.SharedQueueState(ctx)
@@ -60,10 +68,15 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 		tflog.Debug(ctx, "admission prediction skipped", map[string]any{"error": err.Error()})
 		return
 	}
-	all := append(pending, state.Plan(wl)...)
+	planned := state.Plan(wl)
+	all := append(pending, planned...)
 	predictions := snapshot.Predict(all)
 	p := predictions[len(predictions)-1]
-	resp.Diagnostics.AddWarning(admissionSummary(r.kind, key, queue, p), admissionDetail(state, queue, p, len(all)-len(pending)-1))
+	tally := kueue.Tally{}
+	for _, w := range planned {
+		tally.Add(w)
+	}
+	resp.Diagnostics.AddWarning(admissionSummary(r.kind, key, queue, p), admissionDetail(state, queue, p, len(planned)-1, tally.String(snapshot)))
 }
 
 // jobPriority is the priority Kueue gives a job's Workload: its WorkloadPriorityClass (by
@@ -93,8 +106,10 @@ func admissionSummary(kind *jobs.Kind, key, queue string, p kueue.Prediction) st
 }
 
 // admissionDetail says what Kueue would do: the flavors, the borrowing, the workloads
-// preempted and why, or Kueue's reason for holding it.
-func admissionDetail(state *kube.QueueState, queue string, p kueue.Prediction, before int) string {
+// preempted and why, or Kueue's reason for holding it; then the devices (GPUs and other
+// extended resources) the plan's queued jobs ask for so far, by ClusterQueue and in all, beside
+// what each queue has free now (kueue.Tally): the last queued job's plan says the plan's whole.
+func admissionDetail(state *kube.QueueState, queue string, p kueue.Prediction, before int, tally string) string {
 	var b strings.Builder
 	if p.Admitted {
 		fmt.Fprintf(&b, "In ClusterQueue %s, on flavors: %s.", queue, flavorList(p.Flavors))
@@ -115,6 +130,9 @@ func admissionDetail(state *kube.QueueState, queue string, p kueue.Prediction, b
 		fmt.Fprintf(&b, " This counts %d queued job(s) planned before it in this plan.", before)
 	}
 	b.WriteString(" This is predicted from Kueue's queues and workloads as they are now; the apply goes ahead.")
+	if tally != "" {
+		b.WriteString(" Devices asked for by this plan's queued jobs up to this one: " + tally + ".")
+	}
 	return b.String()
 }
 

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,17 +24,35 @@ import (
 // LocalQueue, named after it.
 type scenarioQueue struct {
 	name, gpus, borrowingLimit string
+	// spot is its quota of GPUs in the scenario's second flavor, tried after the first; "" none.
+	spot string
 	// inCohort puts it in the scenario's cohort; within and reclaim are its preemption policies.
 	inCohort        bool
 	within, reclaim string
 }
 
 // A job of an admission scenario: an MPI job of workers × 1 GPU (its launcher asks for
-// nothing), in a queue, at a priority ("" none, "low", "high"); after names the job it is
-// created after (the plan checks it after that one, and Kueue sees it later).
+// nothing), or with kind "pytorch" a PyTorchJob of a master and workers-1 workers of 1 GPU each,
+// in a queue, at a priority ("" none, "low", "high"); after names the job it is created after
+// (the plan checks it after that one, and Kueue sees it later).
 type scenarioJob struct {
-	name, queue, priority, after string
-	workers                      int
+	name, queue, priority, after, kind string
+	workers                            int
+}
+
+// resourceType is the job's resource type; kind its jobs.Kind.
+func (j scenarioJob) resourceType() string {
+	if j.kind == "pytorch" {
+		return "training_pytorch_job"
+	}
+	return "training_mpi_job"
+}
+
+func (j scenarioJob) jobKind() *jobs.Kind {
+	if j.kind == "pytorch" {
+		return jobs.PyTorch
+	}
+	return jobs.MPI
 }
 
 // An admission scenario: queues, the jobs that hold quota before the plan, and the jobs the plan
@@ -53,6 +73,12 @@ resource "training_resource_flavor" "gpu" {
   node_labels = { "nvidia.com/gpu.present" = "true" }
   tolerations = ["gpu_node", "ssd_node"]
 }
+
+resource "training_resource_flavor" "spot" {
+  name        = "%[1]s-spot"
+  node_labels = { "nvidia.com/gpu.present" = "true" }
+  tolerations = ["gpu_node", "ssd_node"]
+}
 `, prefix)
 	for _, q := range sc.queues {
 		cohort, limit, preemption := "", "", ""
@@ -61,6 +87,17 @@ resource "training_resource_flavor" "gpu" {
 		}
 		if q.borrowingLimit != "" {
 			limit = fmt.Sprintf("        borrowing_limit = %q\n", q.borrowingLimit)
+		}
+		spot := ""
+		if q.spot != "" {
+			spot = fmt.Sprintf(`    flavor {
+      name = training_resource_flavor.spot.name
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = %q
+      }
+    }
+`, q.spot)
 		}
 		if q.within != "" || q.reclaim != "" {
 			preemption = "  preemption {\n"
@@ -84,14 +121,14 @@ resource "training_cluster_queue" %[2]q {
         nominal_quota = %[4]q
 %[5]s      }
     }
-  }
+%[7]s  }
 %[6]s}
 
 resource "training_local_queue" %[2]q {
   name          = "%[1]s-%[2]s"
   cluster_queue = training_cluster_queue.%[2]s.name
 }
-`, prefix, q.name, cohort, q.gpus, limit, preemption)
+`, prefix, q.name, cohort, q.gpus, limit, preemption, spot)
 	}
 	for _, j := range jobsToo {
 		extra := ""
@@ -102,20 +139,28 @@ resource "training_local_queue" %[2]q {
 			extra += fmt.Sprintf("  priority_class_name = %q\n", high)
 		}
 		if j.after != "" {
-			extra += fmt.Sprintf("  depends_on = [training_mpi_job.%s]\n", j.after)
+			for _, other := range jobsToo {
+				if other.name == j.after {
+					extra += fmt.Sprintf("  depends_on = [%s.%s]\n", other.resourceType(), other.name)
+				}
+			}
+		}
+		command, workers := `["mpirun", "hostname"]`, j.workers
+		if j.kind == "pytorch" {
+			command, workers = `["torchrun", "train.py"]`, j.workers-1
 		}
 		fmt.Fprintf(&b, `
-resource "training_mpi_job" %[2]q {
+resource %[8]q %[2]q {
   name         = "%[1]s-%[2]s"
   image        = "registry.example/train:1"
-  command      = ["mpirun", "hostname"]
+  command      = %[7]s
   worker_count = %[3]d
   gpus         = 1
   tolerations  = ["node-role.kubernetes.io/control-plane"]
   queue_name   = training_local_queue.%[4]s.name
   wait_for     = %[5]q
 %[6]s}
-`, prefix, j.name, j.workers, j.queue, waitFor, extra)
+`, prefix, j.name, workers, j.queue, waitFor, extra, command, j.resourceType())
 	}
 	return b.String()
 }
@@ -147,10 +192,44 @@ var admissionScenarios = []admissionScenario{
 		added:   []scenarioJob{{name: "x", queue: "a", workers: 2}}},
 	{name: "two jobs of one plan", queues: []scenarioQueue{{name: "a", gpus: "2"}},
 		added: []scenarioJob{{name: "x", queue: "a", workers: 2}, {name: "y", queue: "a", workers: 2, after: "x"}}},
+	{name: "the second flavor when the first is used", queues: []scenarioQueue{{name: "a", gpus: "2", spot: "4"}},
+		holding: []scenarioJob{{name: "h", queue: "a", workers: 2}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 3}}},
+	{name: "PyTorchJobs beside an MPIJob", queues: []scenarioQueue{{name: "a", gpus: "4"}},
+		holding: []scenarioJob{{name: "h", queue: "a", workers: 2}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 2, kind: "pytorch"}, {name: "y", queue: "a", workers: 2, kind: "pytorch", after: "x"}}},
+	{name: "a PyTorchJob preempts a lower-priority MPIJob", queues: []scenarioQueue{{name: "a", gpus: "3", within: "LowerPriority"}},
+		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 3, kind: "pytorch", priority: "high"}}},
 }
 
-// What the plan predicted for each job, by its resource name: "admit", "admit preempting
-// NAME,...", "hold", "never".
+// gpuFlavorIn is the flavor of nvidia.com/gpu in a plan's admission detail ("... nvidia.com/gpu
+// on FLAVOR ..."), "" for none.
+var gpuFlavorIn = regexp.MustCompile(`nvidia\.com/gpu on ([a-z0-9-]+)`)
+
+// victimsIn are the names (without the scenario's prefix) of the jobs a plan's admission detail
+// says are preempted.
+func victimsIn(detail, prefix string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile(`Preempts \w+ default/`+regexp.QuoteMeta(prefix)+`-(\S+) `).FindAllStringSubmatch(detail, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// admissionOf is how an admission is compared: "admit on FLAVOR", then " preempting A,B" when
+// it preempts.
+func admissionOf(flavor string, victims []string) string {
+	out := "admit on " + flavor
+	if len(victims) > 0 {
+		slices.Sort(victims)
+		out += " preempting " + strings.Join(victims, ",")
+	}
+	return out
+}
+
+// What the plan predicted for each job, by its resource name: "admit on FLAVOR" (its GPUs'
+// flavor, with " preempting NAME,..." when it preempts), "hold", "never".
 func predictedAdmissions(t *testing.T, planJSON string, prefix string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
@@ -166,17 +245,15 @@ func predictedAdmissions(t *testing.T, planJSON string, prefix string) map[strin
 		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "diagnostic" || !strings.HasPrefix(line.Diagnostic.Summary, "Kueue would") {
 			continue
 		}
-		name := strings.TrimPrefix(line.Diagnostic.Address, "training_mpi_job.")
+		name := line.Diagnostic.Address[strings.LastIndex(line.Diagnostic.Address, ".")+1:]
 		summary := line.Diagnostic.Summary
 		switch {
-		case strings.Contains(summary, "by preempting"):
-			var victims []string
-			for _, part := range strings.Split(line.Diagnostic.Detail, "Preempts MPIJob default/"+prefix+"-")[1:] {
-				victims = append(victims, strings.Fields(part)[0])
-			}
-			out[name] = "admit preempting " + strings.Join(victims, ",")
 		case strings.Contains(summary, "would admit"):
-			out[name] = "admit"
+			var flavor string
+			if m := gpuFlavorIn.FindStringSubmatch(line.Diagnostic.Detail); m != nil {
+				flavor = m[1]
+			}
+			out[name] = admissionOf(flavor, victimsIn(line.Diagnostic.Detail, prefix))
 		case strings.Contains(summary, "never"):
 			out[name] = "never"
 		default:
@@ -186,13 +263,18 @@ func predictedAdmissions(t *testing.T, planJSON string, prefix string) map[strin
 	return out
 }
 
-// What Kueue did with each added job once it settled: "admit", "admit preempting NAME,..." (the
-// holding jobs whose Workloads it preempted), or "hold" (a job it never admits is held too: the
-// plan's "never" is compared as "hold").
+// What Kueue did with each added job once it settled: "admit on FLAVOR" (the flavor its Workload's
+// admission gives nvidia.com/gpu), with " preempting NAME,..." (the holding jobs whose Workloads
+// it preempted), or "hold" (a job it never admits is held too: the plan's "never" is compared as
+// "hold").
 func (a *api) kueueAdmissions(t *testing.T, sc admissionScenario, prefix string, predicted map[string]string) map[string]string {
 	t.Helper()
+	kinds := map[string]*jobs.Kind{}
+	for _, j := range append(append([]scenarioJob(nil), sc.holding...), sc.added...) {
+		kinds[j.name] = j.jobKind()
+	}
 	workloadOf := func(name string) *unstructured.Unstructured {
-		job, err := a.get(jobs.MPI.GVR, "default", prefix+"-"+name)
+		job, err := a.get(kinds[name].GVR, "default", prefix+"-"+name)
 		if err != nil {
 			return nil
 		}
@@ -224,10 +306,7 @@ func (a *api) kueueAdmissions(t *testing.T, sc admissionScenario, prefix string,
 						victims = append(victims, h.name)
 					}
 				}
-				got[j.name] = "admit"
-				if len(victims) > 0 {
-					got[j.name] = "admit preempting " + strings.Join(victims, ",")
-				}
+				got[j.name] = admissionOf(gpuFlavorOf(wl), victims)
 			}
 		}
 		if settled && time.Since(start) > 15*time.Second || time.Since(start) > 90*time.Second {
@@ -237,11 +316,13 @@ func (a *api) kueueAdmissions(t *testing.T, sc admissionScenario, prefix string,
 	}
 }
 
-// The plan's prediction of what Kueue does with each queued job it adds is what Kueue then does,
-// in every scenario: admitted at once, held for quota in use, never (held), admitted by
-// preempting a lower priority in its queue (and not an equal one), by borrowing from its cohort
-// (and not beyond its borrowing limit), by reclaiming what its cohort borrowed, and the second of
-// two jobs of one plan held for the quota the first takes.
+// The plan's prediction of what Kueue does with each queued job it adds is what Kueue then does
+// (admitted or not, on which flavor, preempting whom), in every scenario: admitted at once, held
+// for quota in use, never (held), admitted by preempting a lower priority in its queue (and not an
+// equal one), by borrowing from its cohort (and not beyond its borrowing limit), by reclaiming
+// what its cohort borrowed, the second of two jobs of one plan held for the quota the first
+// takes, on the second flavor when the first is used, and PyTorchJobs (a master and workers)
+// beside and preempting MPIJobs.
 func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 	a := newAPI(t)
 	t.Parallel()
@@ -279,6 +360,19 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 			ran.Add(1)
 		})
 	}
+}
+
+// gpuFlavorOf is the flavor a Workload's admission gives nvidia.com/gpu, "" for none.
+func gpuFlavorOf(wl *unstructured.Unstructured) string {
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "status", "admission", "podSetAssignments")
+	for _, ps := range sets {
+		if m, ok := ps.(map[string]any); ok {
+			if f, _, _ := unstructured.NestedString(m, "flavors", "nvidia.com/gpu"); f != "" {
+				return f
+			}
+		}
+	}
+	return ""
 }
 
 // conditionTrue says whether obj's status has the condition of that type True.
@@ -319,7 +413,8 @@ func planDiagnostics(t *testing.T, planJSON string) map[string][]string {
 // yet: a LocalQueue that names a ClusterQueue that is nowhere and a ClusterQueue that names a
 // flavor that is nowhere are warned of, naming both ends; a job queued in a ClusterQueue the same
 // plan creates is predicted against that queue's declared quota (admitted at once, on its
-// flavor); a job that queue could never admit (its launcher's CPU, which the GPU-only queue does
+// flavor), and says the GPUs the plan's queued jobs ask for up to it beside the queue's free
+// quota; a job that queue could never admit (its launcher's CPU, which the GPU-only queue does
 // not cover) fails the plan, naming the job, the queue and the resource; and nothing is written.
 func TestAccKueue_queuesOfOneConfigurationCheckedAsAWholeAtPlan(t *testing.T) {
 	newAPI(t)
@@ -388,7 +483,7 @@ resource "training_mpi_job" %[2]q {
 `, prefix, name, extra)
 	}
 	w := newWorkspace(t)
-	w.write(queues + job("fits", ""))
+	w.write(queues + job("fits", "") + job("next", "  depends_on = [training_mpi_job.fits]\n"))
 	plan := planDiagnostics(t, w.run("plan", "-json", "-input=false"))
 	contains := func(address, want string) {
 		t.Helper()
@@ -403,6 +498,11 @@ resource "training_mpi_job" %[2]q {
 	contains("training_cluster_queue.orphan", fmt.Sprintf("warning: ClusterQueue %[1]s-orphan names ResourceFlavor %[1]s-nowhere, which does not exist", prefix))
 	contains("training_mpi_job.fits", fmt.Sprintf("warning: Kueue would admit MPIJob default/%s-fits at once", prefix))
 	contains("training_mpi_job.fits", fmt.Sprintf("nvidia.com/gpu on %s-gpu", prefix))
+	// The devices asked for so far, beside the queue's free quota: the second job's plan says the
+	// whole plan's.
+	contains("training_mpi_job.fits", fmt.Sprintf("up to this one: ClusterQueue %s-gpus: 2 nvidia.com/gpu (4 free now); in all: 2 nvidia.com/gpu.", prefix))
+	contains("training_mpi_job.next", fmt.Sprintf("Kueue would admit MPIJob default/%s-next at once", prefix))
+	contains("training_mpi_job.next", fmt.Sprintf("up to this one: ClusterQueue %s-gpus: 4 nvidia.com/gpu (4 free now); in all: 4 nvidia.com/gpu.", prefix))
 	for _, address := range []string{"training_resource_flavor.gpu", "training_cluster_queue.gpus", "training_local_queue.team"} {
 		if len(plan[address]) > 0 {
 			t.Errorf("%s: a sound object is warned of: %q", address, plan[address])

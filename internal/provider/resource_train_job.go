@@ -134,7 +134,7 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 				"starts them again, in place. Default false. With `suspend = true` create and update do not wait for the job to run."},
 		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`): Kueue holds it suspended until its quota " +
-				"admits it (Kueue's TrainJob integration). Changing it replaces the job."},
+				"admits it (Kueue's TrainJob integration). Changing it replaces the job." + queueNamePlan},
 		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.AtLeast(1)},
 			MarkdownDescription: "Seconds the job may run before Trainer fails it (`spec.activeDeadlineSeconds`, immutable: changing it replaces the job)."},
 		"pod_labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,

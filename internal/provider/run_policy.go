@@ -65,7 +65,7 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 				"setting it back to false starts them again. Default false. With `suspend = true` create and update do not wait for " +
 				"the job to run. A job suspended outside Terraform shows in the plan as a change back to false." + change(live.Suspend)},
 		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceStringUnless(false), Validators: []validator.String{nonBlankRule, labelValueRule},
-			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job."},
+			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job." + queueNamePlan},
 		"scheduling_policy": schema.SingleNestedAttribute{Optional: true,
 			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			Attributes: map[string]schema.Attribute{
