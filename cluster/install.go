@@ -57,6 +57,7 @@ var CRDs = []string{
 	"resourceflavors.kueue.x-k8s.io",
 	"workloads.kueue.x-k8s.io",
 	"workloadpriorityclasses.kueue.x-k8s.io",
+	"topologies.kueue.x-k8s.io",
 	"trainjobs.trainer.kubeflow.org",
 	"trainingruntimes.trainer.kubeflow.org",
 	"clustertrainingruntimes.trainer.kubeflow.org",

@@ -14,6 +14,8 @@ type FlavorSpec struct {
 	NodeLabels  map[string]string
 	NodeTaints  []corev1.Taint
 	Tolerations []corev1.Toleration
+	// Topology names the Topology of its nodes, for Topology Aware Scheduling; "" for none.
+	Topology string
 }
 
 // maxFlavorItems bounds a ResourceFlavor's node labels, node taints and tolerations in Kueue
@@ -26,6 +28,9 @@ func (s FlavorSpec) Check() error {
 	if len(s.NodeLabels) > maxFlavorItems || len(s.NodeTaints) > maxFlavorItems || len(s.Tolerations) > maxFlavorItems {
 		return fmt.Errorf("%d node_labels, %d node_taints and %d tolerations; Kueue takes at most %d of each",
 			len(s.NodeLabels), len(s.NodeTaints), len(s.Tolerations), maxFlavorItems)
+	}
+	if s.Topology != "" && len(s.NodeLabels) == 0 {
+		return fmt.Errorf("topology_name %q needs node_labels: Kueue wants at least one node label on a flavor with a topology", s.Topology)
 	}
 	seen := map[string]bool{}
 	for _, t := range s.NodeTaints {
@@ -59,6 +64,9 @@ func (s FlavorSpec) Build() (*unstructured.Unstructured, error) {
 	if len(s.Tolerations) > 0 {
 		spec["tolerations"] = toJSON(s.Tolerations)
 	}
+	if s.Topology != "" {
+		spec["topologyName"] = s.Topology
+	}
 	obj.Object["spec"] = spec
 	return obj, nil
 }
@@ -71,6 +79,7 @@ func ReadFlavor(obj *unstructured.Unstructured) (FlavorSpec, error) {
 		return s, err
 	}
 	s.NodeLabels = labels
+	s.Topology, _, _ = unstructured.NestedString(obj.Object, "spec", "topologyName")
 	if err := fromJSON(obj.Object, &s.NodeTaints, "spec", "nodeTaints"); err != nil {
 		return s, err
 	}

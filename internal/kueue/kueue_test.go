@@ -99,7 +99,8 @@ func TestClusterQueueCheck(t *testing.T) {
 	}
 }
 
-// A ResourceFlavor Kueue v0.19.2 would refuse: more than 8 taints, two of one key and effect.
+// A ResourceFlavor Kueue v0.19.2 would refuse: more than 8 taints, two of one key and effect, a
+// topology without node labels.
 func TestFlavorCheck(t *testing.T) {
 	taint := func(key string) corev1.Taint { return corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule} }
 	many := make([]corev1.Taint, 9)
@@ -112,6 +113,7 @@ func TestFlavorCheck(t *testing.T) {
 	}{
 		{FlavorSpec{NodeTaints: many}, "9 node_taints"},
 		{FlavorSpec{NodeTaints: []corev1.Taint{taint("gpu"), taint("gpu")}}, "unique by key and effect"},
+		{FlavorSpec{Topology: "dc"}, `topology_name "dc" needs node_labels`},
 	} {
 		if err := tc.spec.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Check(%+v) = %v, want %q", tc.spec, err, tc.want)
@@ -128,7 +130,7 @@ func TestFlavorCheck(t *testing.T) {
 func TestFlavorReadsBackAsWritten(t *testing.T) {
 	spec := FlavorSpec{Name: "gpu", NodeLabels: map[string]string{"nvidia.com/gpu.present": "true"},
 		NodeTaints:  []corev1.Taint{{Key: "gpu_node", Value: "invalid", Effect: corev1.TaintEffectNoSchedule}},
-		Tolerations: []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}}
+		Tolerations: []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}, Topology: "dc"}
 	obj, err := spec.Build()
 	if err != nil {
 		t.Fatal(err)
@@ -195,5 +197,41 @@ status:
 		Usage: map[string]string{"gpu/nvidia.com/gpu": "2", "gpu/memory": "4Gi"}}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("ReadQueueStatus = %+v, want %+v", st, want)
+	}
+}
+
+// A Topology Kueue v0.19.2's CRD would refuse: no level, more than 16, a level twice, a level that
+// is not a label name, the hostname level above another; one it takes reads back as written.
+func TestTopologyCheckAndReadBack(t *testing.T) {
+	many := make([]string, 17)
+	for i := range many {
+		many[i] = fmt.Sprintf("example.com/level-%d", i)
+	}
+	for _, tc := range []struct {
+		levels []string
+		want   string
+	}{
+		{nil, "0 levels; Kueue takes 1 to 16"},
+		{many, "17 levels"},
+		{[]string{"example.com/rack", "example.com/rack"}, "given twice"},
+		{[]string{"not a label!"}, "is not a node label name"},
+		{[]string{HostnameLevel, "example.com/rack"}, "only as the lowest (last) level"},
+	} {
+		spec := TopologySpec{Name: "dc", Levels: tc.levels}
+		if _, err := spec.Build(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Build(%q) = %v, want %q", tc.levels, err, tc.want)
+		}
+	}
+	spec := TopologySpec{Name: "dc", Levels: []string{"example.com/block", "example.com/rack", HostnameLevel}}
+	obj, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTopology(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, spec) {
+		t.Errorf("read back %+v, want %+v", back, spec)
 	}
 }

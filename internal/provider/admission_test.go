@@ -64,10 +64,58 @@ type admissionScenario struct {
 	added   []scenarioJob
 }
 
-func (sc admissionScenario) config(prefix string, low, high string, jobsToo []scenarioJob, waitFor string) string {
+// config is the scenario's flavors and queues (unless jobsOnly) and jobsToo; with jobsOnly the
+// jobs name their LocalQueue as a literal, the queues being another configuration's.
+func (sc admissionScenario) config(prefix string, low, high string, jobsToo []scenarioJob, waitFor string, jobsOnly bool) string {
 	var b strings.Builder
 	b.WriteString(providerConfig())
-	fmt.Fprintf(&b, `
+	if !jobsOnly {
+		sc.queuesConfig(&b, prefix)
+	}
+	queueName := func(q string) string {
+		if jobsOnly {
+			return fmt.Sprintf("%q", prefix+"-"+q)
+		}
+		return "training_local_queue." + q + ".name"
+	}
+	for _, j := range jobsToo {
+		extra := ""
+		switch j.priority {
+		case "low":
+			extra += fmt.Sprintf("  priority_class_name = %q\n", low)
+		case "high":
+			extra += fmt.Sprintf("  priority_class_name = %q\n", high)
+		}
+		if j.after != "" {
+			for _, other := range jobsToo {
+				if other.name == j.after {
+					extra += fmt.Sprintf("  depends_on = [%s.%s]\n", other.resourceType(), other.name)
+				}
+			}
+		}
+		command, workers := `["mpirun", "hostname"]`, j.workers
+		if j.kind == "pytorch" {
+			command, workers = `["torchrun", "train.py"]`, j.workers-1
+		}
+		fmt.Fprintf(&b, `
+resource %[8]q %[2]q {
+  name         = "%[1]s-%[2]s"
+  image        = "registry.example/train:1"
+  command      = %[7]s
+  worker_count = %[3]d
+  gpus         = 1
+  tolerations  = ["node-role.kubernetes.io/control-plane"]
+  queue_name   = %[4]s
+  wait_for     = %[5]q
+%[6]s}
+`, prefix, j.name, workers, queueName(j.queue), waitFor, extra, command, j.resourceType())
+	}
+	return b.String()
+}
+
+// queuesConfig writes the scenario's flavors, ClusterQueues and LocalQueues.
+func (sc admissionScenario) queuesConfig(b *strings.Builder, prefix string) {
+	fmt.Fprintf(b, `
 resource "training_resource_flavor" "gpu" {
   name        = "%[1]s-gpu"
   node_labels = { "nvidia.com/gpu.present" = "true" }
@@ -109,7 +157,7 @@ resource "training_resource_flavor" "spot" {
 			}
 			preemption += "  }\n"
 		}
-		fmt.Fprintf(&b, `
+		fmt.Fprintf(b, `
 resource "training_cluster_queue" %[2]q {
   name = "%[1]s-%[2]s"
 %[3]s  resource_group {
@@ -130,39 +178,6 @@ resource "training_local_queue" %[2]q {
 }
 `, prefix, q.name, cohort, q.gpus, limit, preemption, spot)
 	}
-	for _, j := range jobsToo {
-		extra := ""
-		switch j.priority {
-		case "low":
-			extra += fmt.Sprintf("  priority_class_name = %q\n", low)
-		case "high":
-			extra += fmt.Sprintf("  priority_class_name = %q\n", high)
-		}
-		if j.after != "" {
-			for _, other := range jobsToo {
-				if other.name == j.after {
-					extra += fmt.Sprintf("  depends_on = [%s.%s]\n", other.resourceType(), other.name)
-				}
-			}
-		}
-		command, workers := `["mpirun", "hostname"]`, j.workers
-		if j.kind == "pytorch" {
-			command, workers = `["torchrun", "train.py"]`, j.workers-1
-		}
-		fmt.Fprintf(&b, `
-resource %[8]q %[2]q {
-  name         = "%[1]s-%[2]s"
-  image        = "registry.example/train:1"
-  command      = %[7]s
-  worker_count = %[3]d
-  gpus         = 1
-  tolerations  = ["node-role.kubernetes.io/control-plane"]
-  queue_name   = training_local_queue.%[4]s.name
-  wait_for     = %[5]q
-%[6]s}
-`, prefix, j.name, workers, j.queue, waitFor, extra, command, j.resourceType())
-	}
-	return b.String()
 }
 
 // admissionScenarios are the scenarios the prediction is proven on: each of what Kueue does
@@ -201,6 +216,16 @@ var admissionScenarios = []admissionScenario{
 	{name: "a PyTorchJob preempts a lower-priority MPIJob", queues: []scenarioQueue{{name: "a", gpus: "3", within: "LowerPriority"}},
 		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
 		added:   []scenarioJob{{name: "x", queue: "a", workers: 3, kind: "pytorch", priority: "high"}}},
+}
+
+// inCohort says whether the scenario's queue is in its cohort.
+func (sc admissionScenario) inCohort(queue string) bool {
+	for _, q := range sc.queues {
+		if q.name == queue {
+			return q.inCohort
+		}
+	}
+	return false
 }
 
 // gpuFlavorIn is the flavor of nvidia.com/gpu in a plan's admission detail ("... nvidia.com/gpu
@@ -335,18 +360,41 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 			t.Parallel()
 			prefix := fmt.Sprintf("%s-%d", acctest.RandomWithPrefix("tf-acc-qa"), i)
 			low, high := a.priorityClass(prefix+"-low", 10), a.priorityClass(prefix+"-high", 1000)
-			w := newWorkspace(t)
-			w.write(sc.config(prefix, low, high, sc.holding, "admitted"))
-			w.run("apply", "-auto-approve", "-input=false")
-			t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
-			w.write(sc.config(prefix, low, high, append(append([]scenarioJob(nil), sc.holding...), sc.added...), "created"))
-			predicted := predictedAdmissions(t, w.run("plan", "-json", "-input=false"), prefix)
+			// The queues and the jobs that hold quota before; the jobs added, in a configuration of
+			// their own that names the queues (the plan reads them from the cluster).
+			queues := newWorkspace(t)
+			queues.write(sc.config(prefix, low, high, sc.holding, "admitted", false))
+			queues.run("apply", "-auto-approve", "-input=false")
+			t.Cleanup(func() { _, _ = queues.try(nil, "destroy", "-auto-approve", "-input=false") })
+			added := newWorkspace(t)
+			added.write(sc.config(prefix, low, high, sc.added, "created", true))
+			t.Cleanup(func() { _, _ = added.try(nil, "destroy", "-auto-approve", "-input=false") })
+			predicted := predictedAdmissions(t, added.run("plan", "-json", "-input=false"), prefix)
 			for _, j := range sc.added {
 				if predicted[j.name] == "" {
 					t.Fatalf("the plan predicted nothing for %s", j.name)
 				}
 			}
-			w.run("apply", "-auto-approve", "-input=false")
+			// The same jobs added to the configuration that declares their queues are predicted
+			// alike, or (only a job predicted never) fail that plan as never admissible.
+			queues.write(sc.config(prefix, low, high, append(append([]scenarioJob(nil), sc.holding...), sc.added...), "created", false))
+			out, _ := queues.try(nil, "plan", "-json", "-input=false")
+			declared := predictedAdmissions(t, out, prefix)
+			for _, j := range sc.added {
+				never := strings.Contains(out, "Kueue would never admit "+j.jobKind().Object+" default/"+prefix+"-"+j.name+" in ClusterQueue")
+				switch {
+				case never && predicted[j.name] != "never":
+					t.Errorf("%s: predicted %q, yet the plan of the configuration declaring its queue failed on it as never admissible", j.name, predicted[j.name])
+				case never:
+					// certain from the declared queue (no cohort to lend it more): the plan fails
+				case predicted[j.name] == "never" && !sc.inCohort(j.queue):
+					t.Errorf("%s: never admissible by a declared queue without a cohort, yet that configuration's plan did not fail on it", j.name)
+				case declared[j.name] != predicted[j.name]:
+					t.Errorf("%s: predicted %q with the queues read from the cluster, %q with them declared", j.name, predicted[j.name], declared[j.name])
+				}
+			}
+			queues.write(sc.config(prefix, low, high, sc.holding, "admitted", false))
+			added.run("apply", "-auto-approve", "-input=false")
 			got := a.kueueAdmissions(t, sc, prefix, predicted)
 			for _, j := range sc.added {
 				want := predicted[j.name]

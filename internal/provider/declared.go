@@ -101,7 +101,8 @@ func (r *jobResource) checkDeclaredQueue(resp *resource.ModifyPlanResponse, obj 
 	resp.Diagnostics.AddAttributeError(path.Root("queue_name"),
 		fmt.Sprintf("Kueue would never admit %s %s in ClusterQueue %s", r.kind.Object, key, queue.Name),
 		fmt.Sprintf("LocalQueue %s submits to ClusterQueue %s, which this configuration declares so that it can never admit the job, whatever else runs: "+
-			"Kueue would say %q. Cover what the job asks for in the ClusterQueue (its resource groups and flavors), or change the job. Nothing was created.",
+			"Kueue would say %q. Cover what the job asks for in the ClusterQueue (its resource groups and flavors), or change the job; "+
+			"to hold jobs on purpose, set the ClusterQueue's stop_policy = \"Hold\". Nothing was created.",
 			local, queue.Name, why))
 	return true
 }

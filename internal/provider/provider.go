@@ -250,6 +250,7 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 	return append(slices.Clone(jobResources),
 		newRuntimeResource,
 		newNodeTaintResource,
+		newTopologyResource,
 		newResourceFlavorResource,
 		newClusterQueueResource,
 		newLocalQueueResource,

@@ -14,14 +14,15 @@ import (
 )
 
 // TestAccRealNode_queuedJobStartsItsProgramWhenKueueAdmitsIt: an MPI job submitted to a queue
-// without room for it is QUEUED and starts nothing; when the queue's quota is raised (an in-place
-// apply of the ClusterQueue), Kueue admits it and its program runs.
+// that admits nothing new (stop_policy Hold) is QUEUED and starts nothing; when the queue lets it
+// in (an in-place apply of the ClusterQueue), Kueue admits it and its program runs. (A quota too
+// small for it would never admit it: that fails the plan.)
 func TestAccRealNode_queuedJobStartsItsProgramWhenKueueAdmitsIt(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
 	name := acctest.RandomWithPrefix("tfacc-q")
 	job := name + "-job"
-	config := func(quota string) string {
+	config := func(stopPolicy string) string {
 		return providerConfig() + fmt.Sprintf(`
 resource "training_resource_flavor" "real" {
   name        = "%[1]s-real"
@@ -30,14 +31,15 @@ resource "training_resource_flavor" "real" {
 }
 
 resource "training_cluster_queue" "team" {
-  name = "%[1]s-team"
+  name        = "%[1]s-team"
+  stop_policy = %[4]q
   resource_group {
     covered_resources = ["cpu"]
     flavor {
       name = training_resource_flavor.real.name
       resource {
         name          = "cpu"
-        nominal_quota = %[4]q
+        nominal_quota = "1"
       }
     }
   }
@@ -58,13 +60,13 @@ resource "training_mpi_job" "test" {
   wait_for     = "created"
 %[8]s
 }
-`, name, cluster.RealNodeLabel, cluster.RealNodeTaint, quota, job, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode)
+`, name, cluster.RealNodeLabel, cluster.RealNodeTaint, stopPolicy, job, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode)
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
-			{Config: config("0"), Check: resource.ComposeAggregateTestCheckFunc(
+			{Config: config("Hold"), Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("training_mpi_job.test", "status", jobs.Queued),
 				func(*terraform.State) error {
 					if pods := a.pods("default", jobs.MPI.PodSelector(job)); len(pods) > 0 {
@@ -72,7 +74,7 @@ resource "training_mpi_job" "test" {
 					}
 					return nil
 				})},
-			{Config: config("1"), Check: func(*terraform.State) error {
+			{Config: config("None"), Check: func(*terraform.State) error {
 				launcher := jobs.MPI.PodSelector(job) + "," + jobs.JobRoleLabel + "=launcher"
 				events := a.waitEvents(t, launcher, 3*time.Minute, "the admitted job's allreduce", func(events []event) bool {
 					return len(events) > 0

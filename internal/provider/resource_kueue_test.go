@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,8 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -480,4 +483,82 @@ func (a *api) waitAdmittedWorkloads(clusterQueue string, n int64) resource.TestC
 		}
 		return nil
 	}
+}
+
+// A Topology and a flavor that names it are created as Kueue takes them (the flavor's
+// topologyName, the Topology's levels in order), plan empty after the apply, import by name, and
+// a change Kueue does not allow in place (the levels; a topology flavor's node labels) is planned
+// and applied as a replacement (a new Topology replaces its flavor too, which Kueue's finalizer
+// on the Topology needs); destroy removes both.
+func TestAccKueue_topologyAndItsFlavor(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	prefix := acctest.RandomWithPrefix("tf-acc-topo")
+	config := func(levels, gpuLabel string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "training_topology" "dc" {
+  name   = "%[1]s-dc"
+  levels = [%[2]s]
+}
+
+resource "training_resource_flavor" "gpu" {
+  name          = "%[1]s-gpu"
+  node_labels   = { %[3]q = "true" }
+  tolerations   = ["gpu_node"]
+  topology_name = training_topology.dc.name
+  lifecycle {
+    replace_triggered_by = [training_topology.dc]
+  }
+}
+`, prefix, levels, gpuLabel)
+	}
+	threeLevels := `"example.com/block", "example.com/rack", "kubernetes.io/hostname"`
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy: func(*terraform.State) error {
+			for _, o := range []struct {
+				gvr  schema.GroupVersionResource
+				name string
+			}{{kueue.TopologyGVR, prefix + "-dc"}, {kueue.ResourceFlavorGVR, prefix + "-gpu"}} {
+				if _, err := a.get(o.gvr, "", o.name); err == nil {
+					return fmt.Errorf("%s %s is left after destroy", o.gvr.Resource, o.name)
+				}
+			}
+			return nil
+		},
+		Steps: []resource.TestStep{
+			{Config: config(threeLevels, "nvidia.com/gpu.present"), Check: func(*terraform.State) error {
+				topology, err := a.get(kueue.TopologyGVR, "", prefix+"-dc")
+				if err != nil {
+					return err
+				}
+				spec, err := kueue.ReadTopology(topology)
+				if err != nil {
+					return err
+				}
+				if want := []string{"example.com/block", "example.com/rack", "kubernetes.io/hostname"}; !slices.Equal(spec.Levels, want) {
+					return fmt.Errorf("the Topology's levels are %q, want %q", spec.Levels, want)
+				}
+				flavor, err := a.get(kueue.ResourceFlavorGVR, "", prefix+"-gpu")
+				if err != nil {
+					return err
+				}
+				if got, _, _ := unstructured.NestedString(flavor.Object, "spec", "topologyName"); got != prefix+"-dc" {
+					return fmt.Errorf("the flavor's topologyName is %q", got)
+				}
+				return nil
+			}},
+			{Config: config(threeLevels, "nvidia.com/gpu.present"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+			{ResourceName: "training_topology.dc", ImportState: true, ImportStateId: prefix + "-dc", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
+			{ResourceName: "training_resource_flavor.gpu", ImportState: true, ImportStateId: prefix + "-gpu", ImportStateVerify: true, ImportStateVerifyIgnore: []string{"timeouts"}},
+			{Config: config(threeLevels, "example.com/gpu"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("training_resource_flavor.gpu", plancheck.ResourceActionDestroyBeforeCreate),
+				plancheck.ExpectResourceAction("training_topology.dc", plancheck.ResourceActionNoop),
+			}}},
+			{Config: config(`"example.com/rack", "kubernetes.io/hostname"`, "example.com/gpu"), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("training_topology.dc", plancheck.ResourceActionDestroyBeforeCreate),
+				plancheck.ExpectResourceAction("training_resource_flavor.gpu", plancheck.ResourceActionDestroyBeforeCreate),
+			}}},
+		},
+	})
 }

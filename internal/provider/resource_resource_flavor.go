@@ -10,7 +10,11 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,8 +37,19 @@ type flavorModel struct {
 	NodeLabels  types.Map      `tfsdk:"node_labels"`
 	NodeTaints  types.List     `tfsdk:"node_taints"`
 	Tolerations types.List     `tfsdk:"tolerations"`
+	Topology    types.String   `tfsdk:"topology_name"`
 	Timeouts    timeouts.Value `tfsdk:"timeouts"`
 }
+
+// withTopology says whether the planned flavor names a topology: Kueue then lets neither its node
+// labels nor its tolerations change, so a change of either replaces it.
+func withTopology(ctx context.Context, plan tfsdk.Plan) bool {
+	var topology types.String
+	plan.GetAttribute(ctx, path.Root("topology_name"), &topology)
+	return topology.ValueString() != ""
+}
+
+const replacedWithTopology = "With topology_name set, Kueue does not let it change, so a change replaces the flavor."
 
 func flavorSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
@@ -45,13 +60,25 @@ func flavorSchema(ctx context.Context) schema.Schema {
 			"id":   idAttribute("The flavor's name."),
 			"name": schema.StringAttribute{Required: true, PlanModifiers: replaceName, Validators: kueueObjectNames, MarkdownDescription: "Name of the ResourceFlavor (cluster-scoped)."},
 			"node_labels": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{labelMapRule},
-				MarkdownDescription: "Labels of the nodes of this flavor, e.g. `{ \"nvidia.com/gpu.present\" = \"true\" }`: Kueue adds them to the node selector of the pods it admits here."},
+				PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.MapRequest, resp *mapplanmodifier.RequiresReplaceIfFuncResponse) {
+					resp.RequiresReplace = withTopology(ctx, req.Plan)
+				}, replacedWithTopology, replacedWithTopology)},
+				MarkdownDescription: "Labels of the nodes of this flavor, e.g. `{ \"nvidia.com/gpu.present\" = \"true\" }`: Kueue adds them to the node selector of the pods it admits here. " +
+					"Required with `topology_name`. " + replacedWithTopology},
 			"node_taints": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 				Validators:          []validator.List{listvalidator.ValueStringsAre(taintRule)},
 				MarkdownDescription: "Taints of the nodes of this flavor, as `kubectl taint` writes them (`key=value:Effect` or `key:Effect`): a workload is admitted here only if it tolerates them (its own tolerations, or this flavor's)."},
 			"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true,
-				Validators:          []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
-				MarkdownDescription: "Tolerations Kueue adds to the pods it admits under this flavor, in Arena's `--toleration` grammar (`gpu_node`, `key=value:Effect`, `all`), as the jobs' `tolerations`."},
+				Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
+				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
+					resp.RequiresReplace = withTopology(ctx, req.Plan)
+				}, replacedWithTopology, replacedWithTopology)},
+				MarkdownDescription: "Tolerations Kueue adds to the pods it admits under this flavor, in Arena's `--toleration` grammar (`gpu_node`, `key=value:Effect`, `all`), as the jobs' `tolerations`. " +
+					replacedWithTopology},
+			"topology_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceName, Validators: kueueObjectNames,
+				MarkdownDescription: "The `training_topology` of this flavor's nodes, for Topology Aware Scheduling: Kueue then places the pods it admits " +
+					"here level by level of that topology (the nodes must carry its level labels and `node_labels`), and a ClusterQueue of the " +
+					"flavor stays inactive while the Topology does not exist. Kueue does not let it change: a change replaces the flavor."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": kueueTimeouts(ctx)},
 	}
@@ -71,7 +98,7 @@ func (m *flavorModel) deleteHint() string { return kueueDeleteHint }
 
 func (m *flavorModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	s := kueue.FlavorSpec{Name: m.Name.ValueString()}
+	s := kueue.FlavorSpec{Name: m.Name.ValueString(), Topology: m.Topology.ValueString()}
 	diags.Append(m.NodeLabels.ElementsAs(ctx, &s.NodeLabels, true)...)
 	var taints, tolerations []string
 	diags.Append(m.NodeTaints.ElementsAs(ctx, &taints, true)...)
@@ -108,6 +135,7 @@ func (m *flavorModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 		return diags
 	}
 	m.NodeLabels = optionalMap(ctx, s.NodeLabels, &diags)
+	m.Topology = optionalString(s.Topology)
 	// The state's words are kept while they say what the cluster holds.
 	var prior []string
 	diags.Append(m.NodeTaints.ElementsAs(ctx, &prior, true)...)

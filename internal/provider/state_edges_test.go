@@ -72,8 +72,11 @@ func TestAccJob_goneWhileQueuedIsCreatedAgain(t *testing.T) {
 	defer nodeTaintsMu.RUnlock()
 	prefix := acctest.RandomWithPrefix("tf-acc-goneq")
 	name := prefix + "-job"
-	// No GPU quota: the job stays queued, and its admitted wait runs out at once.
-	config := quotaConfig(prefix, 0, queuedJob(jobs.MPI, "test", name, "  wait_for = \"admitted\"\n  timeouts {\n    create = \"5s\"\n  }\n"))
+	// Its ClusterQueue admits nothing new (stop_policy Hold): the job stays queued, and its
+	// admitted wait runs out at once. (A queue of no GPU quota would never admit it: that fails
+	// the plan.)
+	config := strings.Replace(quotaConfig(prefix, 8, queuedJob(jobs.MPI, "test", name, "  wait_for = \"admitted\"\n  timeouts {\n    create = \"5s\"\n  }\n")),
+		"  name = \""+prefix+"-team\"\n", "  name = \""+prefix+"-team\"\n  stop_policy = \"Hold\"\n", 1)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkGone(a, jobs.MPI, name),

@@ -1,0 +1,2 @@
+# A Topology is imported by name.
+terraform import training_topology.dc dc
