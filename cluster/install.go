@@ -24,6 +24,14 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// BlockLabel and RackLabel are the topology labels of the default layout's GPU nodes
+// (nodes.yaml), for Kueue's Topology Aware Scheduling: block b1 holds two nodes of 8 GPUs in racks
+// r1 and r2, block b2 one in rack r3.
+const (
+	BlockLabel = "topology.kubetrain.io/block"
+	RackLabel  = "topology.kubetrain.io/rack"
+)
+
 // kwokNodeAnnotation marks the nodes KWOK simulates; nodes without it are left alone.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 

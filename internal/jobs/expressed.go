@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -195,8 +196,14 @@ func addedFields(before, after any) []string {
 
 // withoutOperatorDefaults drops from a live pod spec what the operators write into a job
 // themselves: training-operator's default port on the framework's container (tfjob-port,
-// pytorchjob-port), which no user wrote.
+// pytorchjob-port), and Kueue's topology scheduling gate, which no user wrote.
 func withoutOperatorDefaults(spec *corev1.PodSpec) {
+	// Kueue's Topology Aware Scheduling gates the pods of a job it admits on a topology flavor
+	// (its job templates get the gate; its ungater lifts it from each pod once placed).
+	spec.SchedulingGates = slices.DeleteFunc(spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == KueueTopologyGate })
+	if len(spec.SchedulingGates) == 0 {
+		spec.SchedulingGates = nil
+	}
 	for i := range spec.Containers {
 		c := &spec.Containers[i]
 		ports := c.Ports[:0]

@@ -80,9 +80,12 @@ type PodOptions struct {
 	// SchedulerName, HostNetwork, HostIPC and TerminationGracePeriod (seconds) are the pods'
 	// own fields. HostNetwork also sets dnsPolicy ClusterFirstWithHostNet, so that the pods still
 	// resolve the cluster's Services (a job's rendezvous, its workers' names).
-	SchedulerName          string
-	HostNetwork, HostIPC   bool
-	TerminationGracePeriod *int64
+	SchedulerName        string
+	HostNetwork, HostIPC bool
+	// RequiredTopology and PreferredTopology are, by role, the topology level (a node label of a
+	// Kueue Topology) whose one domain Kueue is to keep the role's pods in (applyTopology).
+	RequiredTopology, PreferredTopology map[string]string
+	TerminationGracePeriod              *int64
 	// Spread spreads each role's pods over topologies (spread.go).
 	Spread []Spread
 	// Roles are what a role's pods say otherwise, by role (roles.go); Patches are strategic

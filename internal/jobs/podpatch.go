@@ -123,7 +123,7 @@ func withPatches(k *Kind, job *unstructured.Unstructured, err error, o PodOption
 }
 
 // applyPerRole applies to a job object what each role's template says for itself, in order:
-// the spread of its own pods, its role's options, then its pod patch.
+// the spread of its own pods, its role's options, its topology request, then its pod patch.
 func applyPerRole(k *Kind, job *unstructured.Unstructured, o PodOptions) error {
 	if len(o.Spread) > 0 {
 		if k.templates == nil {
@@ -134,6 +134,9 @@ func applyPerRole(k *Kind, job *unstructured.Unstructured, o PodOptions) error {
 		}
 	}
 	if err := applyRoleOptions(k, job, o.Roles, o.NoCPULimit); err != nil {
+		return err
+	}
+	if err := applyTopology(k, job, o.RequiredTopology, o.PreferredTopology); err != nil {
 		return err
 	}
 	return applyPodPatches(k, job, o.Patches)

@@ -222,6 +222,23 @@ var invalidInputs = []invalidInput{
 	// The queues of one configuration, checked as a whole (Kueue v0.19.2's flavor assignment).
 	{gpuOnlyQueue("  launcher_cpu = \"1\""), `Kueue would never admit MPIJob default/bad in ClusterQueue bad-gpus.*resource cpu unavailable in ClusterQueue`},
 	{gpuOnlyQueue("  worker_count = 5"), `Kueue would never admit MPIJob default/bad in ClusterQueue bad-gpus.*maximum capacity \(4\)`},
+	// Topology Aware Scheduling (Kueue v0.19.2's Topology and ResourceFlavor rules, its pod-set annotations).
+	{badMPI(`  required_topology = { worker = "example.com/block" }`), `Topology without a queue.*needs queue_name`},
+	{badElastic("elastic", 2, 1, 4, `  preferred_topology = { worker = "example.com/block" }`), `Topology without a queue.*not queued by Kueue`},
+	{badMPI("  queue_name = \"team\"\n  required_topology = { worker = \"example.com/block\" }\n  preferred_topology = { worker = \"example.com/rack\" }"),
+		`preferred_topology\["worker"\].*required_topology's already`},
+	{badMPI("  queue_name = \"team\"\n  required_topology = { master = \"example.com/block\" }"), `required_topology\["master"\].*this job has no role "master"`},
+	{badTrainJob("  queue_name = \"team\"\n  required_topology = { node = \"example.com/block\" }"), `Not supported by a TrainJob.*required_topology`},
+	{`resource "training_topology" "bad" {
+  name   = "bad"
+  levels = ["kubernetes.io/hostname", "example.com/rack"]
+}
+`, `Invalid Topology.*only as the lowest \(last\) level`},
+	{`resource "training_resource_flavor" "bad" {
+  name          = "bad"
+  topology_name = "dc"
+}
+`, `Invalid ResourceFlavor.*topology_name "dc" needs node_labels`},
 }
 
 // gpuOnlyQueue is a flavor, a ClusterQueue of 4 GPUs in it (no cohort), a LocalQueue of it, and

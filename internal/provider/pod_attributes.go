@@ -63,6 +63,8 @@ type podModel struct {
 	TopologySpread     types.List        `tfsdk:"topology_spread"`
 	PodPatch           types.Map         `tfsdk:"pod_patch"`
 	Roles              types.Map         `tfsdk:"roles"`
+	RequiredTopology   types.Map         `tfsdk:"required_topology"`
+	PreferredTopology  types.Map         `tfsdk:"preferred_topology"`
 }
 
 func (m *podModel) pod() *podModel { return m }
@@ -202,8 +204,10 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 				"the job gets these constraints, each selecting that role's own pods of this job by its operator's labels, so that other jobs " +
 				"and the job's other roles do not count. For workers across racks: `[{ topology_key = \"example.com/rack\" }]`. The same key " +
 				"twice with the same `when_unsatisfiable` is a plan error, as the API server would refuse it."},
-		"pod_patch": podPatchAttribute(),
-		"roles":     rolesAttribute(),
+		"pod_patch":          podPatchAttribute(),
+		"roles":              rolesAttribute(),
+		"required_topology":  topologyAttribute(true),
+		"preferred_topology": topologyAttribute(false),
 		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
 	}
@@ -234,6 +238,8 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 	o.Security = security(ctx, m.SecurityContext, &diags)
 	diags.Append(m.PodPatch.ElementsAs(ctx, &o.Patches, true)...)
 	o.Roles = roleOptions(ctx, m.Roles, &diags)
+	diags.Append(m.RequiredTopology.ElementsAs(ctx, &o.RequiredTopology, true)...)
+	diags.Append(m.PreferredTopology.ElementsAs(ctx, &o.PreferredTopology, true)...)
 	var sensitive map[string]string
 	diags.Append(m.ExtendedResources.ElementsAs(ctx, &o.ExtendedResources, true)...)
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)

@@ -83,6 +83,15 @@ func validateQueueing(ctx context.Context, config tfsdk.Config, diags *diag.Diag
 	if _, ok := config.Schema.GetAttributes()["queue_name"]; ok {
 		diags.Append(config.GetAttribute(ctx, path.Root("queue_name"), &queue)...)
 	}
+	for _, name := range []string{"required_topology", "preferred_topology"} {
+		var topology types.Map
+		diags.Append(config.GetAttribute(ctx, path.Root(name), &topology)...)
+		if len(topology.Elements()) > 0 && queue.IsNull() {
+			diags.AddAttributeError(path.Root(name), "Topology without a queue",
+				name+" asks Kueue's Topology Aware Scheduling to place the pods, which places only the jobs it admits: it needs queue_name "+
+					"(a LocalQueue of a ClusterQueue whose flavor has a topology_name). A training_elastic_job is not queued by Kueue.")
+		}
+	}
 	if waitFor.ValueString() == waitAdmitted && queue.IsNull() {
 		diags.AddAttributeError(path.Root("wait_for"), "Nothing to admit",
 			`wait_for = "admitted" waits for Kueue to admit the job, which needs queue_name (a LocalQueue); without one the job is never queued.`)

@@ -54,6 +54,23 @@ func rolesNested() schema.NestedAttributeObject {
 	}}
 }
 
+// topologyAttribute is required_topology (required) or preferred_topology.
+func topologyAttribute(required bool) schema.Attribute {
+	what := "in one domain of that level: Kueue admits the job only where one domain (one block, one rack) has room for all of the role's pods " +
+		"(annotation `" + jobs.RequiredTopologyAnnotation + "`)"
+	if !required {
+		what = "in as few domains of that level as Kueue can: it admits the job anyway, spread over more domains when one has no room " +
+			"(annotation `" + jobs.PreferredTopologyAnnotation + "`)"
+	}
+	return schema.MapAttribute{ElementType: types.StringType, Optional: true,
+		PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
+		Validators:    []validator.Map{mapvalidator.ValueStringsAre(labelKeyRule)},
+		MarkdownDescription: "Topology Aware Scheduling, by role: the topology level (the node label of a level of the `training_topology` " +
+			"of the flavor the job is admitted on, e.g. `{ worker = \"cloud.example.com/block\" }`) whose domains keep the role's pods " + what +
+			". Needs `queue_name` (Kueue places the pods) and a ClusterQueue whose flavor has a `topology_name`. A role takes " +
+			"`required_topology` or `preferred_topology`, not both. Not on a TrainJob. Changing it replaces the job."}
+}
+
 // rolesAttribute is roles.
 func rolesAttribute() schema.Attribute {
 	return schema.MapNestedAttribute{Optional: true, NestedObject: rolesNested(),
@@ -129,6 +146,8 @@ func rolesValue(ctx context.Context, roles map[string]jobs.RoleOptions, diags *d
 // beyond those (jobs.Kind.ReadPodPatches), in the state's words where they make the same.
 func readRolesAndPatches(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
 	p := m.pod()
+	required, preferred := kind.ReadTopology(live)
+	p.RequiredTopology, p.PreferredTopology = optionalMap(ctx, required, diags), optionalMap(ctx, preferred, diags)
 	var prior map[string]string
 	var priorRoles map[string]jobs.RoleOptions
 	if !p.imported() {

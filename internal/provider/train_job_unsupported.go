@@ -21,6 +21,8 @@ var trainJobUnsupported = map[string]string{
 	"host_network":        noRuntimePatchField,
 	"host_ipc":            noRuntimePatchField,
 	"topology_spread":     noRuntimePatchField,
+	"required_topology":   noRuntimePatchField,
+	"preferred_topology":  noRuntimePatchField,
 
 	"termination_grace_period_seconds": noRuntimePatchField,
 }
