@@ -25,11 +25,11 @@ func gpuNode(name, block, rack, taint string, gpus int64, ready bool) corev1.Nod
 }
 
 // The largest domain of a level holds what its nodes' allocatable fits, node by node: block b1
-// (two nodes of 8 GPUs) holds 16 pods of 1 GPU, and 4 of 3 GPUs (2 per node); a node not Ready, one whose taint neither the pods nor the flavor tolerate, one without
+// (nodes of 8 and 4 GPUs) holds 12 pods of 1 GPU, and 3 of 3 GPUs (2 and 1); a node not Ready, one whose taint neither the pods nor the flavor tolerate, one without
 // the flavor's labels or the level's label, does not count.
 func TestLargestDomainIsWhatItsNodesFitNodeByNode(t *testing.T) {
 	nodes := []corev1.Node{
-		gpuNode("a", "b1", "r1", "gpu_node", 8, true), gpuNode("b", "b1", "r2", "gpu_node", 8, true),
+		gpuNode("a", "b1", "r1", "gpu_node", 8, true), gpuNode("b", "b1", "r2", "gpu_node", 4, true),
 		gpuNode("c", "b2", "r3", "ssd_node", 8, true), gpuNode("d", "b2", "r4", "", 8, false),
 	}
 	flavor := FlavorSpec{Name: "gpu", NodeLabels: map[string]string{"nvidia.com/gpu.present": "true"},
@@ -43,9 +43,9 @@ func TestLargestDomainIsWhatItsNodesFitNodeByNode(t *testing.T) {
 		fits   int64
 		domain string
 	}{
-		{"1 GPU each, by block", one, "example.com/block", flavor, 16, "b1"},
+		{"1 GPU each, by block", one, "example.com/block", flavor, 12, "b1"},
 		{"1 GPU each, by rack", one, "example.com/rack", flavor, 8, "r1"},
-		{"3 GPUs each, by block", PodSet{Name: "worker", Count: 6, Requests: map[string]int64{"nvidia.com/gpu": 3}}, "example.com/block", flavor, 4, "b1"},
+		{"3 GPUs each, by block", PodSet{Name: "worker", Count: 6, Requests: map[string]int64{"nvidia.com/gpu": 3}}, "example.com/block", flavor, 3, "b1"},
 		{"without the flavor's tolerations", one, "example.com/block", FlavorSpec{Name: "gpu", NodeLabels: flavor.NodeLabels}, 0, ""},
 		{"a level no node has", one, "example.com/hall", flavor, 0, ""},
 	} {

@@ -156,7 +156,11 @@ func (a *api) heldFor(t *testing.T, name, want string) string {
 	var message string
 	_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		wls, err := a.dyn.Resource(kueue.WorkloadGVR).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: kueue.JobUIDLabel + "=" + string(job.GetUID())})
-		if err != nil || len(wls.Items) == 0 {
+		if err != nil {
+			message = "listing its Workload: " + err.Error()
+			return false, nil //nolint:nilerr // polled again until the timeout; the message tells if it lasts
+		}
+		if len(wls.Items) == 0 {
 			return false, nil
 		}
 		if conditionTrue(&wls.Items[0], "QuotaReserved") {
