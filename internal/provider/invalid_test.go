@@ -229,6 +229,13 @@ var invalidInputs = []invalidInput{
 		`preferred_topology\["worker"\].*required_topology's already`},
 	{badMPI("  queue_name = \"team\"\n  required_topology = { master = \"example.com/block\" }"), `required_topology\["master"\].*this job has no role "master"`},
 	{badTrainJob("  queue_name = \"team\"\n  required_topology = { node = \"example.com/block\" }"), `Not supported by a TrainJob.*required_topology`},
+	{`resource "training_runtime" "bad" {
+  name              = "bad"
+  framework         = "torch"
+  image             = "pytorch:2"
+  required_topology = { node = "example.com/block" }
+}
+`, `required_topology.*does not take topology requests yet`},
 	{`resource "training_topology" "bad" {
   name   = "bad"
   levels = ["kubernetes.io/hostname", "example.com/rack"]
