@@ -46,6 +46,48 @@ func trainingConfig(n int) string { return trainingConfigIn("bench-training")(n)
 // unrelated pods (see createUnrelatedPods).
 func crowdedConfig(n int) string { return trainingConfigIn("bench-crowded")(n) }
 
+// queuedConfig is the same jobs in the namespace bench-queued, the MPI, TF and PyTorch jobs
+// submitted to a LocalQueue of a ClusterQueue with room for them all (Kueue runs no Framework).
+func queuedConfig(n int) string {
+	blocks := strings.Split(trainingConfigIn("bench-queued")(n), "\nresource ")
+	for i, b := range blocks {
+		for _, typ := range []string{`"training_mpi_job"`, `"training_tf_job"`, `"training_pytorch_job"`} {
+			if strings.HasPrefix(b, typ) {
+				blocks[i] = strings.Replace(b, "\n  image ", "\n  queue_name   = training_local_queue.bench.name\n  image ", 1)
+			}
+		}
+	}
+	return strings.Join(blocks, "\nresource ") + `
+resource "training_resource_flavor" "bench" {
+  name = "bench-default"
+}
+
+resource "training_cluster_queue" "bench" {
+  name = "bench-queued"
+  resource_group {
+    covered_resources = ["cpu", "memory"]
+    flavor {
+      name = training_resource_flavor.bench.name
+      resource {
+        name          = "cpu"
+        nominal_quota = "10000"
+      }
+      resource {
+        name          = "memory"
+        nominal_quota = "100Ti"
+      }
+    }
+  }
+}
+
+resource "training_local_queue" "bench" {
+  name          = "bench"
+  namespace     = "bench-queued"
+  cluster_queue = training_cluster_queue.bench.name
+}
+`
+}
+
 // trainingConfigIn is the configuration of this provider's N jobs in namespace.
 func trainingConfigIn(namespace string) func(n int) string {
 	return func(n int) string {

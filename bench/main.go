@@ -44,6 +44,7 @@ type tool struct {
 const (
 	trainingTool    = "training"
 	crowdedTool     = "training beside unrelated pods"
+	queuedTool      = "training, queued in Kueue"
 	floorTool       = "floor: terraform_data"
 	pluginFloorTool = "floor: a plugin doing nothing"
 )
@@ -53,6 +54,9 @@ var tools = []tool{
 	// The same jobs in a namespace that also holds other pods (-unrelated-pods): what a shared
 	// namespace costs the provider's waits, refreshes and memory.
 	{crowdedTool, "crowded", "training", crowdedConfig, cliConfigFile},
+	// The same jobs submitted to a Kueue queue (all but the Frameworks, which Kueue does not run):
+	// what the plan's admission prediction costs.
+	{queuedTool, "queued", "training", queuedConfig, cliConfigFile},
 	{"kubernetes_manifest", "kubernetes", "kubernetes", kubernetesConfig, cliConfigFile},
 	{"kubectl_manifest", "kubectl", "kubectl", kubectlConfig, cliConfigFile},
 	{floorTool, "floor", "", floorConfig, cliConfigFile},
@@ -68,8 +72,11 @@ const (
 )
 
 const (
-	opApply = "apply from empty"
-	opPlan  = "plan, refresh, no change"
+	// opPlanCreate is the plan of an apply from empty, alone: every job's plan checks (placement,
+	// Pod Security, a queued job's admission prediction), no refresh.
+	opPlanCreate = "plan of the jobs to create"
+	opApply      = "apply from empty"
+	opPlan       = "plan, refresh, no change"
 	// opPlanNoRefresh is the same plan without the refresh: Terraform's and the provider's own
 	// cost of planning N resources, with no API call, which puts the refresh's cost apart.
 	opPlanNoRefresh = "plan without refresh"
@@ -85,7 +92,7 @@ const (
 	opQuery = "query: list every job"
 )
 
-var operations = []string{opApply, opPlan, opPlanNoRefresh, opPlanSchemaFloor, opRescale, opQuery, opDestroy}
+var operations = []string{opPlanCreate, opApply, opPlan, opPlanNoRefresh, opPlanSchemaFloor, opRescale, opQuery, opDestroy}
 
 // queryTerraform is the Terraform (1.14+) that runs opQuery: the one make testacc builds into
 // ../.tools, or -query-terraform; without one opQuery is not run.
@@ -122,7 +129,7 @@ func main() {
 	oneRunAbove := flag.Int("one-run-above", 100, "sizes above this get one run per tool (a run of 300 jobs takes minutes)")
 	slowMax := flag.Int("slow-max", 100, "largest number of jobs kubernetes_manifest is run with (it takes minutes per operation)")
 	slowRuns := flag.Int("slow-runs", 1, "runs of kubernetes_manifest above 10 jobs")
-	only := flag.String("tools", "", "comma-separated tools to run (training,kubernetes,kubectl,floor,plugin-floor); default all")
+	only := flag.String("tools", "", "comma-separated tools to run (training,crowded,queued,kubernetes,kubectl,floor,plugin-floor); default all")
 	flag.StringVar(&queryTerraform, "query-terraform", defaultQueryTerraform(), "Terraform 1.14+ that runs the query operation; empty: not run")
 	mpiQueue := flag.Int("mpi-queue-rate-limit", 0, "mpi-operator's work-queue rate limit and burst (events a second); 0 keeps upstream's defaults, 10 and 100")
 	apiQPS := flag.Int("controller-manager-api-qps", 0, "kube-controller-manager's client rate limit (requests a second; burst twice that), which its garbage collector deletes dependents under; 0 keeps upstream's defaults, 20 and 30")

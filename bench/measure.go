@@ -60,15 +60,21 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 			// cliConfig, when set, replaces the CLI configuration (and so the providers).
 			cliConfig string
 		}
-		steps := []step{
+		var steps []step
+		if t.key == "training" || t.key == "queued" {
+			steps = append(steps, step{opPlanCreate, "terraform", []string{"plan", "-var", "workers=1"}, "", ""})
+		}
+		steps = append(steps, []step{
 			{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1", ""},
 			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
 			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
-		}
+		}...)
 		if t.key == "training" {
 			steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, schemaFloorCLIConfigFile)})
 		}
-		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
+		if t.key != "queued" { // a queued job's new worker count is a replacement (Kueue requeues it): not the others' rescale
+			steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
+		}
 		if t.key == "training" && queryTerraform != "" {
 			steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
 		}

@@ -76,6 +76,12 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"of this provider: it serves the same schema and does nothing else (no validation, no request, the plan Terraform proposes, the "+
 		"state as stored), so its time is Terraform's own for N resources of this schema, the least any provider of it can take; "+
 		"its last ratio is against terraform_data's plan.\n"+
+		"- **training, queued in Kueue**: this provider's jobs in a namespace of their own, the MPI, TF and PyTorch jobs (three "+
+		"quarters) with `queue_name`, a LocalQueue of a ClusterQueue whose quota holds them all (the Frameworks, which Kueue does not run, "+
+		"unqueued); its apply waits until Kueue has admitted them and they run; its jobs are not rescaled (a queued job's new worker count "+
+		"is a replacement, as Kueue requeues it).\n"+
+		"- **plan of the jobs to create** (this provider, queued or not): `terraform plan` before the apply, every job new: each job's "+
+		"plan checks (placement, Pod Security; a queued job's admission predicted from Kueue's queues and workloads).\n"+
 		"- **plan without refresh** (every tool): `terraform plan -refresh=false`, no API request: what Terraform and the provider "+
 		"process cost for N resources of that schema, apart from reading the cluster; the plan with refresh less this is the refresh.\n"+
 		"- **query** (this provider only, run by Terraform %s): `terraform query` of the four job list resources with "+
@@ -153,6 +159,17 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		if len(operators) > 0 {
 			fmt.Fprintf(&b, "\nThe operators' time from each job's creation to reporting it running (the Kubeflow kinds' Running condition, "+
 				"a Framework's `status.runTime`; whole seconds), median / slowest per kind, in the median apply: %s.\n", strings.Join(operators, "; "))
+		}
+		var queued []string
+		for _, op := range []string{opPlanCreate, opPlan, opPlanNoRefresh} {
+			q, ok := results[queuedTool][n][op]
+			u, ok2 := results[trainingTool][n][op]
+			if ok && ok2 && u.median.seconds > 0 {
+				queued = append(queued, fmt.Sprintf("%s %.2f s against %.2f s unqueued (%.2fx)", op, q.median.seconds, u.median.seconds, q.median.seconds/u.median.seconds))
+			}
+		}
+		if len(queued) > 0 {
+			fmt.Fprintf(&b, "\nQueued in Kueue (medians): %s.\n", strings.Join(queued, "; "))
 		}
 		plan, ok := results[trainingTool][n][opPlan]
 		schema, ok2 := results[trainingTool][n][opPlanSchemaFloor]
