@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/big"
 	"testing"
@@ -149,8 +150,18 @@ func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
 // compareReads fails the test where got answers otherwise than want, the framework's answer.
 func compareReads(t *testing.T, what string, shape *readShape, want, got *tfprotov6.ReadResourceResponse) {
 	t.Helper()
+	for _, d := range readDifferences(t, shape, want, got) {
+		t.Errorf("%s: %s", what, d)
+	}
+}
+
+// readDifferences says how the shortcut's read got differs from the framework's want: its new
+// state, its new identity, its diagnostics, its private state or deferral; none when alike.
+func readDifferences(t *testing.T, shape *readShape, want, got *tfprotov6.ReadResourceResponse) []string {
+	t.Helper()
+	var out []string
 	if diff := cmp.Diff(decoded(t, shape.state, want.NewState), decoded(t, shape.state, got.NewState)); diff != "" {
-		t.Errorf("%s: a new state otherwise than the framework's (-framework +shortcut):\n%s", what, diff)
+		out = append(out, "a new state otherwise than the framework's (-framework +shortcut):\n"+diff)
 	}
 	var wantID, gotID *tfprotov6.DynamicValue
 	if want.NewIdentity != nil {
@@ -160,14 +171,15 @@ func compareReads(t *testing.T, what string, shape *readShape, want, got *tfprot
 		gotID = got.NewIdentity.IdentityData
 	}
 	if diff := cmp.Diff(decoded(t, shape.identityTyp, wantID), decoded(t, shape.identityTyp, gotID)); diff != "" {
-		t.Errorf("%s: a new identity otherwise than the framework's (-framework +shortcut):\n%s", what, diff)
+		out = append(out, "a new identity otherwise than the framework's (-framework +shortcut):\n"+diff)
 	}
 	if diff := cmp.Diff(want.Diagnostics, got.Diagnostics); diff != "" {
-		t.Errorf("%s: diagnostics otherwise than the framework's (-framework +shortcut):\n%s", what, diff)
+		out = append(out, "diagnostics otherwise than the framework's (-framework +shortcut):\n"+diff)
 	}
 	if string(want.Private) != string(got.Private) || (want.Deferred == nil) != (got.Deferred == nil) {
-		t.Errorf("%s: private state %q or deferral %v, the framework's %q and %v", what, got.Private, got.Deferred, want.Private, want.Deferred)
+		out = append(out, fmt.Sprintf("private state %q or deferral %v, the framework's %q and %v", got.Private, got.Deferred, want.Private, want.Deferred))
 	}
+	return out
 }
 
 // configureProvider configures the provider server s with the provider settings set, every other
