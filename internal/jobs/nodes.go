@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,22 +54,12 @@ func SummarizeNodes(nodes []corev1.Node, gpuResource string, f NodeFilter) []Nod
 		if q, ok := n.Status.Allocatable[corev1.ResourceMemory]; ok {
 			s.MemoryAllocatable = q.String()
 		}
-		s.Ready = NodeReady(n)
+		s.Ready = kueue.NodeReady(n)
 		s.Schedulable = !n.Spec.Unschedulable
 		out = append(out, s)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// NodeReady says whether the node's Ready condition is True.
-func NodeReady(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
 
 func hasTaintKey(n corev1.Node, key string) bool {

@@ -108,7 +108,7 @@ func checkRole(r RolePods, nodes []corev1.Node, o PlacementOptions) []string {
 	var unmatchedRoom int64
 	largest := map[corev1.ResourceName]*resource.Quantity{}
 	for _, n := range nodes {
-		if !NodeReady(n) || n.Spec.Unschedulable {
+		if !kueue.NodeReady(n) || n.Spec.Unschedulable {
 			notReady = append(notReady, n.Name)
 			continue
 		}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"cmp"
 	"fmt"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 	"slices"
 	"strings"
 
@@ -170,7 +171,7 @@ func NodeAddress(nodes []corev1.Node) (address, whyNone string) {
 		return "", "the cluster has no nodes"
 	}
 	for _, n := range nodes {
-		if n.Spec.Unschedulable || !NodeReady(n) {
+		if n.Spec.Unschedulable || !kueue.NodeReady(n) {
 			continue
 		}
 		for _, a := range n.Status.Addresses {

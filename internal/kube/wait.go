@@ -80,7 +80,7 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			if !checked {
 				// A node that cannot be read now is taken for Ready: the next change or tick looks again.
 				node, err := core.Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
-				isReady = err == nil && jobs.NodeReady(*node) || err != nil && !apierrors.IsNotFound(err)
+				isReady = err == nil && kueue.NodeReady(*node) || err != nil && !apierrors.IsNotFound(err)
 				ready[p.Spec.NodeName] = isReady
 			}
 			if isReady {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -25,10 +26,10 @@ func LargestDomain(ps PodSet, level string, flavor FlavorSpec, nodes []corev1.No
 	for i := range nodes {
 		n := &nodes[i]
 		value, ok := n.Labels[level]
-		if !ok || n.Spec.Unschedulable || !ready(n) {
+		if !ok || n.Spec.Unschedulable || !NodeReady(*n) {
 			continue
 		}
-		if !hasLabels(n.Labels, flavor.NodeLabels) || !hasLabels(n.Labels, ps.NodeSelector) {
+		if !labels.SelectorFromSet(flavor.NodeLabels).Matches(labels.Set(n.Labels)) || !labels.SelectorFromSet(ps.NodeSelector).Matches(labels.Set(n.Labels)) {
 			continue
 		}
 		if _, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, tolerations, func(t *corev1.Taint) bool {
@@ -104,20 +105,12 @@ func podsFitting(requests map[string]int64, allocatable corev1.ResourceList) int
 	return max(n, 0)
 }
 
-func ready(n *corev1.Node) bool {
+// NodeReady says whether the node's Ready condition is True.
+func NodeReady(n corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
 		}
 	}
 	return false
-}
-
-func hasLabels(labels, want map[string]string) bool {
-	for k, v := range want {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
 }
