@@ -1,10 +1,11 @@
 package jobs
 
 import (
-	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // Node is what a platform team looks at before placing jobs: `kubectl get nodes` plus taints

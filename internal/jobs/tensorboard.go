@@ -3,7 +3,6 @@ package jobs
 import (
 	"cmp"
 	"fmt"
-	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 	"slices"
 	"strings"
 
@@ -13,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // TensorBoard settings, as Arena's --tensorboard and --logdir.
