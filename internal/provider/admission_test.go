@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -299,15 +300,7 @@ func (a *api) kueueAdmissions(t *testing.T, sc admissionScenario, prefix string,
 		kinds[j.name] = j.jobKind()
 	}
 	workloadOf := func(name string) *unstructured.Unstructured {
-		job, err := a.get(kinds[name].GVR, "default", prefix+"-"+name)
-		if err != nil {
-			return nil
-		}
-		list, err := a.dyn.Resource(kueue.WorkloadGVR).Namespace("default").List(t.Context(), metav1.ListOptions{LabelSelector: kueue.JobUIDLabel + "=" + string(job.GetUID())})
-		if err != nil || len(list.Items) == 0 {
-			return nil
-		}
-		return &list.Items[0]
+		return a.workloadOf(kinds[name], prefix+"-"+name)
 	}
 	reserved := func(wl *unstructured.Unstructured) bool {
 		return wl != nil && conditionTrue(wl, "QuotaReserved")
@@ -408,6 +401,20 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 			ran.Add(1)
 		})
 	}
+}
+
+// workloadOf is the Workload Kueue made for the job of that kind and name in the default
+// namespace; nil while there is none (or it cannot be read).
+func (a *api) workloadOf(kind *jobs.Kind, name string) *unstructured.Unstructured {
+	job, err := a.get(kind.GVR, "default", name)
+	if err != nil {
+		return nil
+	}
+	list, err := a.dyn.Resource(kueue.WorkloadGVR).Namespace("default").List(context.Background(), metav1.ListOptions{LabelSelector: kueue.JobUIDLabel + "=" + string(job.GetUID())})
+	if err != nil || len(list.Items) == 0 {
+		return nil
+	}
+	return &list.Items[0]
 }
 
 // gpuFlavorOf is the flavor a Workload's admission gives nvidia.com/gpu, "" for none.

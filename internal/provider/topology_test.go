@@ -149,25 +149,17 @@ resource "training_mpi_job" %[2]q {
 // minute ("admitted" if Kueue admitted it).
 func (a *api) heldFor(t *testing.T, name, want string) string {
 	t.Helper()
-	job, err := a.get(jobs.MPI.GVR, "default", name)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var message string
-	_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 60*time.Second, true, func(ctx context.Context) (bool, error) {
-		wls, err := a.dyn.Resource(kueue.WorkloadGVR).Namespace("default").List(ctx, metav1.ListOptions{LabelSelector: kueue.JobUIDLabel + "=" + string(job.GetUID())})
-		if err != nil {
-			message = "listing its Workload: " + err.Error()
-			return false, nil //nolint:nilerr // polled again until the timeout; the message tells if it lasts
-		}
-		if len(wls.Items) == 0 {
+	_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 60*time.Second, true, func(context.Context) (bool, error) {
+		wl := a.workloadOf(jobs.MPI, name)
+		switch {
+		case wl == nil:
 			return false, nil
-		}
-		if conditionTrue(&wls.Items[0], "QuotaReserved") {
+		case conditionTrue(wl, "QuotaReserved"):
 			message = "admitted"
 			return true, nil
 		}
-		message = kueue.ReadWorkload(&wls.Items[0]).Reason
+		message = kueue.ReadWorkload(wl).Reason
 		return strings.Contains(message, want), nil
 	})
 	return message
