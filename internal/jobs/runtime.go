@@ -254,6 +254,9 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 		err = applySpread(obj, runtimeTemplates(obj), s.Pod.Spread, runtimeRoleSelector)
 	}
 	if err == nil {
+		err = setTopology(runtimeTemplates(obj), s.Pod.RequiredTopology, s.Pod.PreferredTopology)
+	}
+	if err == nil {
 		err = patchTemplates(runtimeTemplates(obj), s.Pod.Patches)
 	}
 	return obj, err
@@ -333,6 +336,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 			}
 		}
 	}
+	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
 	return s, nil
 }
 

@@ -114,3 +114,48 @@ func TestReadRuntimeJoinsTheNodesCommandAndArgs(t *testing.T) {
 		t.Errorf("node command %q, want %q", s.MPI.NodeCommand, want)
 	}
 }
+
+// A runtime's topology requests are Kueue's pod-set annotations on its replicated jobs'
+// templates, which Trainer copies into the JobSet of every TrainJob made from it and Kueue reads
+// there: the pods the placement and admission checks see of a TrainJob carry them. They read
+// back; a replicated job the runtime does not have, or one role in both, is refused.
+func TestRuntimeTopologyIsOnItsReplicatedJobsAndTheTrainJobsPods(t *testing.T) {
+	spec := RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"}, MPI: ptr.To(DefaultMPIPolicy()),
+		Pod: PodOptions{Image: "mpi:1", RequiredTopology: map[string]string{"node": "example.com/block"},
+			PreferredTopology: map[string]string{"launcher": "example.com/rack"}}}
+	obj, err := NewRuntime(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadRuntime(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Pod.RequiredTopology, spec.Pod.RequiredTopology) || !reflect.DeepEqual(back.Pod.PreferredTopology, spec.Pod.PreferredTopology) {
+		t.Errorf("read back required %v preferred %v", back.Pod.RequiredTopology, back.Pod.PreferredTopology)
+	}
+	job, err := NewTrainJob(TrainJobSpec{Name: "tj", Namespace: "team", Runtime: RuntimeRef{Name: "mpi"}, Nodes: 4, RuntimeJobs: RuntimeJobs(obj)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles, err := TrainJobRoles(job, obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[string]string{}
+	for _, r := range roles {
+		got[r.Role] = r.Template.Annotations
+	}
+	want := map[string]map[string]string{"node": {RequiredTopologyAnnotation: "example.com/block"}, "launcher": {PreferredTopologyAnnotation: "example.com/rack"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the TrainJob's pods' annotations %v, want %v", got, want)
+	}
+	for _, bad := range []PodOptions{
+		{Image: "x", RequiredTopology: map[string]string{"worker": "example.com/block"}},
+		{Image: "x", RequiredTopology: map[string]string{"node": "example.com/block"}, PreferredTopology: map[string]string{"node": "example.com/rack"}},
+	} {
+		if _, err := NewRuntime(RuntimeSpec{Name: "torch", Framework: FrameworkTorch, Pod: bad}); err == nil {
+			t.Errorf("runtime with %v %v made", bad.RequiredTopology, bad.PreferredTopology)
+		}
+	}
+}

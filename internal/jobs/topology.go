@@ -10,7 +10,8 @@ import (
 // role's pods within one domain of a topology level (a node label of a Topology's levels):
 // required (Kueue admits the job only where one domain holds them all) or preferred (as few
 // domains as it can). Kueue v0.19.2 reads them from each replica's template of an MPIJob, a
-// PyTorchJob and a TFJob (pkg/controller/jobframework/tas.go).
+// PyTorchJob and a TFJob (pkg/controller/jobframework/tas.go), and from each replicated job's
+// template of the JobSet Trainer makes of a TrainJob, which are its runtime's.
 const (
 	RequiredTopologyAnnotation  = "kueue.x-k8s.io/podset-required-topology"
 	PreferredTopologyAnnotation = "kueue.x-k8s.io/podset-preferred-topology"
@@ -28,7 +29,12 @@ func applyTopology(k *Kind, obj *unstructured.Unstructured, required, preferred 
 	if k.templates == nil {
 		return fmt.Errorf("a %s's pod templates are its runtime's: it cannot ask for a topology of its own", k.Object)
 	}
-	templates := k.templates(obj)
+	return setTopology(k.templates(obj), required, preferred)
+}
+
+// setTopology sets each role's topology request on its template (a job's roles, a runtime's
+// replicated jobs).
+func setTopology(templates map[string]map[string]any, required, preferred map[string]string) error {
 	set := func(annotation string) func(role string, template map[string]any, level string) error {
 		return func(role string, template map[string]any, level string) error {
 			if _, both := required[role]; both && annotation == PreferredTopologyAnnotation {
@@ -55,7 +61,12 @@ func (k *Kind) ReadTopology(live *unstructured.Unstructured) (required, preferre
 	if k.templates == nil {
 		return nil, nil
 	}
-	for role, template := range k.templates(live) {
+	return readTopology(k.templates(live))
+}
+
+// readTopology is each role's topology request on its template, required and preferred.
+func readTopology(templates map[string]map[string]any) (required, preferred map[string]string) {
+	for role, template := range templates {
 		annotations, _, _ := unstructured.NestedStringMap(template, "metadata", "annotations")
 		for annotation, into := range map[string]*map[string]string{RequiredTopologyAnnotation: &required, PreferredTopologyAnnotation: &preferred} {
 			if level := annotations[annotation]; level != "" {

@@ -80,6 +80,15 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 				byQueue[e.wl.Queue] = byQueue[e.wl.Queue][1:]
 				progress = true
 			}
+			if e.a.Mode == Fit || e.a.Mode == Preempt {
+				if msg := s.topologyHold(q, e.wl, e.a.Flavors); msg != "" {
+					p.Message = msg
+					if q.spec.QueueingStrategy != "StrictFIFO" {
+						done()
+					}
+					continue
+				}
+			}
 			switch e.a.Mode {
 			case Fit:
 				if !fitsNow(q, e.a.Usage, true) {

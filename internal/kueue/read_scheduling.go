@@ -49,7 +49,9 @@ func ReadSchedulingWorkload(obj *unstructured.Unstructured, localQueues map[stri
 		if t, ok := m["template"].(map[string]any); ok {
 			_ = runtime.DefaultUnstructuredConverter.FromUnstructured(t, &template)
 		}
-		wl.PodSets = append(wl.PodSets, PodSetOf(str(m, "name"), count(m["count"]), template.Spec))
+		ps := PodSetOf(str(m, "name"), count(m["count"]), template.Spec)
+		ps.RequiredTopology, _, _ = unstructured.NestedString(m, "topologyRequest", "required")
+		wl.PodSets = append(wl.PodSets, ps)
 	}
 	if c := condition(obj, "Evicted"); c != nil && c["status"] == "True" {
 		wl.Evicted = true

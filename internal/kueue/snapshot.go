@@ -17,6 +17,8 @@ type Snapshot struct {
 	flavors map[string]FlavorSpec
 	queues  map[string]*queueState
 	cohorts map[string]*quotaNode
+	// nodes are the cluster's nodes, for Topology Aware Scheduling (SetNodes); nil: not known.
+	nodes []corev1.Node
 }
 
 // queueState is a ClusterQueue in a snapshot.
@@ -83,6 +85,9 @@ type PodSet struct {
 	NodeSelector map[string]string
 	Affinity     *corev1.Affinity
 	Tolerations  []corev1.Toleration
+	// RequiredTopology is the topology level one domain of which must hold all its pods (its
+	// required topology request), "" for none.
+	RequiredTopology string
 }
 
 // NewSnapshot is Kueue's view of the flavors, queues and cohorts, with the workloads that hold

@@ -47,19 +47,49 @@ func LargestDomain(ps PodSet, level string, flavor FlavorSpec, nodes []corev1.No
 	return fits, domain
 }
 
-// NoTASFlavor is Kueue's message for a workload whose queue has topology flavors alone (every
+// SetNodes gives the snapshot the cluster's nodes: with them, Predict holds a workload one of
+// whose pod sets requires a topology level of which no domain could hold all its pods on the
+// flavor quota gives it, as Kueue's Topology Aware Scheduling holds it, and that workload takes
+// no quota from the ones after it.
+func (s *Snapshot) SetNodes(nodes []corev1.Node) {
+	s.nodes = append([]corev1.Node{}, nodes...)
+}
+
+// topologyHold is Kueue's message for a workload that quota admits on assigned (its pod sets'
+// flavors, by resource) and Topology Aware Scheduling does not place: a pod set without a flavor
+// in a queue of topology flavors alone (noTASFlavor); with the nodes known, a pod set whose
+// required level has no domain that holds all its pods (LargestDomain). "" when it is placed.
+func (s *Snapshot) topologyHold(q *queueState, wl *Workload, assigned map[string]map[string]string) string {
+	if msg := noTASFlavor(q.spec, s.flavors, wl, assigned); msg != "" || s.nodes == nil {
+		return msg
+	}
+	for _, ps := range wl.PodSets {
+		if ps.RequiredTopology == "" {
+			continue
+		}
+		for _, resource := range sortedKeys(assigned[ps.Name]) {
+			f, ok := s.flavors[assigned[ps.Name][resource]]
+			if !ok || f.Topology == "" {
+				continue
+			}
+			if fits, _ := LargestDomain(ps, ps.RequiredTopology, f, s.nodes); fits < ps.Count {
+				return fmt.Sprintf("couldn't assign flavors to pod set %s: %s", ps.Name, NoDomainMessage(f.Topology, fits, ps.Count))
+			}
+			break
+		}
+	}
+	return ""
+}
+
+// noTASFlavor is Kueue's message for a workload whose queue has topology flavors alone (every
 // flavor it names has a topology) and one of whose pod sets was given no flavor (it asks for
 // nothing the queue covers): Kueue implies Topology Aware Scheduling for every pod set there, and
 // that needs a flavor. "" otherwise. assigned are the pod sets' flavors by resource.
-func NoTASFlavor(queue ClusterQueueSpec, flavors []FlavorSpec, wl *Workload, assigned map[string]map[string]string) string {
-	topology := map[string]string{}
-	for _, f := range flavors {
-		topology[f.Name] = f.Topology
-	}
+func noTASFlavor(queue ClusterQueueSpec, flavors map[string]FlavorSpec, wl *Workload, assigned map[string]map[string]string) string {
 	named := false
 	for _, g := range queue.ResourceGroups {
 		for _, f := range g.Flavors {
-			if topology[f.Name] == "" {
+			if flavors[f.Name].Topology == "" {
 				return ""
 			}
 			named = true

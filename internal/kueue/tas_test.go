@@ -2,6 +2,7 @@ package kueue
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -70,15 +71,52 @@ func TestNoTASFlavorForAPodSetOfNothingInATopologyQueue(t *testing.T) {
 		Flavors: []FlavorQuotas{{Name: "tas", Resources: []Quota{{Name: "nvidia.com/gpu", Nominal: "8"}}}}}}}
 	wl := &Workload{PodSets: []PodSet{{Name: "launcher", Count: 1}, {Name: "worker", Count: 2, Requests: map[string]int64{"nvidia.com/gpu": 1}}}}
 	assigned := map[string]map[string]string{"launcher": {}, "worker": {"nvidia.com/gpu": "tas"}}
-	tas := []FlavorSpec{{Name: "tas", Topology: "dc", NodeLabels: map[string]string{"a": "b"}}}
-	if got, want := NoTASFlavor(queue, tas, wl, assigned), "failed to assign flavors to pod set launcher: no TAS flavor assigned"; got != want {
+	tas := map[string]FlavorSpec{"tas": {Name: "tas", Topology: "dc", NodeLabels: map[string]string{"a": "b"}}}
+	if got, want := noTASFlavor(queue, tas, wl, assigned), "failed to assign flavors to pod set launcher: no TAS flavor assigned"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := NoTASFlavor(queue, []FlavorSpec{{Name: "tas"}}, wl, assigned); got != "" {
+	if got := noTASFlavor(queue, map[string]FlavorSpec{"tas": {Name: "tas"}}, wl, assigned); got != "" {
 		t.Errorf("a flavor without a topology: %q", got)
 	}
 	assigned["launcher"] = map[string]string{"cpu": "tas"}
-	if got := NoTASFlavor(queue, tas, wl, assigned); got != "" {
+	if got := noTASFlavor(queue, tas, wl, assigned); got != "" {
 		t.Errorf("every pod set with a flavor: %q", got)
+	}
+}
+
+// A workload Topology Aware Scheduling would not place is held, as Kueue holds it, and takes no
+// quota from the workloads after it: in a queue of 32 GPUs on a topology flavor whose largest
+// block holds 12 one-GPU pods, 17 pods that require one block wait with Kueue's message, and
+// 17 after them that require nothing are admitted. Without the nodes the snapshot does not
+// judge topology; a pod set of nothing in a queue of topology flavors alone is held all the same.
+func TestPredictHoldsWhatTopologyWouldNotPlaceAndCountsNoQuotaForIt(t *testing.T) {
+	nodes := []corev1.Node{gpuNode("a", "b1", "r1", "", 8, true), gpuNode("b", "b1", "r2", "", 4, true), gpuNode("c", "b2", "r3", "", 8, true)}
+	tas := []FlavorSpec{{Name: "tas", Topology: "dc", NodeLabels: map[string]string{"nvidia.com/gpu.present": "true"}}}
+	queue := ClusterQueueSpec{Name: "q", ResourceGroups: []ResourceGroup{{CoveredResources: []string{"nvidia.com/gpu"},
+		Flavors: []FlavorQuotas{{Name: "tas", Resources: []Quota{{Name: "nvidia.com/gpu", Nominal: "32"}}}}}}}
+	gpuJob := func(key string, created time.Duration, pods int64, level string) *Workload {
+		return &Workload{Key: key, UID: key, Queue: "q", Created: t0.Add(created),
+			PodSets: []PodSet{{Name: "worker", Count: pods, Requests: map[string]int64{"nvidia.com/gpu": 1}, RequiredTopology: level}}}
+	}
+	s := snapshot(t, tas, []ClusterQueueSpec{queue})
+	s.SetNodes(nodes)
+	got := s.Predict([]*Workload{gpuJob("big", 0, 17, "example.com/block"), gpuJob("after", time.Second, 17, "")})
+	if want := `couldn't assign flavors to pod set worker: topology "dc" allows to fit only 12 out of 17 pod(s)`; got[0].Admitted || got[0].Message != want {
+		t.Errorf("the job no block holds: %+v, want held with %q", got[0], want)
+	}
+	if !got[1].Admitted {
+		t.Errorf("the job after it: %+v, want admitted (the held job takes no quota)", got[1])
+	}
+	fits := s.Predict([]*Workload{gpuJob("small", 0, 12, "example.com/block")})
+	if !fits[0].Admitted {
+		t.Errorf("12 pods in one block of 12: %+v", fits[0])
+	}
+	blind := snapshot(t, tas, []ClusterQueueSpec{queue})
+	if p := blind.Predict([]*Workload{gpuJob("big", 0, 17, "example.com/block")}); !p[0].Admitted {
+		t.Errorf("without nodes: %+v, want admitted by quota", p[0])
+	}
+	bare := &Workload{Key: "bare", UID: "bare", Queue: "q", PodSets: []PodSet{{Name: "launcher", Count: 1}, {Name: "worker", Count: 1, Requests: map[string]int64{"nvidia.com/gpu": 1}}}}
+	if p := blind.Predict([]*Workload{bare}); p[0].Admitted || p[0].Message != "failed to assign flavors to pod set launcher: no TAS flavor assigned" {
+		t.Errorf("a pod set of nothing: %+v", p[0])
 	}
 }

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,12 +49,10 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 		return // neither the cluster nor the plan has the LocalQueue: the apply says so, and creates nothing
 	}
 	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: jobPriority(state, r.kind, obj), Created: time.Now()}
-	levels := map[string]string{}
 	for _, role := range roles {
-		wl.PodSets = append(wl.PodSets, kueue.PodSetOf(role.Role, int64(role.Count), role.Template.Spec))
-		if level := role.Template.Annotations[jobs.RequiredTopologyAnnotation]; level != "" {
-			levels[role.Role] = level
-		}
+		ps := kueue.PodSetOf(role.Role, int64(role.Count), role.Template.Spec)
+		ps.RequiredTopology = role.Template.Annotations[jobs.RequiredTopologyAnnotation]
+		wl.PodSets = append(wl.PodSets, ps)
 	}
 	owner := r.kind.Object + " " + key
 	var holding, pending []*kueue.Workload
@@ -73,58 +70,20 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 		tflog.Debug(ctx, "admission prediction skipped", map[string]any{"error": err.Error()})
 		return
 	}
+	if nodes, err := r.client.SharedNodes(ctx); err == nil {
+		snapshot.SetNodes(nodes)
+	} else {
+		tflog.Debug(ctx, "topology check skipped: the nodes cannot be listed", map[string]any{"error": err.Error()})
+	}
 	planned := state.Plan(wl)
 	all := append(pending, planned...)
 	predictions := snapshot.Predict(all)
 	p := predictions[len(predictions)-1]
-	if p.Admitted {
-		r.checkTopology(ctx, &p, wl, levels, queues, flavors)
-	}
 	tally := kueue.Tally{}
 	for _, w := range planned {
 		tally.Add(w)
 	}
 	resp.Diagnostics.AddWarning(admissionSummary(r.kind, key, queue, p), admissionDetail(state, queue, p, len(planned)-1, tally.String(snapshot)))
-}
-
-// checkTopology turns the prediction of a job admitted by quota into a hold, with the message
-// Kueue gives then, where Topology Aware Scheduling would not place it: in a ClusterQueue of
-// topology flavors alone, a pod set that asks for nothing the queue covers (kueue.NoTASFlavor);
-// a role that requires a topology level of which no domain could hold all its pods on its
-// flavor's nodes (kueue.LargestDomain).
-func (r *jobResource) checkTopology(ctx context.Context, p *kueue.Prediction, wl *kueue.Workload, levels map[string]string, queues []kueue.ClusterQueueSpec, flavors []kueue.FlavorSpec) {
-	if i := slices.IndexFunc(queues, func(q kueue.ClusterQueueSpec) bool { return q.Name == wl.Queue }); i >= 0 {
-		if msg := kueue.NoTASFlavor(queues[i], flavors, wl, p.Flavors); msg != "" {
-			p.Admitted, p.Targets, p.Flavors, p.Message = false, nil, nil, msg
-			return
-		}
-	}
-	if len(levels) == 0 {
-		return
-	}
-	nodes, err := r.client.SharedNodes(ctx)
-	if err != nil {
-		tflog.Debug(ctx, "topology check skipped: the nodes cannot be listed", map[string]any{"error": err.Error()})
-		return
-	}
-	for _, ps := range wl.PodSets {
-		level := levels[ps.Name]
-		if level == "" {
-			continue
-		}
-		for _, name := range p.Flavors[ps.Name] {
-			i := slices.IndexFunc(flavors, func(f kueue.FlavorSpec) bool { return f.Name == name })
-			if i < 0 || flavors[i].Topology == "" {
-				continue
-			}
-			if fits, _ := kueue.LargestDomain(ps, level, flavors[i], nodes); fits < ps.Count {
-				p.Admitted, p.Targets, p.Flavors = false, nil, nil
-				p.Message = fmt.Sprintf("couldn't assign flavors to pod set %s: %s", ps.Name, kueue.NoDomainMessage(flavors[i].Topology, fits, ps.Count))
-				return
-			}
-			break
-		}
-	}
 }
 
 // jobPriority is the priority Kueue gives a job's Workload: its WorkloadPriorityClass (by

@@ -233,9 +233,9 @@ var invalidInputs = []invalidInput{
   name              = "bad"
   framework         = "torch"
   image             = "pytorch:2"
-  required_topology = { node = "example.com/block" }
+  required_topology = { worker = "example.com/block" }
 }
-`, `required_topology.*does not take topology requests yet`},
+`, `required_topology\["worker"\].*has no role "worker"; its roles are node`},
 	{`resource "training_topology" "bad" {
   name   = "bad"
   levels = ["kubernetes.io/hostname", "example.com/rack"]

@@ -131,6 +131,7 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 		return diag.Diagnostics{diag.NewErrorDiagnostic("Error reading "+obj.GetKind(), err.Error())}
 	}
 	diags := m.setFromPodOptions(ctx, s.Pod)
+	m.RequiredTopology, m.PreferredTopology = optionalMap(ctx, s.Pod.RequiredTopology, &diags), optionalMap(ctx, s.Pod.PreferredTopology, &diags)
 	m.Framework = types.StringValue(s.Framework)
 	m.NumNodes = types.Int64Null()
 	if s.Nodes > 0 {
@@ -181,11 +182,7 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 		Validators: []validator.Map{refusedMap{"training_runtime does not take roles yet: its replicated jobs' templates are set by its " +
 			"framework's attributes."}},
 		MarkdownDescription: "Not taken by a runtime yet (a plan error): see the job resources' `roles`."}
-	for _, name := range []string{"required_topology", "preferred_topology"} {
-		attributes[name] = schema.MapAttribute{ElementType: types.StringType, Optional: true,
-			Validators:          []validator.Map{refusedMap{"training_runtime does not take topology requests yet: give them to the MPI, PyTorch and TF jobs."}},
-			MarkdownDescription: "Not taken by a runtime yet (a plan error): see the job resources' `" + name + "`."}
-	}
+	attributes["required_topology"], attributes["preferred_topology"] = runtimeTopologyAttribute(true), runtimeTopologyAttribute(false)
 	own := map[string]schema.Attribute{
 		"id": idAttribute("`name`, or `namespace/name` of a TrainingRuntime."),
 		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString, Validators: kueueObjectNames,

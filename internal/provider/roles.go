@@ -68,7 +68,24 @@ func topologyAttribute(required bool) schema.Attribute {
 		MarkdownDescription: "Topology Aware Scheduling, by role: the topology level (the node label of a level of the `training_topology` " +
 			"of the flavor the job is admitted on, e.g. `{ worker = \"cloud.example.com/block\" }`) whose domains keep the role's pods " + what +
 			". Needs `queue_name` (Kueue places the pods) and a ClusterQueue whose flavor has a `topology_name`. A role takes " +
-			"`required_topology` or `preferred_topology`, not both. Not on a TrainJob. Changing it replaces the job."}
+			"`required_topology` or `preferred_topology`, not both. A TrainJob takes its runtime's (`training_runtime`'s). Changing it replaces the job."}
+}
+
+// runtimeTopologyAttribute is a runtime's required_topology (required) or preferred_topology:
+// by replicated job, in place.
+func runtimeTopologyAttribute(required bool) schema.Attribute {
+	annotation, what := jobs.RequiredTopologyAnnotation, "in one domain of that level: Kueue admits the job only where one domain has room for them all"
+	if !required {
+		annotation, what = jobs.PreferredTopologyAnnotation, "in as few domains of that level as Kueue can"
+	}
+	return schema.MapAttribute{ElementType: types.StringType, Optional: true,
+		Validators: []validator.Map{mapvalidator.ValueStringsAre(labelKeyRule)},
+		MarkdownDescription: "Topology Aware Scheduling of the TrainJobs made from the runtime, by replicated job (`node`; with an MPI runtime " +
+			"`launcher` too): the topology level (a node label of a level of the `training_topology` of the flavor a job is admitted on) whose " +
+			"domains keep that job's pods " + what + " (annotation `" + annotation + "` on the replicated job's pod template, which Trainer " +
+			"copies into each TrainJob's JobSet and Kueue reads there). It takes effect for a TrainJob with a `queue_name` whose ClusterQueue " +
+			"has a flavor with a `topology_name`, and the plan of such a TrainJob predicts it. A replicated job takes `required_topology` or " +
+			"`preferred_topology`, not both. Changing it updates the runtime in place: jobs already made keep theirs."}
 }
 
 // rolesAttribute is roles.

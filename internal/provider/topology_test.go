@@ -23,6 +23,8 @@ import (
 // its queue's quota holds but no block does, is planned as held with Kueue's own words and is then
 // held by Kueue for its topology; its plan names the largest block's room. A job whose launcher
 // asks for nothing is planned as held, as Kueue then holds it, for want of a topology flavor.
+// A TrainJob takes its runtime's request (training_runtime's required_topology): its 3 nodes run
+// in one block, and 17 are planned as held and held as the MPI job of 17 is.
 func TestAccKueue_topologyKeepsAJobsWorkersInOneBlock(t *testing.T) {
 	a := newAPI(t)
 	t.Parallel()
@@ -67,6 +69,14 @@ resource "training_local_queue" "team" {
   name          = "%[1]s-team"
   cluster_queue = training_cluster_queue.gpus.name
 }
+
+resource "training_runtime" "tas" {
+  name              = "%[1]s-rt"
+  framework         = "torch"
+  image             = "registry.example/train:1"
+  command           = ["torchrun", "train.py"]
+  required_topology = { node = %[2]q }
+}
 `, prefix, cluster.BlockLabel, cluster.RackLabel)
 	job := func(name string, workers int, waitFor string) string {
 		launcherCPU := `  launcher_cpu      = "1"`
@@ -87,6 +97,18 @@ resource "training_mpi_job" %[2]q {
   wait_for          = %[5]q
 }
 `, prefix, name, workers, cluster.BlockLabel, waitFor, launcherCPU)
+	}
+	trainJob := func(name string, nodes int, waitFor string) string {
+		return fmt.Sprintf(`
+resource "training_train_job" %[2]q {
+  name       = "%[1]s-%[2]s"
+  runtime    = training_runtime.tas.name
+  num_nodes  = %[3]d
+  gpus       = 1
+  queue_name = training_local_queue.team.name
+  wait_for   = %[4]q
+}
+`, prefix, name, nodes, waitFor)
 	}
 	w := newWorkspace(t)
 	t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
@@ -124,13 +146,22 @@ resource "training_mpi_job" %[2]q {
 
 	// 17 one-GPU workers: the queue's quota holds them, no block does (b1 holds 16 at most).
 	// And a launcher that asks for nothing: a queue of topology flavors alone gives it none.
-	w.write(queues + job("fits", 3, "running") + job("big", 17, "created") + job("bare", 1, "created"))
+	// A TrainJob takes its runtime's request (the runtime exists now: its plan reads it). Kueue
+	// packs the 3 nodes into one block beside the MPI job's workers, and holds 17 as it holds
+	// the MPI job of 17.
+	w.write(queues + job("fits", 3, "running") + job("big", 17, "created") + job("bare", 1, "created") +
+		trainJob("tj", 3, "running") + trainJob("tjbig", 17, "created"))
 	plan = planDiagnostics(t, w.run("plan", "-json", "-input=false"))
+	noBlock := func(podSet string) string {
+		return fmt.Sprintf(`Kueue would say: couldn't assign flavors to pod set %s: topology %q allows to fit only 16 out of 17 pod(s)`, podSet, prefix+"-dc")
+	}
 	for name, want := range map[string]string{
-		"big":  fmt.Sprintf(`Kueue would say: couldn't assign flavors to pod set worker: topology %q allows to fit only 16 out of 17 pod(s)`, prefix+"-dc"),
-		"bare": "Kueue would say: failed to assign flavors to pod set launcher: no TAS flavor assigned",
+		"training_mpi_job.big":     "Kueue would hold MPIJob default/" + prefix + "-big.*" + noBlock("worker"),
+		"training_mpi_job.bare":    "Kueue would hold MPIJob default/" + prefix + "-bare.*Kueue would say: failed to assign flavors to pod set launcher: no TAS flavor assigned",
+		"training_train_job.tj":    "Kueue would admit TrainJob default/" + prefix + "-tj at once",
+		"training_train_job.tjbig": "Kueue would hold TrainJob default/" + prefix + "-tjbig.*" + noBlock("node"),
 	} {
-		if d := strings.Join(plan["training_mpi_job."+name], "\n"); !strings.Contains(d, "Kueue would hold MPIJob default/"+prefix+"-"+name) || !strings.Contains(d, want) {
+		if d := strings.Join(plan[name], "\n"); !matchesInOrder(d, strings.Split(want, ".*")) {
 			t.Errorf("the plan of %s says:\n%s\nwant %q", name, d, want)
 		}
 	}
@@ -139,19 +170,42 @@ resource "training_mpi_job" %[2]q {
 		"big":  {fmt.Sprintf("topology %q", prefix+"-dc"), " of 17 pod(s)"},
 		"bare": {"no TAS flavor assigned"},
 	} {
-		if got := a.heldFor(t, prefix+"-"+name, want[0]); !strings.Contains(got, want[len(want)-1]) {
+		if got := a.heldFor(t, jobs.MPI, prefix+"-"+name, want[0]); !strings.Contains(got, want[len(want)-1]) {
 			t.Errorf("Kueue's verdict on %s: %q, want %q", name, got, want)
 		}
 	}
+	if got := a.heldFor(t, jobs.Train, prefix+"-tjbig", fmt.Sprintf("topology %q", prefix+"-dc")); !strings.Contains(got, " of 17 pod(s)") {
+		t.Errorf("Kueue's verdict on the TrainJob of 17 nodes: %q", got)
+	}
+	tjBlocks := map[string]bool{}
+	tjPods := a.pods("default", jobs.Train.PodSelector(prefix+"-tj"))
+	for _, p := range tjPods {
+		tjBlocks[nodes[p.Spec.NodeName]] = true
+	}
+	if len(tjPods) != 3 || len(tjBlocks) != 1 || tjBlocks[""] {
+		t.Errorf("the TrainJob's 3 nodes run in blocks %v (%d pods)", tjBlocks, len(tjPods))
+	}
 }
 
-// heldFor is the message of the MPI job's Workload once it says want, or what it says after a
+// matchesInOrder says whether s holds each of parts, in order.
+func matchesInOrder(s string, parts []string) bool {
+	for _, part := range parts {
+		i := strings.Index(s, part)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(part):]
+	}
+	return true
+}
+
+// heldFor is the message of the job's Workload once it says want, or what it says after a
 // minute ("admitted" if Kueue admitted it).
-func (a *api) heldFor(t *testing.T, name, want string) string {
+func (a *api) heldFor(t *testing.T, kind *jobs.Kind, name, want string) string {
 	t.Helper()
 	var message string
 	_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 60*time.Second, true, func(context.Context) (bool, error) {
-		wl := a.workloadOf(jobs.MPI, name)
+		wl := a.workloadOf(kind, name)
 		switch {
 		case wl == nil:
 			return false, nil
