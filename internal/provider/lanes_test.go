@@ -1,0 +1,45 @@
+package provider
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The compatibility lanes (GNUmakefile's COMPAT_SKIP) leave out tests by name: each name is a
+// test of this package, so a renamed test is not run in them by accident, nor a removed one
+// kept in the list.
+func TestCompatibilityLanesSkipOnlyTestsThatExist(t *testing.T) {
+	makefile, err := os.ReadFile("../../GNUmakefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^COMPAT_SKIP = \^\(([^)]*)\)\$\$$`).FindSubmatch(makefile)
+	if m == nil {
+		t.Fatal("GNUmakefile has no COMPAT_SKIP = ^(A|B|...)$$")
+	}
+	tests := map[string]bool{}
+	files, _ := filepath.Glob("*_test.go")
+	fset := token.NewFileSet()
+	for _, f := range files {
+		parsed, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range parsed.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil {
+				tests[fn.Name.Name] = true
+			}
+		}
+	}
+	for _, name := range strings.Split(string(m[1]), "|") {
+		if !strings.HasPrefix(name, "TestAcc") || !tests[name] {
+			t.Errorf("COMPAT_SKIP names %q, which is no acceptance test of this package", name)
+		}
+	}
+}
