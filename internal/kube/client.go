@@ -181,11 +181,12 @@ func (c *Client) Get(ctx context.Context, t Target) (*unstructured.Unstructured,
 // Observe reads the object and its pods: one GET and one LIST, and one more LIST for the
 // Workload of a job submitted to a Kueue queue.
 func (c *Client) Observe(ctx context.Context, t Target) (jobs.Observed, error) {
-	return c.observe(ctx, t, c.Get, c.Pods)
+	return c.observe(ctx, t, c.Get, c.Pods, c.Workload)
 }
 
 func (c *Client) observe(ctx context.Context, t Target, get func(context.Context, Target) (*unstructured.Unstructured, error),
-	listPods func(context.Context, Target) ([]corev1.Pod, error)) (jobs.Observed, error) {
+	listPods func(context.Context, Target) ([]corev1.Pod, error),
+	workload func(context.Context, *unstructured.Unstructured) (*unstructured.Unstructured, error)) (jobs.Observed, error) {
 	obj, err := get(ctx, t)
 	if err != nil || obj == nil {
 		return jobs.Observed{}, err
@@ -196,7 +197,7 @@ func (c *Client) observe(ctx context.Context, t Target, get func(context.Context
 	}
 	o := jobs.Observed{Object: obj, Pods: pods}
 	if jobs.QueueName(obj) != "" {
-		if o.Workload, err = c.Workload(ctx, obj); err != nil {
+		if o.Workload, err = workload(ctx, obj); err != nil {
 			return jobs.Observed{}, err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // A refresh reads every job of a configuration: a plan of 300 jobs is 300 reads of a handful
@@ -48,6 +49,8 @@ type sharedList struct {
 	// the kind's without looking at each (a refresh of 1,000 jobs would otherwise match every
 	// job's selector against every pod of its kind).
 	pods cache.Indexer
+	// workloads are Kueue's Workloads by the UID of their job (kueue.JobUIDLabel).
+	workloads map[string][]unstructured.Unstructured
 }
 
 // sharedList returns the list answering a read of key, listing it if none is current, or nil
@@ -107,6 +110,18 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 			if err := l.pods.Add(&pods[i]); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	if key.gvr == kueue.WorkloadGVR {
+		items, err := c.List(ctx, kueue.WorkloadGVR, key.namespace, kueue.JobUIDLabel)
+		if err != nil {
+			return err
+		}
+		l.workloads = map[string][]unstructured.Unstructured{}
+		for _, wl := range items {
+			uid := wl.GetLabels()[kueue.JobUIDLabel]
+			l.workloads[uid] = append(l.workloads[uid], wl)
 		}
 		return nil
 	}
@@ -185,7 +200,24 @@ func (c *Client) ReadPods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 	return pods, nil
 }
 
-// ReadObserved is Observe for a refresh: the object and its pods through Read and ReadPods.
+// ReadWorkload is Workload for a refresh: the job's Workload from the list its reads share of
+// the namespace's Workloads of jobs (by Kueue's job-UID label).
+func (c *Client) ReadWorkload(ctx context.Context, job *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	l, err := c.sharedList(ctx, informerKey{gvr: kueue.WorkloadGVR, namespace: job.GetNamespace()})
+	if err != nil {
+		return nil, fmt.Errorf("reading the Kueue Workload of %s: %w", job.GetName(), err)
+	}
+	if l == nil {
+		return c.Workload(ctx, job)
+	}
+	if wl := newestWorkload(l.workloads[string(job.GetUID())]); wl != nil {
+		return wl.DeepCopy(), nil // the reader's own, as from the server
+	}
+	return nil, nil
+}
+
+// ReadObserved is Observe for a refresh: the object, its pods and its Workload through Read,
+// ReadPods and ReadWorkload.
 func (c *Client) ReadObserved(ctx context.Context, t Target) (jobs.Observed, error) {
-	return c.observe(ctx, t, c.Read, c.ReadPods)
+	return c.observe(ctx, t, c.Read, c.ReadPods, c.ReadWorkload)
 }
