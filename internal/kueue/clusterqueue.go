@@ -3,6 +3,7 @@ package kueue
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -22,6 +23,10 @@ type ClusterQueueSpec struct {
 	StopPolicy        string
 	ResourceGroups    []ResourceGroup
 	Preemption        Preemption
+	// AdmissionChecks are the AdmissionChecks every workload of the queue must pass once it has
+	// its quota, by name (spec.admissionChecksStrategy): a MultiKueue check dispatches it to a
+	// worker cluster.
+	AdmissionChecks []string
 }
 
 // ResourceGroup is a set of resources whose quotas are given together, per flavor, in order of
@@ -54,9 +59,20 @@ type Preemption struct {
 	MaxPriorityThreshold *int32
 }
 
+// maxAdmissionChecks bounds a ClusterQueue's admission checks in Kueue v0.19.2's CRD.
+const maxAdmissionChecks = 64
+
 // Check applies the rules Kueue v0.19.2 refuses a ClusterQueue for (its CRD's bounds and CEL
 // rules, and its webhook), so that a plan says so and nothing is sent that would be refused.
 func (s ClusterQueueSpec) Check() error {
+	if len(s.AdmissionChecks) > maxAdmissionChecks {
+		return fmt.Errorf("%d admission_checks: Kueue takes at most %d", len(s.AdmissionChecks), maxAdmissionChecks)
+	}
+	for i, c := range s.AdmissionChecks {
+		if slices.Index(s.AdmissionChecks, c) != i {
+			return fmt.Errorf("admission check %q is listed twice; Kueue keys the checks by name", c)
+		}
+	}
 	if len(s.ResourceGroups) > maxResourceGroups {
 		return fmt.Errorf("%d resource_group blocks: Kueue takes at most %d", len(s.ResourceGroups), maxResourceGroups)
 	}
@@ -191,6 +207,13 @@ func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
 	if s.Cohort != "" {
 		spec["cohortName"] = s.Cohort
 	}
+	if len(s.AdmissionChecks) > 0 {
+		checks := make([]any, len(s.AdmissionChecks))
+		for i, c := range s.AdmissionChecks {
+			checks[i] = map[string]any{"name": c}
+		}
+		spec["admissionChecksStrategy"] = map[string]any{"admissionChecks": checks}
+	}
 	obj.Object["spec"] = spec
 	return obj, nil
 }
@@ -221,6 +244,14 @@ func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) 
 	if v, ok, _ := unstructured.NestedInt64(b, "maxPriorityThreshold"); ok {
 		t := int32(v)
 		s.Preemption.MaxPriorityThreshold = &t
+	}
+	checks, _, _ := unstructured.NestedSlice(spec, "admissionChecksStrategy", "admissionChecks")
+	for _, c := range checks {
+		m, _ := c.(map[string]any)
+		if on, _, _ := unstructured.NestedSlice(m, "onFlavors"); len(on) > 0 {
+			return s, fmt.Errorf("ClusterQueue %s runs admission check %s on some flavors only, which admission_checks cannot say", s.Name, str(m, "name"))
+		}
+		s.AdmissionChecks = append(s.AdmissionChecks, str(m, "name"))
 	}
 	return s, nil
 }

@@ -241,6 +241,22 @@ var invalidInputs = []invalidInput{
   levels = ["kubernetes.io/hostname", "example.com/rack"]
 }
 `, `Invalid Topology.*only as the lowest \(last\) level`},
+	// MultiKueue (Kueue v0.19.2's CRD rules).
+	{`resource "training_multikueue_config" "bad" {
+  name     = "bad"
+  clusters = ["east", "east"]
+}
+`, `(?s)Duplicate List Value.*duplicate values of: "east"`},
+	{`resource "training_admission_check" "bad" {
+  name              = "bad"
+  multikueue_config = "Fleet"
+}
+`, `multikueue_config`},
+	{`resource "training_multikueue_cluster" "bad" {
+  name              = "bad"
+  kubeconfig_secret = "East_Kubeconfig"
+}
+`, `Invalid MultiKueueCluster.*is not a Secret's name`},
 	{`resource "training_resource_flavor" "bad" {
   name          = "bad"
   topology_name = "dc"

@@ -29,6 +29,7 @@ type clusterQueueModel struct {
 	ID                types.String         `tfsdk:"id"`
 	Name              types.String         `tfsdk:"name"`
 	Cohort            types.String         `tfsdk:"cohort"`
+	AdmissionChecks   types.List           `tfsdk:"admission_checks"`
 	NamespaceSelector types.Map            `tfsdk:"namespace_selector"`
 	QueueingStrategy  types.String         `tfsdk:"queueing_strategy"`
 	StopPolicy        types.String         `tfsdk:"stop_policy"`
@@ -75,6 +76,10 @@ func clusterQueueSchema(ctx context.Context) schema.Schema {
 			"name": schema.StringAttribute{Required: true, PlanModifiers: replaceName, Validators: kueueObjectNames, MarkdownDescription: "Name of the ClusterQueue (cluster-scoped)."},
 			"cohort": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, objectNameRule},
 				MarkdownDescription: "Cohort the queue belongs to: queues of one cohort borrow each other's unused quota."},
+			"admission_checks": schema.ListAttribute{ElementType: types.StringType, Optional: true,
+				Validators: []validator.List{listvalidator.SizeBetween(1, 64), listvalidator.UniqueValues(), listvalidator.ValueStringsAre(nonBlankRule)},
+				MarkdownDescription: "AdmissionChecks every workload of the queue must pass once it has its quota, by name " +
+					"(`spec.admissionChecksStrategy`): a `training_admission_check` of MultiKueue dispatches the queue's jobs to its worker clusters."},
 			"namespace_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{labelMapRule},
 				MarkdownDescription: "Labels a namespace must have for its LocalQueues to submit here. Unset: every namespace."},
 			"queueing_strategy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(kueue.QueueingStrategies[0]),
@@ -163,6 +168,7 @@ func (m *clusterQueueModel) spec(ctx context.Context) (kueue.ClusterQueueSpec, d
 	s := kueue.ClusterQueueSpec{Name: m.Name.ValueString(), Cohort: m.Cohort.ValueString(),
 		QueueingStrategy: m.QueueingStrategy.ValueString(), StopPolicy: m.StopPolicy.ValueString()}
 	diags.Append(m.NamespaceSelector.ElementsAs(ctx, &s.NamespaceSelector, true)...)
+	diags.Append(m.AdmissionChecks.ElementsAs(ctx, &s.AdmissionChecks, true)...)
 	for _, g := range m.ResourceGroup {
 		group := kueue.ResourceGroup{}
 		diags.Append(g.CoveredResources.ElementsAs(ctx, &group.CoveredResources, true)...)
@@ -207,6 +213,7 @@ func (m *clusterQueueModel) read(ctx context.Context, obj *unstructured.Unstruct
 		return diags
 	}
 	m.Cohort = optionalString(s.Cohort)
+	m.AdmissionChecks = optionalList(ctx, s.AdmissionChecks, &diags)
 	m.NamespaceSelector = optionalMap(ctx, s.NamespaceSelector, &diags)
 	m.QueueingStrategy = types.StringValue(s.QueueingStrategy)
 	m.StopPolicy = types.StringValue(s.StopPolicy)

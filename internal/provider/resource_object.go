@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -34,6 +35,29 @@ type objectModel interface {
 	setID()
 	// deleteHint says what may hold the object after its deletion.
 	deleteHint() string
+}
+
+// settling is a model whose object a controller gives a status soon after it is made (MultiKueue's
+// Active condition): create waits for it, up to settleTimeout, so that the state holds it.
+type settling interface {
+	settled(obj *unstructured.Unstructured) bool
+}
+
+// settleTimeout bounds create's wait for a status; past it the state holds none until a refresh.
+const settleTimeout = 30 * time.Second
+
+// settle is the object once settled says so, or as it is after settleTimeout (or ctx's end).
+func (r *objectResource[M, PM]) settle(ctx context.Context, t kube.Target, obj *unstructured.Unstructured, settled func(*unstructured.Unstructured) bool) *unstructured.Unstructured {
+	_ = wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, settleTimeout, false, func(ctx context.Context) (bool, error) {
+		if settled(obj) {
+			return true, nil
+		}
+		if now, err := r.client.Get(ctx, t); err == nil && now != nil {
+			obj = now
+		}
+		return settled(obj), nil
+	})
+	return obj
 }
 
 // objectResource is the create, read, update, delete and import every Kueue object shares:
@@ -93,6 +117,9 @@ func (r *objectResource[M, PM]) Create(ctx context.Context, req resource.CreateR
 	if err != nil {
 		resp.Diagnostics.AddError("Error creating "+t.String(), alreadyExistsDetail(t, importIDOf(t), err))
 		return
+	}
+	if s, ok := any(m).(settling); ok {
+		created = r.settle(ctx, t, created, s.settled)
 	}
 	m.setID()
 	resp.Diagnostics.Append(m.read(ctx, created)...)

@@ -20,9 +20,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -37,10 +39,12 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/concurrentadmission"
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/controller/admissionchecks/multikueue"
 	"sigs.k8s.io/kueue/pkg/controller/failurerecovery"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs" // registers the job integrations
 	"sigs.k8s.io/kueue/pkg/controller/tas"
+	"sigs.k8s.io/kueue/pkg/controller/workloaddispatcher"
 	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
 	"sigs.k8s.io/kueue/pkg/dra"
 	"sigs.k8s.io/kueue/pkg/features"
@@ -53,11 +57,11 @@ import (
 	"sigs.k8s.io/kueue/pkg/webhooks"
 )
 
-// featuresOff are the Kueue features that need parts this cluster does not run: other
-// clusters, the on-demand visibility API server, the scheduling simulator. The features on by
-// default that it keeps (topology-aware scheduling, DRA, failure recovery, concurrent admission)
-// are wired as Kueue's command wires them.
-const featuresOff = "MultiKueue=false,MultiKueueClusterProfile=false,VisibilityOnDemand=false," +
+// featuresOff are the Kueue features that need parts this cluster does not run: ClusterProfiles
+// (a CRD it does not install), the on-demand visibility API server, the scheduling simulator. The
+// features on by default that it keeps (topology-aware scheduling, MultiKueue, DRA, failure
+// recovery, concurrent admission) are wired as Kueue's command wires them.
+const featuresOff = "MultiKueueClusterProfile=false,VisibilityOnDemand=false," +
 	"ElasticJobsViaWorkloadSlices=false,SchedulerLibraryIntegration=false"
 
 func main() {
@@ -146,6 +150,11 @@ func run(configFile string) error {
 	if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(cfg.Integrations.Frameworks)); err != nil {
 		return fmt.Errorf("job indexes: %w", err)
 	}
+	if features.Enabled(features.MultiKueue) {
+		if err := multikueue.SetupIndexer(ctx, mgr.GetFieldIndexer(), *cfg.Namespace); err != nil {
+			return fmt.Errorf("MultiKueue indexes: %w", err)
+		}
+	}
 
 	discoveryClient, err := discovery.NewDiscoveryClientForConfig(kubeConfig)
 	if err != nil {
@@ -171,6 +180,11 @@ func run(configFile string) error {
 	if features.Enabled(features.FailureRecoveryPolicy) {
 		if failed, err := failurerecovery.SetupControllers(mgr, &cfg, nil); err != nil {
 			return fmt.Errorf("failure recovery controller %s: %w", failed, err)
+		}
+	}
+	if features.Enabled(features.MultiKueue) {
+		if err := setupMultiKueue(mgr, &cfg); err != nil {
+			return err
 		}
 	}
 	if features.Enabled(features.TopologyAwareScheduling) {
@@ -222,4 +236,27 @@ func setupJobs(ctx context.Context, mgr ctrl.Manager, cCache *schdcache.Cache, q
 		jobframework.WithObjectRetentionPolicies(cfg.ObjectRetentionPolicies),
 		jobframework.WithManagedJobsNamespaceSelector(nsSelector),
 	)
+}
+
+// setupMultiKueue starts MultiKueue's controllers as Kueue's command does: the worker clusters'
+// connections (their kubeconfigs in Secrets of Kueue's namespace), the admission checks, the
+// dispatch of workloads with the adapters of the integrations the configuration enables.
+func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration) error {
+	adapters, err := jobframework.GetMultiKueueAdapters(sets.New(cfg.Integrations.Frameworks...))
+	if err != nil {
+		return fmt.Errorf("MultiKueue adapters: %w", err)
+	}
+	if err := multikueue.SetupControllers(mgr, *cfg.Namespace,
+		multikueue.WithGCInterval(cfg.MultiKueue.GCInterval.Duration),
+		multikueue.WithOrigin(ptr.Deref(cfg.MultiKueue.Origin, configapi.DefaultMultiKueueOrigin)),
+		multikueue.WithWorkerLostTimeout(cfg.MultiKueue.WorkerLostTimeout.Duration),
+		multikueue.WithAdapters(adapters),
+		multikueue.WithDispatcherName(ptr.Deref(cfg.MultiKueue.DispatcherName, configapi.MultiKueueDispatcherModeAllAtOnce)),
+	); err != nil {
+		return fmt.Errorf("MultiKueue controllers: %w", err)
+	}
+	if failed, err := workloaddispatcher.SetupControllers(mgr, cfg, nil); err != nil {
+		return fmt.Errorf("MultiKueue dispatcher %s: %w", failed, err)
+	}
+	return nil
 }
