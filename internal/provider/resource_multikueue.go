@@ -151,7 +151,7 @@ func multiKueueConfigSchema(ctx context.Context) schema.Schema {
 			"id":   idAttribute("The MultiKueueConfig's name."),
 			"name": schema.StringAttribute{Required: true, PlanModifiers: replaceName, Validators: kueueObjectNames, MarkdownDescription: "Name of the MultiKueueConfig (cluster-scoped)."},
 			"clusters": schema.ListAttribute{ElementType: types.StringType, Required: true,
-				Validators: []validator.List{listvalidator.SizeBetween(1, 20), listvalidator.UniqueValues(), listvalidator.ValueStringsAre(nonBlankRule)},
+				Validators:          []validator.List{listvalidator.SizeBetween(1, 20), listvalidator.UniqueValues(), listvalidator.ValueStringsAre(nonBlankRule)},
 				MarkdownDescription: "The `training_multikueue_cluster`s' names: 1 to 20, unique. Changing them updates the config in place."},
 		},
 		Blocks: map[string]schema.Block{"timeouts": kueueTimeouts(ctx)},
