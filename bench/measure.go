@@ -127,7 +127,7 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 					return nil, err
 				}
 			}
-			if t.key == "training" && r == 0 && n == profileAt && (st.op == opPlan || st.op == opPlanNoRefresh) {
+			if (t.key == "training" || t.key == "queued") && r == 0 && n == profileAt && (st.op == opPlanCreate || st.op == opPlan || st.op == opPlanNoRefresh) {
 				// The same command again, untimed, with every provider process profiled.
 				profileDir := filepath.Join(dir, "profile-"+logName)
 				again := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)

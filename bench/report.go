@@ -222,9 +222,11 @@ func perJob(results map[string]map[int]map[string]result, ns []int) string {
 // profiles renders where the provider's CPU went in the profiled plans.
 func profiles(results map[string]map[int]map[string]result) string {
 	var parts []string
-	for _, op := range []string{opPlan, opPlanNoRefresh} {
-		if r, ok := results[trainingTool][profileAt][op]; ok && r.cpu != nil {
-			parts = append(parts, r.cpu.render(fmt.Sprintf("**%s**, %d jobs", op, profileAt)))
+	for _, tool := range []string{trainingTool, queuedTool} {
+		for _, op := range []string{opPlanCreate, opPlan, opPlanNoRefresh} {
+			if r, ok := results[tool][profileAt][op]; ok && r.cpu != nil {
+				parts = append(parts, r.cpu.render(fmt.Sprintf("**%s**, %s, %d jobs", op, tool, profileAt)))
+			}
 		}
 	}
 	if len(parts) == 0 {
