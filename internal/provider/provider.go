@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
+	"github.com/hashicorp/terraform-plugin-framework/function"
 	"github.com/hashicorp/terraform-plugin-framework/list"
 	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/provider/schema"
@@ -28,7 +29,10 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
-var _ provider.Provider = (*trainingProvider)(nil)
+var (
+	_ provider.Provider              = (*trainingProvider)(nil)
+	_ provider.ProviderWithFunctions = (*trainingProvider)(nil)
+)
 
 // New returns the provider factory for the given release version.
 func New(version string) func() provider.Provider {
@@ -268,6 +272,11 @@ var jobResources = []func() resource.Resource{
 	newPyTorchJobResource,
 	newElasticJobResource,
 	newTrainJobResource,
+}
+
+// Functions are the provider's functions (Terraform 1.8+, OpenTofu 1.7+).
+func (p *trainingProvider) Functions(context.Context) []func() function.Function {
+	return []func() function.Function{newQueueProblemsFunction}
 }
 
 // ListResources are the list resources of `terraform query` (Terraform 1.14+).

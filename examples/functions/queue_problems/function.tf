@@ -1,0 +1,56 @@
+# Every plan warns of what the queues below have wrong taken together: here, flavor h100 that
+# no ClusterQueue covers, and team-vision's borrowing limit of 12 GPUs beyond the 10 that
+# team-nlp lends to their cohort.
+locals {
+  flavors        = [training_resource_flavor.a100, training_resource_flavor.h100]
+  cluster_queues = [training_cluster_queue.vision, training_cluster_queue.nlp]
+}
+
+check "queues" {
+  assert {
+    condition     = length(provider::training::queue_problems(local.flavors, local.cluster_queues)) == 0
+    error_message = join("\n", provider::training::queue_problems(local.flavors, local.cluster_queues))
+  }
+}
+
+resource "training_resource_flavor" "a100" {
+  name        = "a100"
+  node_labels = { "nvidia.com/gpu.product" = "A100" }
+}
+
+resource "training_resource_flavor" "h100" {
+  name        = "h100"
+  node_labels = { "nvidia.com/gpu.product" = "H100" }
+}
+
+resource "training_cluster_queue" "vision" {
+  name   = "team-vision"
+  cohort = "org"
+  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.a100.name
+      resource {
+        name            = "nvidia.com/gpu"
+        nominal_quota   = "8"
+        borrowing_limit = "12"
+      }
+    }
+  }
+}
+
+resource "training_cluster_queue" "nlp" {
+  name   = "team-nlp"
+  cohort = "org"
+  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.a100.name
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = "16"
+        lending_limit = "10"
+      }
+    }
+  }
+}

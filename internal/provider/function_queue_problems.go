@@ -1,0 +1,152 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/function"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// queue_problems checks Kueue's objects of a configuration together, which no resource can do
+// alone: Terraform plans a flavor before the ClusterQueues that name it and a cohort's queues in
+// no fixed order, and a provider sees one resource at a time. A function sees what it is given,
+// all at once, at every plan: kueue.QueueProblems.
+type queueProblemsFunction struct{}
+
+func newQueueProblemsFunction() function.Function { return &queueProblemsFunction{} }
+
+func (f *queueProblemsFunction) Metadata(_ context.Context, _ function.MetadataRequest, resp *function.MetadataResponse) {
+	resp.Name = "queue_problems"
+}
+
+func (f *queueProblemsFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
+	resp.Definition = function.Definition{
+		Summary: "What Kueue's flavors and ClusterQueues of a configuration, taken together, have wrong",
+		MarkdownDescription: "Checks the `training_resource_flavor`s and `training_cluster_queue`s it is given together and returns " +
+			"each problem found, naming both ends: a flavor that none of the ClusterQueues covers (no queued job runs on its nodes), and " +
+			"a ClusterQueue's `borrowing_limit` beyond what the rest of its cohort's queues given could ever lend it for that flavor and " +
+			"resource (their `nominal_quota`, or their `lending_limit` where set). No resource can check these alone: Terraform plans a " +
+			"flavor before the queues that name it, and a cohort's queues in no fixed order. Call it in a `check` block, whose failed " +
+			"assertion is a warning in every plan (Terraform 1.8+, OpenTofu 1.7+): see the example. It reads nothing from the cluster.",
+		Parameters: []function.Parameter{
+			function.DynamicParameter{Name: "flavors", AllowUnknownValues: true, MarkdownDescription: "The `training_resource_flavor` resources (or their names), as a list or tuple: `[training_resource_flavor.a100, ...]`."},
+			function.DynamicParameter{Name: "cluster_queues", AllowUnknownValues: true, MarkdownDescription: "The `training_cluster_queue` resources, as a list or tuple."},
+		},
+		Return: function.ListReturn{ElementType: types.StringType},
+	}
+}
+
+func (f *queueProblemsFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
+	var flavorsArg, queuesArg types.Dynamic
+	resp.Error = req.Arguments.Get(ctx, &flavorsArg, &queuesArg)
+	if resp.Error != nil {
+		return
+	}
+	// A resource's computed attributes are unknown until it is made; the names, quotas and
+	// cohorts this reads come from the configuration. Only an argument unknown as a whole (its
+	// list not known yet) leaves the answer unknown.
+	if flavorsArg.IsUnderlyingValueUnknown() || queuesArg.IsUnderlyingValueUnknown() || flavorsArg.IsUnknown() || queuesArg.IsUnknown() {
+		resp.Error = resp.Result.Set(ctx, types.ListUnknown(types.StringType))
+		return
+	}
+	unknown := func() {
+		resp.Error = resp.Result.Set(ctx, types.ListUnknown(types.StringType))
+	}
+	var flavors []string
+	for i, v := range elements(flavorsArg) {
+		if v.IsUnknown() || nameUnknown(v) {
+			unknown() // while Terraform validates the configuration: the resources are not planned yet
+			return
+		}
+		name := stringValue(v)
+		if o, ok := v.(types.Object); ok {
+			name = stringValue(o.Attributes()["name"])
+		}
+		if name == "" {
+			resp.Error = function.NewArgumentFuncError(0, fmt.Sprintf("flavors: element %d is neither a training_resource_flavor nor a name", i))
+			return
+		}
+		flavors = append(flavors, name)
+	}
+	var queues []kueue.ClusterQueueSpec
+	for i, v := range elements(queuesArg) {
+		if v.IsUnknown() || nameUnknown(v) {
+			unknown()
+			return
+		}
+		o, ok := v.(types.Object)
+		if !ok || stringValue(o.Attributes()["name"]) == "" {
+			resp.Error = function.NewArgumentFuncError(1, fmt.Sprintf("cluster_queues: element %d is not a training_cluster_queue", i))
+			return
+		}
+		queues = append(queues, queueOf(o))
+	}
+	problems := kueue.QueueProblems(flavors, queues)
+	values := make([]attr.Value, len(problems))
+	for i, p := range problems {
+		values[i] = types.StringValue(p)
+	}
+	resp.Error = resp.Result.Set(ctx, types.ListValueMust(types.StringType, values))
+}
+
+// nameUnknown says whether v is an object whose name is not known yet.
+func nameUnknown(v attr.Value) bool {
+	o, ok := v.(types.Object)
+	return ok && o.Attributes()["name"] != nil && o.Attributes()["name"].IsUnknown()
+}
+
+// queueOf is the part of a training_cluster_queue's value that QueueProblems reads.
+func queueOf(o types.Object) kueue.ClusterQueueSpec {
+	a := o.Attributes()
+	q := kueue.ClusterQueueSpec{Name: stringValue(a["name"]), Cohort: stringValue(a["cohort"])}
+	for _, g := range elements(a["resource_group"]) {
+		gobj, _ := g.(types.Object)
+		group := kueue.ResourceGroup{}
+		for _, f := range elements(gobj.Attributes()["flavor"]) {
+			fo, _ := f.(types.Object)
+			fq := kueue.FlavorQuotas{Name: stringValue(fo.Attributes()["name"])}
+			for _, r := range elements(fo.Attributes()["resource"]) {
+				ro, _ := r.(types.Object)
+				ra := ro.Attributes()
+				fq.Resources = append(fq.Resources, kueue.Quota{Name: stringValue(ra["name"]), Nominal: stringValue(ra["nominal_quota"]),
+					BorrowingLimit: stringValue(ra["borrowing_limit"]), LendingLimit: stringValue(ra["lending_limit"])})
+			}
+			group.Flavors = append(group.Flavors, fq)
+		}
+		q.ResourceGroups = append(q.ResourceGroups, group)
+	}
+	return q
+}
+
+// elements are the elements of a list, set or tuple (through a dynamic value), none for
+// anything else or an unknown or null one.
+func elements(v attr.Value) []attr.Value {
+	if d, ok := v.(types.Dynamic); ok {
+		v = d.UnderlyingValue()
+	}
+	if v == nil || v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	switch c := v.(type) {
+	case types.List:
+		return c.Elements()
+	case types.Set:
+		return c.Elements()
+	case types.Tuple:
+		return c.Elements()
+	}
+	return nil
+}
+
+// stringValue is a known string's value, "" for anything else.
+func stringValue(v attr.Value) string {
+	if s, ok := v.(types.String); ok && !s.IsNull() && !s.IsUnknown() {
+		return strings.TrimSpace(s.ValueString())
+	}
+	return ""
+}
