@@ -50,9 +50,12 @@ func LargestDomain(ps PodSet, level string, flavor FlavorSpec, nodes []corev1.No
 // SetNodes gives the snapshot the cluster's nodes: with them, Predict holds a workload one of
 // whose pod sets requires a topology level of which no domain could hold all its pods on the
 // flavor quota gives it, as Kueue's Topology Aware Scheduling holds it, and that workload takes
-// no quota from the ones after it.
+// no quota from the ones after it. The snapshot only reads them; none at all is known too.
 func (s *Snapshot) SetNodes(nodes []corev1.Node) {
-	s.nodes = append([]corev1.Node{}, nodes...)
+	if nodes == nil {
+		nodes = []corev1.Node{}
+	}
+	s.nodes = nodes
 }
 
 // topologyHold is Kueue's message for a workload that quota admits on assigned (its pod sets'
