@@ -25,6 +25,12 @@ import (
 // status is MultiKueue's Active condition, read at create (once MultiKueue has set it) and at
 // every refresh.
 
+// Create waits for MultiKueue's condition on a worker cluster and an admission check.
+var (
+	_ settling = (*multiKueueClusterModel)(nil)
+	_ settling = (*admissionCheckModel)(nil)
+)
+
 // activeModel is the Active condition of a MultiKueueCluster or an AdmissionCheck.
 type activeModel struct {
 	Active  types.Bool   `tfsdk:"active"`
@@ -53,8 +59,9 @@ func activeAttributes(attrs map[string]schema.Attribute, what, reasons string) m
 	return attrs
 }
 
-// activeSettled says whether MultiKueue has set the object's Active condition.
-func activeSettled(obj *unstructured.Unstructured) bool { return kueue.ReadActive(obj).Known }
+// settled says whether MultiKueue has set the object's Active condition: create waits for it
+// (settling).
+func (activeModel) settled(obj *unstructured.Unstructured) bool { return kueue.ReadActive(obj).Known }
 
 func newMultiKueueClusterResource() resource.Resource {
 	return &objectResource[multiKueueClusterModel, *multiKueueClusterModel]{typeName: "multikueue_cluster", schema: multiKueueClusterSchema,
@@ -98,9 +105,6 @@ func (m *multiKueueClusterModel) target() kube.Target {
 func (m *multiKueueClusterModel) timeouts() timeouts.Value { return m.Timeouts }
 func (m *multiKueueClusterModel) setID()                   { m.ID = m.Name }
 func (m *multiKueueClusterModel) deleteHint() string       { return kueueDeleteHint }
-func (m *multiKueueClusterModel) settled(obj *unstructured.Unstructured) bool {
-	return activeSettled(obj)
-}
 
 func (m *multiKueueClusterModel) keepStatus(prior objectModel) {
 	if p, ok := prior.(*multiKueueClusterModel); ok {
@@ -226,9 +230,6 @@ func (m *admissionCheckModel) target() kube.Target {
 func (m *admissionCheckModel) timeouts() timeouts.Value { return m.Timeouts }
 func (m *admissionCheckModel) setID()                   { m.ID = m.Name }
 func (m *admissionCheckModel) deleteHint() string       { return kueueDeleteHint }
-func (m *admissionCheckModel) settled(obj *unstructured.Unstructured) bool {
-	return activeSettled(obj)
-}
 
 func (m *admissionCheckModel) keepStatus(prior objectModel) {
 	if p, ok := prior.(*admissionCheckModel); ok {
