@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +25,60 @@ var (
 	// noRealNode says why the cluster has no real node.
 	noRealNode = "the real node's lane was not asked for (" + cluster.RealNodeEnv + "=1, make testacc-real-node)"
 )
+
+// WorkerSecret is the Secret of the tests' cluster's Kueue namespace that holds the worker
+// cluster's kubeconfig (see Worker).
+const WorkerSecret = "tf-acc-worker"
+
+var (
+	workerOnce sync.Once
+	worker     *cluster.Cluster
+	workerErr  error
+)
+
+// Worker is a second local cluster, started on the first call and stopped when Run ends: a
+// MultiKueue worker of the tests' cluster, whose Kueue finds its kubeconfig in WorkerSecret. It
+// returns the worker's own kubeconfig, to read it and declare its queues with. Only a cluster
+// the test binary started itself gets a worker (its Kueue must reach the worker on 127.0.0.1).
+func Worker() (string, error) {
+	workerOnce.Do(func() {
+		if os.Getenv(KubeconfigEnv) != "" {
+			workerErr = fmt.Errorf("the tests run against %s=%s, which cannot reach a worker started here", KubeconfigEnv, os.Getenv(KubeconfigEnv))
+			return
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			workerErr = err
+			return
+		}
+		opts, err := DefaultOptions(wd)
+		if err != nil {
+			workerErr = err
+			return
+		}
+		opts.NodesFile = "" // the default layout: the tests know its nodes
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		started := time.Now()
+		if worker, _, workerErr = cluster.Start(ctx, opts); workerErr != nil {
+			return
+		}
+		workerErr = cluster.RegisterWorker(ctx, kubeconfig, WorkerSecret, worker)
+		fmt.Fprintf(os.Stderr, "clustertest: worker cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
+	})
+	if workerErr != nil {
+		return "", fmt.Errorf("starting the worker cluster: %w", workerErr)
+	}
+	return worker.Kubeconfig, nil
+}
+
+// stopWorker stops the worker cluster, if one was started.
+func stopWorker() error {
+	if worker == nil {
+		return nil
+	}
+	return worker.Stop()
+}
 
 // Kubeconfig is the path of the kubeconfig of the cluster the tests run against; it is set by Run.
 func Kubeconfig() string { return kubeconfig }
@@ -51,6 +106,10 @@ func Run(m *testing.M, setup ...func(kubeconfig string) error) int {
 			return 1
 		}
 		code := m.Run()
+		if err := stopWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "clustertest: stopping the worker cluster:", err)
+			code = 1
+		}
 		if problems := watch.Stop(); len(problems) > 0 {
 			fmt.Fprintf(os.Stderr, "clustertest: FAIL: %d time(s) a node stopped being healthy during the tests:\n  %s\n",
 				len(problems), strings.Join(problems, "\n  "))

@@ -27,7 +27,11 @@ func QueueName(obj *unstructured.Unstructured) string {
 // Kueue's reason; suspended says whether the job object is suspended (Kind.Suspended). A job
 // without a queue, or finished, keeps its status.
 func withQueue(s Status, o Observed, suspended bool) Status {
-	if QueueName(o.Object) == "" || Finished(s.Phase) {
+	if QueueName(o.Object) == "" {
+		return s
+	}
+	s.Cluster = DispatchedTo(o)
+	if Finished(s.Phase) {
 		return s
 	}
 	if o.Workload == nil {
@@ -47,6 +51,16 @@ func withQueue(s Status, o Observed, suspended bool) Status {
 	}
 	s.Phase, s.QueueReason = Queued, a.Reason
 	return s
+}
+
+// DispatchedTo is the MultiKueue worker cluster a queued job was dispatched to (its Workload's
+// status.clusterName): there a copy of the job runs, with the pods; the job object here only
+// mirrors that copy's status. Empty for a job that runs where it was created.
+func DispatchedTo(o Observed) string {
+	if QueueName(o.Object) == "" || o.Workload == nil {
+		return ""
+	}
+	return kueue.ReadWorkload(o.Workload).Cluster
 }
 
 // ownSuspend is whether a job with that queue and suspend field is suspended by its owner: a

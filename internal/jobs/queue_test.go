@@ -96,3 +96,53 @@ status: {conditions: [{type: Suspended, status: "True", reason: Suspended}]}
 		t.Errorf("a queued TrainJob before its Workload exists reads %s (%v), want %s", s.Phase, err, Queued)
 	}
 }
+
+// A job MultiKueue dispatched names its worker cluster whatever its state, from the Workload's
+// status.clusterName; while the dispatch waits, its reason carries what the admission check
+// says. A job of no queue, or one not dispatched, names none.
+func TestDispatchedJobNamesItsWorkerCluster(t *testing.T) {
+	job := decodeObject(t, `
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: team}}
+spec: {runPolicy: {suspend: true}}
+status: {conditions: [{type: Suspended, status: "True"}]}
+`)
+	nominated := decodeObject(t, `
+status:
+  conditions: [{type: QuotaReserved, status: "True"}]
+  admissionChecks: [{name: fleet, state: Pending, message: 'The workload got reservation on "w1"'}]
+`)
+	s, err := MPI.Status(Observed{Object: job, Workload: nominated}, job.GetCreationTimestamp().Time)
+	if err != nil || s.Phase != Queued || s.Cluster != "" ||
+		s.QueueReason != `quota reserved, waiting for its admission checks (fleet is Pending: The workload got reservation on "w1")` {
+		t.Errorf("a job waiting for its MultiKueue check: %+v, %v", s, err)
+	}
+	running := decodeObject(t, `
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: team}}
+spec: {runPolicy: {managedBy: kueue.x-k8s.io/multikueue}}
+status: {conditions: [{type: Running, status: "True"}]}
+`)
+	dispatched := decodeObject(t, `
+status:
+  clusterName: w1
+  conditions: [{type: QuotaReserved, status: "True"}, {type: Admitted, status: "True"}]
+  admissionChecks: [{name: fleet, state: Ready}]
+`)
+	o := Observed{Object: running, Workload: dispatched}
+	if got := DispatchedTo(o); got != "w1" {
+		t.Errorf("DispatchedTo = %q, want w1", got)
+	}
+	if s, err := MPI.Status(o, running.GetCreationTimestamp().Time); err != nil || s.Cluster != "w1" || s.Phase != Running {
+		t.Errorf("a dispatched running job: %+v, %v", s, err)
+	}
+	finished := decodeObject(t, `
+metadata: {name: j, labels: {kueue.x-k8s.io/queue-name: team}}
+status: {conditions: [{type: Succeeded, status: "True"}]}
+`)
+	if s, _ := MPI.Status(Observed{Object: finished, Workload: dispatched}, finished.GetCreationTimestamp().Time); s.Cluster != "w1" {
+		t.Errorf("a finished dispatched job names %q, want w1", s.Cluster)
+	}
+	delete(running.Object["metadata"].(map[string]any), "labels")
+	if got := DispatchedTo(Observed{Object: running, Workload: dispatched}); got != "" {
+		t.Errorf("a job of no queue reads dispatched to %q", got)
+	}
+}

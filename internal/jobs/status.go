@@ -51,6 +51,9 @@ type Status struct {
 	Instances []Instance
 	// QueueReason says why Kueue has not admitted a QUEUED job.
 	QueueReason string
+	// Cluster is the MultiKueue worker cluster the job was dispatched to, where its pods run;
+	// empty for a job that runs in the cluster it was created in.
+	Cluster string
 }
 
 // Instance is one pod of a job.

@@ -66,10 +66,11 @@ type Client struct {
 	informers informers
 	// The lists every refresh of the process shares (see reads.go).
 	lists sharedLists
-}
 
-// NewClient returns a client that connects on first use.
-func NewClient(s Settings) *Client { return &Client{settings: s} }
+	// workers are the MultiKueue worker clusters, by MultiKueueCluster name, where the copies
+	// of the jobs Kueue dispatched run (see SetWorkers).
+	workers map[string]*Client
+}
 
 // UnknownSettingsError is every call's error on a client whose settings are not known yet
 // (Terraform plans with provider settings that come from resources the same apply makes).
@@ -179,27 +180,43 @@ func (c *Client) Get(ctx context.Context, t Target) (*unstructured.Unstructured,
 }
 
 // Observe reads the object and its pods: one GET and one LIST, and one more LIST for the
-// Workload of a job submitted to a Kueue queue.
+// Workload of a job submitted to a Kueue queue. The pods of a job dispatched to a worker
+// cluster the client knows are that cluster's (one more LIST there).
 func (c *Client) Observe(ctx context.Context, t Target) (jobs.Observed, error) {
-	return c.observe(ctx, t, c.Get, c.Pods, c.Workload)
+	return c.observe(ctx, t, false)
 }
 
-func (c *Client) observe(ctx context.Context, t Target, get func(context.Context, Target) (*unstructured.Unstructured, error),
-	listPods func(context.Context, Target) ([]corev1.Pod, error),
-	workload func(context.Context, *unstructured.Unstructured) (*unstructured.Unstructured, error)) (jobs.Observed, error) {
+// observe is Observe, or with refresh, ReadObserved.
+func (c *Client) observe(ctx context.Context, t Target, refresh bool) (jobs.Observed, error) {
+	get, listPods, workload := c.Get, c.Pods, c.Workload
+	if refresh {
+		get, listPods, workload = c.Read, c.ReadPods, c.ReadWorkload
+	}
 	obj, err := get(ctx, t)
 	if err != nil || obj == nil {
 		return jobs.Observed{}, err
 	}
-	pods, err := listPods(ctx, t)
-	if err != nil {
-		return jobs.Observed{}, err
-	}
-	o := jobs.Observed{Object: obj, Pods: pods}
+	o := jobs.Observed{Object: obj}
 	if jobs.QueueName(obj) != "" {
 		if o.Workload, err = workload(ctx, obj); err != nil {
 			return jobs.Observed{}, err
 		}
+	}
+	if name := jobs.DispatchedTo(o); name != "" {
+		// Its pods are in the worker cluster, or, if the provider was not given it, nowhere
+		// this client can see: none here are the job's.
+		if w := c.Worker(name); w != nil {
+			listPods = w.Pods
+			if refresh {
+				listPods = w.ReadPods
+			}
+			t = workerCopy(t)
+		} else {
+			return o, nil
+		}
+	}
+	if o.Pods, err = listPods(ctx, t); err != nil {
+		return jobs.Observed{}, err
 	}
 	return o, nil
 }

@@ -219,5 +219,5 @@ func (c *Client) ReadWorkload(ctx context.Context, job *unstructured.Unstructure
 // ReadObserved is Observe for a refresh: the object, its pods and its Workload through Read,
 // ReadPods and ReadWorkload.
 func (c *Client) ReadObserved(ctx context.Context, t Target) (jobs.Observed, error) {
-	return c.observe(ctx, t, c.Read, c.ReadPods, c.ReadWorkload)
+	return c.observe(ctx, t, true)
 }

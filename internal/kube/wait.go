@@ -29,8 +29,36 @@ var ErrWaitTimeout = errors.New("timed out")
 // On timeout or cancellation it returns the last snapshot with the error, so the caller can
 // say why the job did not get there. written is the object as the create or patch before the
 // wait returned it (nil if none): check never sees the job as it was before that write.
+//
+// A queued job that Kueue dispatches to a MultiKueue worker cluster the client knows runs there:
+// once check has not been met here by the time of the dispatch, the wait goes on in that
+// cluster, with check seeing the copy there (its object, pods, events and that cluster's
+// Workload), and what it returns carries this cluster's Workload as it is then (read once
+// more), which names the worker.
 func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unstructured, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
-	return c.until(ctx, t, check, waitOptions{events: true, written: written})
+	var worker *Client
+	o, err := c.until(ctx, t, func(o jobs.Observed) (bool, error) {
+		done, err := check(o)
+		if done || err != nil {
+			return done, err
+		}
+		worker = c.Worker(jobs.DispatchedTo(o))
+		return worker != nil, nil
+	}, waitOptions{events: true, written: written})
+	if err != nil || worker == nil {
+		return o, err
+	}
+	here, job := o.Workload, o.Object
+	o, err = worker.until(ctx, workerCopy(t), check, waitOptions{events: true})
+	// The Workload here as it is now: at the dispatch Kueue had named the worker, not yet
+	// admitted the job here.
+	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if now, readErr := c.Workload(readCtx, job); readErr == nil && now != nil {
+		here = now
+	}
+	o.Workload = here
+	return o, err
 }
 
 // UntilGone waits until the target object and all its pods no longer exist, and with t.UID

@@ -14,12 +14,16 @@ type Admission struct {
 	// Reason says why it is not admitted: the scheduler's message (for example insufficient
 	// quota, with how much more is needed), its eviction or preemption, or its deactivation.
 	Reason string
+	// Cluster is the MultiKueue worker cluster the workload was dispatched to (its
+	// MultiKueueCluster's name, status.clusterName); empty for a workload that runs where it is.
+	Cluster string
 }
 
 // ReadWorkload reads a job's Workload.
 func ReadWorkload(wl *unstructured.Unstructured) Admission {
+	cluster, _, _ := unstructured.NestedString(wl.Object, "status", "clusterName")
 	if c := condition(wl, "Admitted"); c != nil && c["status"] == "True" {
-		return Admission{Admitted: true}
+		return Admission{Admitted: true, Cluster: cluster}
 	}
 	var reasons []string
 	if active, ok, _ := unstructured.NestedBool(wl.Object, "spec", "active"); ok && !active {
@@ -33,10 +37,32 @@ func ReadWorkload(wl *unstructured.Unstructured) Admission {
 	if c := condition(wl, "QuotaReserved"); c != nil && c["status"] == "False" && c["message"] != "" {
 		reasons = append(reasons, fmt.Sprint(c["message"]))
 	} else if c != nil && c["status"] == "True" {
-		reasons = append(reasons, "quota reserved, waiting for its admission checks")
+		reasons = append(reasons, "quota reserved, waiting for its admission checks"+pendingChecks(wl))
 	}
 	if len(reasons) == 0 {
 		reasons = append(reasons, "waiting for Kueue to consider it")
 	}
-	return Admission{Reason: strings.Join(reasons, "; ")}
+	return Admission{Reason: strings.Join(reasons, "; "), Cluster: cluster}
+}
+
+// pendingChecks names the workload's admission checks that are not Ready, with what each says
+// (MultiKueue's: which worker clusters it was nominated to, or why none can take it).
+func pendingChecks(wl *unstructured.Unstructured) string {
+	checks, _, _ := unstructured.NestedSlice(wl.Object, "status", "admissionChecks")
+	var pending []string
+	for _, c := range checks {
+		m, _ := c.(map[string]any)
+		if m == nil || m["state"] == "Ready" {
+			continue
+		}
+		say := fmt.Sprintf("%v is %v", m["name"], m["state"])
+		if msg, _ := m["message"].(string); msg != "" {
+			say += ": " + msg
+		}
+		pending = append(pending, say)
+	}
+	if len(pending) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(pending, "; ") + ")"
 }

@@ -55,6 +55,7 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "One of " + codeList(jobs.Phases) + "; `QUEUED` while Kueue has not admitted it."},
 			"queue":           schema.StringAttribute{Computed: true, MarkdownDescription: "The Kueue LocalQueue the job was submitted to; null for none."},
 			"queue_reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Why Kueue has not admitted the job while it is `QUEUED`; null otherwise."},
+			"worker_cluster":  dataWorkerClusterAttribute(),
 			"priority":        schema.StringAttribute{Computed: true, MarkdownDescription: "The workers' PriorityClass, or `N/A` as `arena get` says when there is none."},
 			"start_time":      schema.StringAttribute{Computed: true, MarkdownDescription: "When the job started (RFC 3339); null before it has."},
 			"completion_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the job finished (RFC 3339); null while it has not."},
@@ -122,4 +123,10 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	m.Queue = optionalString(jobs.QueueName(observed.Object))
 	resp.Diagnostics.Append(m.setAt(status, now)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
+}
+
+// dataWorkerClusterAttribute is the data source's worker_cluster, as the resources'.
+func dataWorkerClusterAttribute() schema.StringAttribute {
+	r := workerClusterAttribute()
+	return schema.StringAttribute{Computed: true, MarkdownDescription: r.MarkdownDescription}
 }

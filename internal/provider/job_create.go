@@ -183,7 +183,7 @@ func (r *jobResource) removeUnowned(ctx context.Context, targets []kube.Target, 
 			removed = append(removed, t)
 		}
 	}
-	r.waitDeleted(ctx, diags, removed...)
+	r.waitDeleted(ctx, r.client, diags, removed...)
 }
 
 // alreadyExistsDetail says what to do when an object cannot be created. The client has already

@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	k8stypes "k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
 // delete deletes the job object Terraform made (by UID), with its TensorBoard, and waits within
@@ -29,6 +31,16 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 	defer cancel()
 	t := r.target(f)
 	t.UID = k8stypes.UID(f.UID.ValueString())
+	// A job Kueue dispatched runs as a copy in a worker cluster, which Kueue deletes once the
+	// job here is gone: destroy waits for that too, so that it leaves nothing in either cluster.
+	worker := f.WorkerCluster.ValueString()
+	if worker == "" {
+		var err error
+		if worker, err = r.client.DispatchedTo(ctx, t); err != nil {
+			resp.Diagnostics.AddError("Error deleting "+t.String(), err.Error())
+			return
+		}
+	}
 	if err := r.client.Delete(ctx, t, t.UID); err != nil {
 		resp.Diagnostics.AddError("Error deleting "+t.String(), err.Error())
 		return
@@ -48,5 +60,16 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		}
 		targets = append(targets, dependent)
 	}
-	r.waitDeleted(ctx, &resp.Diagnostics, targets...)
+	r.waitDeleted(ctx, r.client, &resp.Diagnostics, targets...)
+	if worker == "" || resp.Diagnostics.HasError() {
+		return
+	}
+	w := r.client.Worker(worker)
+	if w == nil {
+		resp.Diagnostics.AddWarning("The copy in worker cluster "+worker+" was not waited for",
+			fmt.Sprintf("%s ran as a copy in the MultiKueue worker cluster %s, which the provider block does not give (worker_cluster), so "+
+				"destroy could not confirm that the copy and its pods are gone there. Kueue deletes them once the job here is gone.", t, worker))
+		return
+	}
+	r.waitDeleted(ctx, w, &resp.Diagnostics, kube.WorkerCopy(t))
 }

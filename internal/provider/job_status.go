@@ -34,6 +34,7 @@ type statusModel struct {
 	Duration       types.String `tfsdk:"duration"`
 	Instances      types.List   `tfsdk:"instances"`
 	QueueReason    types.String `tfsdk:"queue_reason"`
+	WorkerCluster  types.String `tfsdk:"worker_cluster"`
 }
 
 // instanceType is an instance of a job resource's instances; agedInstanceType, of the
@@ -57,6 +58,7 @@ func statusAttributes() map[string]schema.Attribute {
 		"queue_reason": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "Why Kueue has not admitted the job while it is `QUEUED`, as its Workload says (for example " +
 				"`couldn't assign flavors to pod set worker: insufficient unused quota for nvidia.com/gpu in flavor gpu, 2 more needed`, or its preemption); null otherwise."},
+		"worker_cluster": workerClusterAttribute(),
 		"start_time": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "When the job started (RFC 3339); null before it has."},
 		"completion_time": schema.StringAttribute{Computed: true,
@@ -97,6 +99,9 @@ func (m statusModel) over(observed statusModel) statusModel {
 	if !m.QueueReason.IsUnknown() {
 		out.QueueReason = m.QueueReason
 	}
+	if !m.WorkerCluster.IsUnknown() {
+		out.WorkerCluster = m.WorkerCluster
+	}
 	return out
 }
 
@@ -116,7 +121,7 @@ func planStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resou
 	}
 	s := state.job().statusModel
 	keep := map[string]attr.Value{"status": s.Status, "start_time": s.StartTime, "completion_time": s.CompletionTime,
-		"duration": s.Duration, "instances": s.Instances, "queue_reason": s.QueueReason}
+		"duration": s.Duration, "instances": s.Instances, "queue_reason": s.QueueReason, "worker_cluster": s.WorkerCluster}
 	if suspends := suspendChanged(plan, state); suspends || !plan.workers().Equal(*state.workers()) {
 		keep = map[string]attr.Value{}
 		if !suspends && !s.StartTime.IsNull() {
@@ -124,6 +129,10 @@ func planStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resou
 		}
 		if !s.CompletionTime.IsNull() {
 			keep["completion_time"], keep["duration"] = s.CompletionTime, s.Duration
+		}
+		if !suspends && !s.WorkerCluster.IsNull() {
+			// A rescale reaches the copy where it runs; it does not move the job.
+			keep["worker_cluster"] = s.WorkerCluster
 		}
 	}
 	for name, v := range keep {
@@ -147,6 +156,7 @@ func (m *statusModel) setAt(s jobs.Status, now time.Time) diag.Diagnostics {
 	m.CompletionTime = timeString(s.CompletionTime)
 	m.Duration = types.StringValue(s.Duration.String())
 	m.QueueReason = optionalString(s.QueueReason)
+	m.WorkerCluster = optionalString(s.Cluster)
 	typ := instanceType
 	if !now.IsZero() {
 		typ = agedInstanceType
@@ -176,6 +186,14 @@ func (m *statusModel) setAt(s jobs.Status, now time.Time) diag.Diagnostics {
 	diags.Append(d...)
 	m.Instances = list
 	return diags
+}
+
+// workerClusterAttribute is a job's worker_cluster, read-only in resources and the data source.
+func workerClusterAttribute() schema.StringAttribute {
+	return schema.StringAttribute{Computed: true,
+		MarkdownDescription: "The MultiKueue worker cluster Kueue dispatched the job to (its `MultiKueueCluster`'s name, from the Workload's " +
+			"`status.clusterName`), where a copy of the job runs and its pods are; null for a job that runs in this cluster. " +
+			"The job here mirrors the copy's status; its `instances` are read there when the provider's `worker_cluster` block gives that cluster."}
 }
 
 func timeString(t *time.Time) types.String {

@@ -99,11 +99,12 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 	return observed, true
 }
 
-// waitDeleted waits until each target object and the pods its selector matches are gone; pods
+// waitDeleted waits until each target object in client's cluster and the pods its selector
+// matches are gone; pods
 // that a node which is not Ready holds are left to it, with a warning naming them.
-func (r *jobResource) waitDeleted(ctx context.Context, diags *diag.Diagnostics, targets ...kube.Target) {
+func (r *jobResource) waitDeleted(ctx context.Context, client *kube.Client, diags *diag.Diagnostics, targets ...kube.Target) {
 	for _, t := range targets {
-		observed, stuck, err := r.client.UntilGone(ctx, t)
+		observed, stuck, err := client.UntilGone(ctx, t)
 		if err == nil {
 			if len(stuck) > 0 {
 				var names []string

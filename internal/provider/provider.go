@@ -4,6 +4,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,23 +51,31 @@ type trainingProvider struct {
 }
 
 type providerModel struct {
-	ConfigPath            types.String `tfsdk:"config_path"`
-	ConfigPaths           types.List   `tfsdk:"config_paths"`
-	ConfigContext         types.String `tfsdk:"config_context"`
-	ConfigContextAuthInfo types.String `tfsdk:"config_context_auth_info"`
-	ConfigContextCluster  types.String `tfsdk:"config_context_cluster"`
-	Host                  types.String `tfsdk:"host"`
-	Username              types.String `tfsdk:"username"`
-	Password              types.String `tfsdk:"password"`
-	Token                 types.String `tfsdk:"token"`
-	ClusterCACertificate  types.String `tfsdk:"cluster_ca_certificate"`
-	ClientCertificate     types.String `tfsdk:"client_certificate"`
-	ClientKey             types.String `tfsdk:"client_key"`
-	Insecure              types.Bool   `tfsdk:"insecure"`
-	TLSServerName         types.String `tfsdk:"tls_server_name"`
-	ProxyURL              types.String `tfsdk:"proxy_url"`
-	PlacementCheck        types.Bool   `tfsdk:"placement_check"`
-	Exec                  []execModel  `tfsdk:"exec"`
+	ConfigPath            types.String  `tfsdk:"config_path"`
+	ConfigPaths           types.List    `tfsdk:"config_paths"`
+	ConfigContext         types.String  `tfsdk:"config_context"`
+	ConfigContextAuthInfo types.String  `tfsdk:"config_context_auth_info"`
+	ConfigContextCluster  types.String  `tfsdk:"config_context_cluster"`
+	Host                  types.String  `tfsdk:"host"`
+	Username              types.String  `tfsdk:"username"`
+	Password              types.String  `tfsdk:"password"`
+	Token                 types.String  `tfsdk:"token"`
+	ClusterCACertificate  types.String  `tfsdk:"cluster_ca_certificate"`
+	ClientCertificate     types.String  `tfsdk:"client_certificate"`
+	ClientKey             types.String  `tfsdk:"client_key"`
+	Insecure              types.Bool    `tfsdk:"insecure"`
+	TLSServerName         types.String  `tfsdk:"tls_server_name"`
+	ProxyURL              types.String  `tfsdk:"proxy_url"`
+	PlacementCheck        types.Bool    `tfsdk:"placement_check"`
+	Exec                  []execModel   `tfsdk:"exec"`
+	WorkerClusters        []workerModel `tfsdk:"worker_cluster"`
+}
+
+// workerModel is a MultiKueue worker cluster the provider reads dispatched jobs from.
+type workerModel struct {
+	Name          types.String `tfsdk:"name"`
+	ConfigPath    types.String `tfsdk:"config_path"`
+	ConfigContext types.String `tfsdk:"config_context"`
 }
 
 type execModel struct {
@@ -124,6 +133,22 @@ func (p *trainingProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 					"args":        schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "Its arguments."},
 					"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true,
 						MarkdownDescription: "Environment variables to set for it (sensitive: they often carry credentials)."},
+				}},
+			},
+			"worker_cluster": schema.ListNestedBlock{
+				MarkdownDescription: "A MultiKueue worker cluster of this (manager) cluster's Kueue, for the jobs it dispatches there. " +
+					"A queued job whose ClusterQueue has a MultiKueue admission check is created here and runs as a copy in the worker " +
+					"cluster Kueue picks, which the job's `worker_cluster` names; with that cluster given here, the job's `instances` " +
+					"are its pods there, `wait_for = \"running\"` waits for them, and destroy waits until the copy is gone there too. " +
+					"Without it those read nothing of the worker, and the job's `instances` stay empty. Only read, never written: " +
+					"the provider makes nothing in a worker cluster (declare the worker's queues with a second, aliased provider).",
+				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+					"name": schema.StringAttribute{Required: true,
+						MarkdownDescription: "The name of its `training_multikueue_cluster` (Kueue's `MultiKueueCluster`), as a job's `worker_cluster` reads."},
+					"config_path": schema.StringAttribute{Required: true,
+						MarkdownDescription: "Path to a kubeconfig file of the worker cluster, with which the provider reads it."},
+					"config_context": schema.StringAttribute{Optional: true,
+						MarkdownDescription: "The context of that kubeconfig to use; its current context if unset."},
 				}},
 			},
 		},
@@ -191,7 +216,18 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		"client_key_set": s.ClientKey != "", "exec_set": s.Exec != nil,
 	})
 	// No connection is made here: the client connects on its first call.
-	data := &providerData{client: kube.NewClient(s), placementCheck: m.placementCheck(), declared: kueue.NewDeclared()}
+	client := kube.NewClient(s)
+	workers := map[string]*kube.Client{}
+	for _, w := range m.WorkerClusters {
+		name := w.Name.ValueString()
+		if _, twice := workers[name]; twice {
+			resp.Diagnostics.AddError("Invalid worker_cluster", fmt.Sprintf("The worker cluster %q is given twice: each MultiKueueCluster has one kubeconfig.", name))
+			return
+		}
+		workers[name] = kube.NewClient(kube.Settings{ConfigPath: w.ConfigPath.ValueString(), ConfigContext: w.ConfigContext.ValueString()})
+	}
+	client.SetWorkers(workers)
+	data := &providerData{client: client, placementCheck: m.placementCheck(), declared: kueue.NewDeclared()}
 	resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
 	p.configured.Store(data)
 }
@@ -213,6 +249,13 @@ func (m providerModel) unknownSettings() []string {
 	} {
 		if unknownIn(v) {
 			names = append(names, name)
+		}
+	}
+	for _, w := range m.WorkerClusters {
+		for name, v := range map[string]attr.Value{"worker_cluster.name": w.Name, "worker_cluster.config_path": w.ConfigPath, "worker_cluster.config_context": w.ConfigContext} {
+			if unknownIn(v) {
+				names = append(names, name)
+			}
 		}
 	}
 	for _, e := range m.Exec {

@@ -176,7 +176,7 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 				return
 			}
 		}
-		r.waitDeleted(ctx, diags, deployment)
+		r.waitDeleted(ctx, r.client, diags, deployment)
 	default:
 		before, beforeService, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), prior.TensorBoard[0].spec(), priorPods, ownerReference(job))
 		if err != nil {

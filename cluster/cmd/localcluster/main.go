@@ -4,6 +4,8 @@
 //	localcluster down   stop the processes it started and remove the cluster's data
 //	localcluster build  only build the binaries
 //	localcluster volume NAME FOLDER   a PersistentVolumeClaim NAME in default bound to FOLDER of this machine
+//	localcluster worker NAME   start (or reuse) a second cluster, a MultiKueue worker, whose
+//	                           kubeconfig the running cluster's Kueue finds in Secret NAME
 //
 // With -real-node (or TRAINING_REAL_NODE=1) the cluster also has the real node, where containers run.
 package main
@@ -47,6 +49,13 @@ func main() {
 		return
 	}
 
+	if verb == "worker" {
+		if err := worker(*dir, *cache, fs.Args()); err != nil {
+			_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(verb, *dir, *cache, *nodes, *realNode); err != nil {
 		_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
 		os.Exit(1)
@@ -100,6 +109,15 @@ func run(verb, dir, cache, nodes string, realNode bool) error {
 		}
 		return nil
 	case "down":
+		workers, err := filepath.Glob(filepath.Join(dir, "workers", "*"))
+		if err != nil {
+			return err
+		}
+		for _, w := range workers {
+			if err := cluster.Stop(w); err != nil {
+				return fmt.Errorf("stopping worker %s: %w", filepath.Base(w), err)
+			}
+		}
 		return cluster.Stop(opts.RunDir)
 	default:
 		return fmt.Errorf("unknown command %q (want up, down or build)", verb)
@@ -124,6 +142,44 @@ func volume(dir string, args []string) error {
 		return err
 	}
 	return cluster.SharedVolume(context.Background(), filepath.Join(dir, "run", "kubeconfig"), "default", args[0], folder)
+}
+
+// worker starts (or reuses) the worker cluster NAME in DIR/workers/NAME, with the default node
+// layout and every operator, and stores its kubeconfig in the running cluster's Secret NAME.
+func worker(dir, cache string, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("usage: localcluster worker NAME")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if cache == "" {
+		cache = filepath.Join(dir, "bin")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	source, err := cluster.FindSourceDir(wd)
+	if err != nil {
+		return err
+	}
+	manager := filepath.Join(dir, "run")
+	if running, err := cluster.Running(ctx, manager); err != nil || running == nil {
+		return fmt.Errorf("no cluster runs in %s to register the worker with (localcluster up first): %v", manager, err)
+	}
+	w, _, err := cluster.Start(ctx, cluster.Options{SourceDir: source, CacheDir: cache, RunDir: filepath.Join(dir, "workers", args[0]), Log: os.Stderr})
+	if err != nil {
+		return err
+	}
+	if err := cluster.RegisterWorker(ctx, filepath.Join(manager, "kubeconfig"), args[0], w); err != nil {
+		return err
+	}
+	fmt.Printf("export WORKER_KUBECONFIG=%s\n", w.Kubeconfig)
+	return nil
 }
 
 func envOr(name, fallback string) string {

@@ -1,0 +1,51 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// A MultiKueue manager cluster's Kueue dispatches a queued job to a worker cluster, where a copy
+// of it runs with the pods. A client that is given the worker clusters (SetWorkers) reads and
+// waits for a dispatched job's pods there.
+
+// SetWorkers gives the client the MultiKueue worker clusters a queued job may be dispatched to,
+// by the name of their MultiKueueCluster: a dispatched job's pods, and the wait for it to run,
+// are read from its copy there. Set once, before the first call.
+func (c *Client) SetWorkers(workers map[string]*Client) { c.workers = workers }
+
+// Worker is the client of the worker cluster that name's MultiKueueCluster connects to, or nil
+// when the provider was not given it.
+func (c *Client) Worker(name string) *Client { return c.workers[name] }
+
+// workerCopy is the target as its copy in a worker cluster: same kind, namespace and name, but
+// its own UID (Kueue creates it anew there).
+func workerCopy(t Target) Target {
+	t.UID = ""
+	return t
+}
+
+// WorkerCopy is the target as its copy in a worker cluster (see Client.Worker).
+func WorkerCopy(t Target) Target { return workerCopy(t) }
+
+// DispatchedTo is the worker cluster Kueue dispatched the job object with the target's UID to,
+// read from its Workload here (one LIST), or "" when it was not dispatched or the client knows
+// no worker cluster (then nothing is read).
+func (c *Client) DispatchedTo(ctx context.Context, t Target) (string, error) {
+	if len(c.workers) == 0 || t.UID == "" {
+		return "", nil
+	}
+	items, err := c.List(ctx, kueue.WorkloadGVR, t.Namespace, kueue.JobUIDLabel+"="+string(t.UID))
+	if err != nil {
+		return "", fmt.Errorf("reading the Kueue Workload of %s: %w", t, err)
+	}
+	if wl := newestWorkload(items); wl != nil {
+		return kueue.ReadWorkload(wl).Cluster, nil
+	}
+	return "", nil
+}
+
+// NewClient returns a client that connects on first use.
+func NewClient(s Settings) *Client { return &Client{settings: s} }

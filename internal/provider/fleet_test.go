@@ -1,0 +1,244 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// A fleet as code: the tests' cluster as MultiKueue's manager and a second local cluster as its
+// worker, declared in one configuration (the worker's queues through an aliased provider). An
+// MPIJob and a TrainJob submitted to the manager's queue are dispatched to the worker: their
+// pods run there and none in the manager, and the jobs' worker_cluster, status and instances are
+// read from the worker (each instance is a pod of the worker). Destroy leaves nothing in either
+// cluster: no job, Workload or pod.
+func TestAccMultiKueue_aFleetRunsDispatchedJobsInTheWorkerAndReadsThemThere(t *testing.T) {
+	manager := newAPI(t)
+	workerKubeconfig, err := clustertest.Worker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker := newAPIAt(t, workerKubeconfig)
+	prefix := acctest.RandomWithPrefix("tf-acc-fleet")
+	workerName := prefix + "-w1"
+	queues := func(provider string) string {
+		return fmt.Sprintf(`
+resource "training_resource_flavor" %[2]q {
+  provider = %[3]s
+  name     = "%[1]s-gpu"
+}
+
+resource "training_cluster_queue" %[2]q {
+  provider = %[3]s
+  name     = "%[1]s"
+%[4]s  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.%[2]s.name
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = "8"
+      }
+    }
+  }
+}
+
+resource "training_local_queue" %[2]q {
+  provider      = %[3]s
+  name          = "%[1]s"
+  cluster_queue = training_cluster_queue.%[2]s.name
+}
+
+resource "training_runtime" %[2]q {
+  provider  = %[3]s
+  name      = "%[1]s-rt"
+  framework = "torch"
+  image     = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  command   = ["torchrun", "/workspace/train.py"]
+}
+`, prefix, map[string]string{"training": "manager", "training.worker": "worker"}[provider], provider,
+			map[string]string{"training": "  admission_checks = [training_admission_check.fleet.name]\n"}[provider])
+	}
+	config := fmt.Sprintf(`
+provider "training" {
+  config_path = %[1]q
+  worker_cluster {
+    name        = %[3]q
+    config_path = %[2]q
+  }
+}
+
+provider "training" {
+  alias       = "worker"
+  config_path = %[2]q
+}
+
+resource "training_multikueue_cluster" "w1" {
+  name              = %[3]q
+  kubeconfig_secret = %[4]q
+}
+
+resource "training_multikueue_config" "fleet" {
+  name     = "%[5]s"
+  clusters = [training_multikueue_cluster.w1.name]
+}
+
+resource "training_admission_check" "fleet" {
+  name              = "%[5]s"
+  multikueue_config = training_multikueue_config.fleet.name
+}
+`, providerKubeconfig(), workerKubeconfig, workerName, clustertest.WorkerSecret, prefix) +
+		queues("training") + queues("training.worker") + fmt.Sprintf(`
+resource "training_mpi_job" "fleet" {
+  name         = "%[1]s-mpi"
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "hostname"]
+  worker_count = 2
+  gpus         = 1
+  tolerations  = ["gpu_node", "ssd_node"]
+  queue_name   = training_local_queue.manager.name
+  wait_for     = "running"
+  depends_on   = [training_local_queue.worker, training_multikueue_cluster.w1]
+}
+
+resource "training_train_job" "fleet" {
+  name        = "%[1]s-train"
+  runtime     = training_runtime.manager.name
+  num_nodes   = 2
+  gpus        = 1
+  tolerations = ["gpu_node"]
+  queue_name  = training_local_queue.manager.name
+  wait_for    = "running"
+  depends_on  = [training_local_queue.worker, training_runtime.worker, training_multikueue_cluster.w1]
+}
+`, prefix)
+
+	type dispatched struct {
+		address, name string
+		kind          *jobs.Kind
+		pods          int
+	}
+	dispatchedJobs := []dispatched{
+		{"training_mpi_job.fleet", prefix + "-mpi", jobs.MPI, 3},
+		{"training_train_job.fleet", prefix + "-train", jobs.Train, 2},
+	}
+	// Each alias of a provider is a process of its own only when Terraform starts the provider
+	// (terraform-plugin-testing serves every alias from one in-process server, which keeps one
+	// configuration): so the configuration runs through the CLI with the built provider.
+	w := newWorkspace(t)
+	w.write(config)
+	destroyed := false
+	t.Cleanup(func() {
+		if !destroyed {
+			_, _ = w.try(nil, "destroy", "-auto-approve", "-input=false")
+		}
+	})
+	// readFromTheWorker checks that each job was dispatched to the worker, runs, and that its
+	// instances in state are its pods in the worker, while the manager has none of its pods.
+	readFromTheWorker := func(when string) {
+		t.Helper()
+		state := showState(t, w)
+		for _, j := range dispatchedJobs {
+			v := state[j.address]
+			if v == nil {
+				t.Fatalf("%s: %s is not in state", when, j.address)
+			}
+			if v["worker_cluster"] != workerName || v["status"] != jobs.Running {
+				t.Errorf("%s: %s has worker_cluster %v and status %v, want %s and %s", when, j.address, v["worker_cluster"], v["status"], workerName, jobs.Running)
+			}
+			if got := manager.pods("default", j.kind.PodSelector(j.name)); len(got) > 0 {
+				t.Errorf("%s: %s has %d pods in the manager cluster, want none", when, j.name, len(got))
+			}
+			var there, read []string
+			for _, p := range worker.pods("default", j.kind.PodSelector(j.name)) {
+				there = append(there, p.Name+"@"+p.Spec.NodeName)
+			}
+			instances, _ := v["instances"].([]any)
+			for _, in := range instances {
+				m, _ := in.(map[string]any)
+				read = append(read, fmt.Sprintf("%v@%v", m["name"], m["node"]))
+			}
+			slices.Sort(there)
+			slices.Sort(read)
+			if len(read) != j.pods || !slices.Equal(read, there) {
+				t.Errorf("%s: %s has instances %v, want its %d pods in the worker cluster %v", when, j.address, read, j.pods, there)
+			}
+		}
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	readFromTheWorker("after apply")
+	w.planIsEmpty()
+	w.run("apply", "-refresh-only", "-auto-approve", "-input=false")
+	readFromTheWorker("after a refresh")
+
+	w.run("destroy", "-auto-approve", "-input=false")
+	destroyed = true
+	for _, j := range dispatchedJobs {
+		for cluster, a := range map[string]*api{"manager": manager, "worker": worker} {
+			if _, err := a.get(j.kind.GVR, "default", j.name); err == nil {
+				t.Errorf("%s %s is left in the %s cluster after destroy", j.kind.Object, j.name, cluster)
+			}
+			if pods := a.pods("default", j.kind.PodSelector(j.name)); len(pods) > 0 {
+				t.Errorf("%d pods of %s are left in the %s cluster after destroy", len(pods), j.name, cluster)
+			}
+		}
+	}
+	for cluster, a := range map[string]*api{"manager": manager, "worker": worker} {
+		list, err := a.dyn.Resource(kueue.WorkloadGVR).Namespace("default").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, wl := range list.Items {
+			if q, _, _ := unstructured.NestedString(wl.Object, "spec", "queueName"); q == prefix {
+				t.Errorf("Workload %s is left in the %s cluster after destroy", wl.GetName(), cluster)
+			}
+		}
+	}
+}
+
+// showState is the workspace's state as `terraform show -json` gives it: each root module
+// resource's values by address.
+func showState(t *testing.T, w *workspace) map[string]map[string]any {
+	t.Helper()
+	var shown struct {
+		Values struct {
+			RootModule struct {
+				Resources []struct {
+					Address string         `json:"address"`
+					Values  map[string]any `json:"values"`
+				} `json:"resources"`
+			} `json:"root_module"`
+		} `json:"values"`
+	}
+	if err := json.Unmarshal([]byte(w.run("show", "-json")), &shown); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]any{}
+	for _, r := range shown.Values.RootModule.Resources {
+		out[r.Address] = r.Values
+	}
+	return out
+}
+
+// newAPIAt is newAPI for another cluster than the tests' own.
+func newAPIAt(t *testing.T, kubeconfig string) *api {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &api{t: t, kube: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg)}
+}
