@@ -141,7 +141,7 @@ status: {conditions: [{type: Succeeded, status: "True"}]}
 	if s, _ := MPI.Status(Observed{Object: finished, Workload: dispatched}, finished.GetCreationTimestamp().Time); s.Cluster != "w1" {
 		t.Errorf("a finished dispatched job names %q, want w1", s.Cluster)
 	}
-	delete(running.Object["metadata"].(map[string]any), "labels")
+	running.SetLabels(nil)
 	if got := DispatchedTo(Observed{Object: running, Workload: dispatched}); got != "" {
 		t.Errorf("a job of no queue reads dispatched to %q", got)
 	}
