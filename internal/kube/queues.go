@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,10 @@ type QueueState struct {
 	PriorityClasses         map[string]int32
 	DefaultPriority         int32
 	WorkloadPriorityClasses map[string]int32
+	// Fleets are, by ClusterQueue, the MultiKueue worker clusters its admission checks dispatch
+	// its workloads to (through their MultiKueueConfigs); empty when none does, or when the
+	// provider may not read admission checks.
+	Fleets map[string][]string
 
 	// planned are the queued jobs this process (a plan) has checked, which the next ones of
 	// the same plan count after.
@@ -153,5 +158,47 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 		value, _, _ := unstructured.NestedInt64(pc.Object, "value")
 		s.WorkloadPriorityClasses[pc.GetName()] = int32(value)
 	}
+	if s.Fleets, err = c.readFleets(ctx, s.Queues); err != nil {
+		// Only the prediction of where a job is dispatched needs them.
+		tflog.Debug(ctx, "MultiKueue's admission checks cannot be read", map[string]any{"error": err.Error()})
+	}
 	return s, nil
+}
+
+// readFleets reads which worker clusters each ClusterQueue's MultiKueue admission checks
+// dispatch to; with no queue that has admission checks, it reads nothing.
+func (c *Client) readFleets(ctx context.Context, queues []kueue.ClusterQueueSpec) (map[string][]string, error) {
+	fleets := map[string][]string{}
+	if !slices.ContainsFunc(queues, func(q kueue.ClusterQueueSpec) bool { return len(q.AdmissionChecks) > 0 }) {
+		return fleets, nil
+	}
+	checks, err := c.List(ctx, kueue.AdmissionCheckGVR, "", "")
+	if err != nil {
+		return fleets, err
+	}
+	configs, err := c.List(ctx, kueue.MultiKueueConfigGVR, "", "")
+	if err != nil {
+		return fleets, err
+	}
+	clusters := map[string][]string{}
+	for i := range configs {
+		cfg := kueue.ReadMultiKueueConfig(&configs[i])
+		clusters[cfg.Name] = cfg.Clusters
+	}
+	byCheck := map[string][]string{}
+	for i := range checks {
+		if check, err := kueue.ReadAdmissionCheck(&checks[i]); err == nil { // another controller's check dispatches nothing
+			byCheck[check.Name] = clusters[check.Config]
+		}
+	}
+	for _, q := range queues {
+		for _, check := range q.AdmissionChecks {
+			for _, cluster := range byCheck[check] {
+				if !slices.Contains(fleets[q.Name], cluster) {
+					fleets[q.Name] = append(fleets[q.Name], cluster)
+				}
+			}
+		}
+	}
+	return fleets, nil
 }

@@ -30,31 +30,66 @@ const queueNamePlan = " A plan that creates or changes the job says in a warning
 	"or never admit it; the queued jobs planned before it count, and the queues as the plan leaves them. It adds the GPUs and other devices " +
 	"the plan's queued jobs ask for up to this one, by ClusterQueue, beside what each has free now. When the configuration declares the " +
 	"LocalQueue, its ClusterQueue and their flavors, and that queue could never admit the job (a resource it does not cover, a taint, " +
-	"more than its quota and no cohort), the plan fails."
+	"more than its quota and no cohort), the plan fails. When its ClusterQueue dispatches through MultiKueue, the warning also says which " +
+	"worker clusters would admit the job's copy now, each by its own queues (those given in the provider's `worker_cluster` blocks)."
 
-// predictAdmission warns in the plan of a queued job what Kueue would do with it now.
+// predictAdmission warns in the plan of a queued job what Kueue would do with it now, and for a
+// ClusterQueue whose MultiKueue admission check dispatches its jobs, what each worker cluster's
+// Kueue would do with the copy.
 func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
-	state, err := r.client.SharedQueueState(ctx)
-	if err != nil {
-		tflog.Debug(ctx, "admission prediction skipped: Kueue's queues and workloads cannot be read", map[string]any{"error": err.Error()})
+	here, why := predictIn(ctx, r.client, r.declared, r.kind, obj, roles)
+	if why != "" {
+		tflog.Debug(ctx, "admission prediction skipped: "+why)
 		return
 	}
 	key := obj.GetNamespace() + "/" + obj.GetName()
+	summary := admissionSummary(r.kind, key, here.queue, here.p)
+	detail := admissionDetail(here.state, here.queue, here.p, here.before, here.tally)
+	if fleet := here.state.Fleets[here.queue]; len(fleet) > 0 {
+		dispatch, said := r.predictDispatch(ctx, fleet, obj, roles)
+		summary += dispatch
+		detail += " MultiKueue dispatches it from ClusterQueue " + here.queue + " to its worker clusters, and it runs in the first that admits it: " + said + "."
+	}
+	resp.Diagnostics.AddWarning(summary, detail)
+}
+
+// admissionPrediction is what one cluster's Kueue would do with a planned job: its ClusterQueue,
+// the prediction, how many queued jobs of the plan come before it, and the devices they ask for.
+type admissionPrediction struct {
+	state  *kube.QueueState
+	queue  string
+	p      kueue.Prediction
+	before int
+	tally  string
+}
+
+// predictIn predicts what the Kueue of client's cluster would do with the job now, with the
+// queues the plan declares overlaid (declared, when the plan's queues are that cluster's). why
+// says why there is no prediction: the queues cannot be read, or there is no LocalQueue.
+func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declared, kind *jobs.Kind, obj *unstructured.Unstructured,
+	roles []jobs.RolePods) (out admissionPrediction, why string) {
+	state, err := client.SharedQueueState(ctx)
+	if err != nil {
+		return out, "Kueue's queues and workloads cannot be read: " + err.Error()
+	}
+	key := obj.GetNamespace() + "/" + obj.GetName()
 	flavors, queues, localQueues := state.Flavors, state.Queues, state.LocalQueues
-	if r.declared != nil {
-		flavors, queues, localQueues = r.declared.Overlay(flavors, queues, localQueues)
+	if declared != nil {
+		flavors, queues, localQueues = declared.Overlay(flavors, queues, localQueues)
 	}
-	queue := localQueues[obj.GetNamespace()+"/"+jobs.QueueName(obj)]
+	localQueue := obj.GetNamespace() + "/" + jobs.QueueName(obj)
+	queue := localQueues[localQueue]
 	if queue == "" {
-		return // neither the cluster nor the plan has the LocalQueue: the apply says so, and creates nothing
+		// Here the apply says so, and creates nothing; in a worker, Kueue holds the copy.
+		return out, "there is no LocalQueue " + localQueue
 	}
-	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: jobPriority(state, r.kind, obj), Created: time.Now()}
+	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: jobPriority(state, kind, obj), Created: time.Now()}
 	for _, role := range roles {
 		ps := kueue.PodSetOf(role.Role, int64(role.Count), role.Template.Spec)
 		ps.RequiredTopology = role.Template.Annotations[jobs.RequiredTopologyAnnotation]
 		wl.PodSets = append(wl.PodSets, ps)
 	}
-	owner := r.kind.Object + " " + key
+	owner := kind.Object + " " + key
 	var holding, pending []*kueue.Workload
 	for _, w := range state.Workloads {
 		switch {
@@ -67,23 +102,54 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 	}
 	snapshot, err := kueue.NewSnapshot(state.Read, flavors, queues, state.Fungibility, state.Cohorts, holding)
 	if err != nil {
-		tflog.Debug(ctx, "admission prediction skipped", map[string]any{"error": err.Error()})
-		return
+		return out, err.Error()
 	}
-	if nodes, err := r.client.SharedNodes(ctx); err == nil {
+	if nodes, err := client.SharedNodes(ctx); err == nil {
 		snapshot.SetNodes(nodes)
 	} else {
 		tflog.Debug(ctx, "topology check skipped: the nodes cannot be listed", map[string]any{"error": err.Error()})
 	}
 	planned := state.Plan(wl)
-	all := append(pending, planned...)
-	predictions := snapshot.Predict(all)
-	p := predictions[len(predictions)-1]
+	predictions := snapshot.Predict(append(pending, planned...))
 	tally := kueue.Tally{}
 	for _, w := range planned {
 		tally.Add(w)
 	}
-	resp.Diagnostics.AddWarning(admissionSummary(r.kind, key, queue, p), admissionDetail(state, queue, p, len(planned)-1, tally.String(snapshot)))
+	return admissionPrediction{state: state, queue: queue, p: predictions[len(predictions)-1], before: len(planned) - 1, tally: tally.String(snapshot)}, ""
+}
+
+// predictDispatch says which of the fleet's worker clusters would admit the job's copy now, each
+// by its own Kueue's queues, workloads and nodes: the summary's ending, and each worker's answer.
+// A worker the provider block does not give cannot be read, and says so.
+func (r *jobResource) predictDispatch(ctx context.Context, fleet []string, obj *unstructured.Unstructured, roles []jobs.RolePods) (summary, said string) {
+	var would, answers []string
+	for _, name := range fleet {
+		w := r.client.Worker(name)
+		if w == nil {
+			answers = append(answers, "worker cluster "+name+" was not checked: the provider block does not give it (worker_cluster)")
+			continue
+		}
+		there, why := predictIn(ctx, w, nil, r.kind, obj, roles)
+		switch {
+		case why != "":
+			answers = append(answers, "worker cluster "+name+" would not admit it: "+why+" there")
+		case there.p.Admitted:
+			would = append(would, name)
+			answer := fmt.Sprintf("worker cluster %s would admit it in ClusterQueue %s, on flavors: %s", name, there.queue, flavorList(there.p.Flavors))
+			if len(there.p.Targets) > 0 {
+				answer += fmt.Sprintf(", by preempting %d workload(s)", len(there.p.Targets))
+			}
+			answers = append(answers, answer)
+		case there.p.Never:
+			answers = append(answers, fmt.Sprintf("worker cluster %s would never admit it as its ClusterQueue %s is now: %s", name, there.queue, there.p.Message))
+		default:
+			answers = append(answers, fmt.Sprintf("worker cluster %s would hold it in ClusterQueue %s: %s", name, there.queue, there.p.Message))
+		}
+	}
+	if len(would) == 0 {
+		return ", but no worker cluster would admit it now", strings.Join(answers, "; ")
+	}
+	return ", dispatched to worker cluster " + strings.Join(would, " or "), strings.Join(answers, "; ")
 }
 
 // jobPriority is the priority Kueue gives a job's Workload: its WorkloadPriorityClass (by
@@ -157,6 +223,9 @@ func preemptionWhy(reason string) string {
 func flavorList(flavors map[string]map[string]string) string {
 	var parts []string
 	for ps, byResource := range flavors {
+		if len(byResource) == 0 {
+			continue // a pod set that asks for nothing the queue covers
+		}
 		var rs []string
 		for r, f := range byResource {
 			rs = append(rs, r+" on "+f)

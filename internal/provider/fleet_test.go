@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
@@ -23,7 +25,9 @@ import (
 // worker, declared in one configuration (the worker's queues through an aliased provider). An
 // MPIJob and a TrainJob submitted to the manager's queue are dispatched to the worker: their
 // pods run there and none in the manager, and the jobs' worker_cluster, status and instances are
-// read from the worker (each instance is a pod of the worker). Destroy leaves nothing in either
+// read from the worker (each instance is a pod of the worker). The plan of more jobs says which
+// worker cluster would admit each, by the worker's own queues. A rescale replaces the queued job,
+// and the new one runs in the worker with the new count. Destroy leaves nothing in either
 // cluster: no job, Workload or pod.
 func TestAccMultiKueue_aFleetRunsDispatchedJobsInTheWorkerAndReadsThemThere(t *testing.T) {
 	manager := newAPI(t)
@@ -34,7 +38,7 @@ func TestAccMultiKueue_aFleetRunsDispatchedJobsInTheWorkerAndReadsThemThere(t *t
 	worker := newAPIAt(t, workerKubeconfig)
 	prefix := acctest.RandomWithPrefix("tf-acc-fleet")
 	workerName := prefix + "-w1"
-	queues := func(provider string) string {
+	queues := func(provider, gpus string) string {
 		return fmt.Sprintf(`
 resource "training_resource_flavor" %[2]q {
   provider = %[3]s
@@ -50,7 +54,7 @@ resource "training_cluster_queue" %[2]q {
       name = training_resource_flavor.%[2]s.name
       resource {
         name          = "nvidia.com/gpu"
-        nominal_quota = "8"
+        nominal_quota = %[5]q
       }
     }
   }
@@ -70,7 +74,7 @@ resource "training_runtime" %[2]q {
   command   = ["torchrun", "/workspace/train.py"]
 }
 `, prefix, map[string]string{"training": "manager", "training.worker": "worker"}[provider], provider,
-			map[string]string{"training": "  admission_checks = [training_admission_check.fleet.name]\n"}[provider])
+			map[string]string{"training": "  admission_checks = [training_admission_check.fleet.name]\n"}[provider], gpus)
 	}
 	config := fmt.Sprintf(`
 provider "training" {
@@ -101,7 +105,7 @@ resource "training_admission_check" "fleet" {
   multikueue_config = training_multikueue_config.fleet.name
 }
 `, providerKubeconfig(), workerKubeconfig, workerName, clustertest.WorkerSecret, prefix) +
-		queues("training") + queues("training.worker") + fmt.Sprintf(`
+		queues("training", "64") + queues("training.worker", "8") + fmt.Sprintf(`
 resource "training_mpi_job" "fleet" {
   name         = "%[1]s-mpi"
   image        = "registry.example/horovod:0.13.11"
@@ -140,6 +144,7 @@ resource "training_train_job" "fleet" {
 	// configuration): so the configuration runs through the CLI with the built provider.
 	w := newWorkspace(t)
 	w.write(config)
+
 	destroyed := false
 	t.Cleanup(func() {
 		if !destroyed {
@@ -183,6 +188,49 @@ resource "training_train_job" "fleet" {
 	w.planIsEmpty()
 	w.run("apply", "-refresh-only", "-auto-approve", "-input=false")
 	readFromTheWorker("after a refresh")
+
+	// The plan of more jobs says which worker would take each: the worker has 8 GPUs, 4 of them
+	// free; the manager's queue has 64. Their placement is checked on the worker's nodes, where
+	// no node has 16 GPUs.
+	planned := func(label string, workers, gpus int) string {
+		return fmt.Sprintf(`
+resource "training_mpi_job" %[1]q {
+  name         = "%[2]s-%[1]s"
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "hostname"]
+  worker_count = %[3]d
+  gpus         = %[4]d
+  tolerations  = ["gpu_node", "ssd_node"]
+  queue_name   = training_local_queue.manager.name
+}
+`, label, prefix, workers, gpus)
+	}
+	w.write(config + planned("fits", 2, 1) + planned("toobig", 12, 1) + planned("huge", 1, 16))
+	plan := w.run("plan", "-input=false")
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`Kueue would admit MPIJob default/` + prefix + `-fits at once, dispatched to worker cluster ` + workerName),
+		regexp.MustCompile(`worker cluster ` + workerName + ` would admit it in ClusterQueue ` + prefix + `, on flavors: worker: nvidia.com/gpu on ` + prefix + `-gpu`),
+		regexp.MustCompile(`Kueue would admit MPIJob default/` + prefix + `-toobig at once, but no worker cluster would admit it now`),
+		regexp.MustCompile(`worker cluster ` + workerName + ` would never admit it as its ClusterQueue ` + prefix + ` is now`),
+		// Its pods would run in the worker: the placement check reads the worker's nodes.
+		regexp.MustCompile(`MPIJob default/` + prefix + `-huge cannot run on worker cluster ` + workerName + ` as it is: its worker pods`),
+	} {
+		if !want.MatchString(strings.Join(strings.Fields(plan), " ")) {
+			t.Errorf("the plan does not say %q:\n%s", want, plan)
+		}
+	}
+	if strings.Contains(plan, "cannot run on this cluster") {
+		t.Errorf("the plan checks a dispatched job's placement against the manager's nodes:\n%s", plan)
+	}
+	// A queued job's rescale is a replacement (Kueue admitted its Workload for the old count),
+	// and the new job runs in the worker with the new count.
+	w.write(strings.Replace(config, "worker_count = 2", "worker_count = 3", 1))
+	if plan := w.run("plan", "-input=false"); !strings.Contains(plan, "training_mpi_job.fleet must be replaced") {
+		t.Errorf("the rescale of the dispatched MPIJob does not plan its replacement:\n%s", plan)
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	dispatchedJobs[0].pods = 4
+	readFromTheWorker("after the rescale")
 
 	w.run("destroy", "-auto-approve", "-input=false")
 	destroyed = true

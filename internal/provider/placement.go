@@ -102,16 +102,51 @@ func (r *jobResource) checkPodSecurity(ctx context.Context, resp *resource.Modif
 
 // checkPlacement warns in the plan when no node of the cluster can host a role of the job, or
 // the nodes cannot hold all its pods at once (jobs.CheckPlacement). It never fails a plan: the
-// cluster may change before apply.
+// cluster may change before apply. A job whose ClusterQueue dispatches it through MultiKueue runs
+// in a worker cluster, not here: it is checked against the nodes of each worker cluster the
+// provider block gives, and not against this cluster's.
 func (r *jobResource) checkPlacement(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
-	nodes, err := r.client.SharedNodes(ctx)
+	if fleet := r.fleetOf(ctx, obj); len(fleet) > 0 {
+		for _, name := range fleet {
+			if w := r.client.Worker(name); w != nil {
+				r.placeOn(ctx, resp, w, "worker cluster "+name, obj, roles)
+			} else {
+				tflog.Debug(ctx, "placement check skipped in a worker cluster the provider block does not give", map[string]any{"worker_cluster": name})
+			}
+		}
+		return
+	}
+	r.placeOn(ctx, resp, r.client, "this cluster", obj, roles)
+}
+
+// placeOn is checkPlacement against the nodes of client's cluster, called where in warnings.
+func (r *jobResource) placeOn(ctx context.Context, resp *resource.ModifyPlanResponse, client *kube.Client, where string, obj *unstructured.Unstructured, roles []jobs.RolePods) {
+	nodes, err := client.SharedNodes(ctx)
 	if err != nil {
-		tflog.Debug(ctx, "placement check skipped: the nodes cannot be listed", map[string]any{"error": err.Error()})
+		tflog.Debug(ctx, "placement check skipped: the nodes cannot be listed", map[string]any{"error": err.Error(), "cluster": where})
 		return
 	}
 	for _, w := range jobs.CheckPlacement(roles, nodes, jobs.PlacementOptions{Queued: jobs.QueueName(obj) != ""}) {
 		// One summary per role: the CLI folds warnings of the same summary into one.
-		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s/%s cannot run on this cluster as it is: its %s pods", r.kind.Object, obj.GetNamespace(), obj.GetName(), w.Role),
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s/%s cannot run on %s as it is: its %s pods", r.kind.Object, obj.GetNamespace(), obj.GetName(), where, w.Role),
 			w.Message+" This is checked against the nodes as they are now; the apply goes ahead.")
 	}
+}
+
+// fleetOf is the MultiKueue worker clusters a queued job's ClusterQueue dispatches it to, as
+// Kueue's queues are now (a LocalQueue this plan declares counts); none for a job without a
+// queue, or whose queue dispatches nowhere, or when the queues cannot be read.
+func (r *jobResource) fleetOf(ctx context.Context, obj *unstructured.Unstructured) []string {
+	if jobs.QueueName(obj) == "" {
+		return nil
+	}
+	state, err := r.client.SharedQueueState(ctx)
+	if err != nil {
+		return nil
+	}
+	localQueues := state.LocalQueues
+	if r.declared != nil {
+		_, _, localQueues = r.declared.Overlay(state.Flavors, state.Queues, localQueues)
+	}
+	return state.Fleets[localQueues[obj.GetNamespace()+"/"+jobs.QueueName(obj)]]
 }
