@@ -25,7 +25,8 @@ import (
 // worker, declared in one configuration (the worker's queues through an aliased provider). An
 // MPIJob and a TrainJob submitted to the manager's queue are dispatched to the worker: their
 // pods run there and none in the manager, and the jobs' worker_cluster, status and instances are
-// read from the worker (each instance is a pod of the worker). The plan of more jobs says which
+// read from the worker (each instance is a pod of the worker), after apply, refresh and import.
+// The plan of more jobs says which
 // worker cluster would admit each, by the worker's own queues. A rescale replaces the queued job,
 // and the new one runs in the worker with the new count. Destroy leaves nothing in either
 // cluster: no job, Workload or pod.
@@ -188,6 +189,14 @@ resource "training_train_job" "fleet" {
 	w.planIsEmpty()
 	w.run("apply", "-refresh-only", "-auto-approve", "-input=false")
 	readFromTheWorker("after a refresh")
+
+	// A dispatched job imports as a local one does, read where it runs, with nothing to change.
+	for _, j := range dispatchedJobs {
+		w.run("state", "rm", j.address)
+		w.run("import", "-input=false", j.address, "default/"+j.name)
+	}
+	w.planIsEmpty()
+	readFromTheWorker("after import")
 
 	// The plan of more jobs says which worker would take each: the worker has 8 GPUs, 4 of them
 	// free; the manager's queue has 64. Their placement is checked on the worker's nodes, where
