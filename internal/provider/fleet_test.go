@@ -23,13 +23,13 @@ import (
 
 // A fleet as code: the tests' cluster as MultiKueue's manager and a second local cluster as its
 // worker, declared in one configuration (the worker's queues through an aliased provider). An
-// MPIJob and a TrainJob submitted to the manager's queue are dispatched to the worker: their
-// pods run there and none in the manager, and the jobs' worker_cluster, status and instances are
-// read from the worker (each instance is a pod of the worker), after apply, refresh and import.
-// The plan of more jobs says which
-// worker cluster would admit each, by the worker's own queues. A rescale replaces the queued job,
-// and the new one runs in the worker with the new count. Destroy leaves nothing in either
-// cluster: no job, Workload or pod.
+// elastic Horovod MPIJob and a TrainJob submitted to the manager's queue are dispatched to the
+// worker: their pods run there and none in the manager, and the jobs' worker_cluster, status and
+// instances are read from the worker (each instance is a pod of the worker), after apply,
+// refresh and import. The plan of more jobs says which worker cluster would admit each, by the
+// worker's own queues, and checks their placement on the worker's nodes. A rescale of the MPIJob
+// replaces the queued job, and the new one runs in the worker with the new count. Destroy leaves
+// nothing in either cluster: no job, Workload or pod.
 func TestAccMultiKueue_aFleetRunsDispatchedJobsInTheWorkerAndReadsThemThere(t *testing.T) {
 	manager := newAPI(t)
 	workerKubeconfig, err := clustertest.Worker()
@@ -110,8 +110,12 @@ resource "training_admission_check" "fleet" {
 resource "training_mpi_job" "fleet" {
   name         = "%[1]s-mpi"
   image        = "registry.example/horovod:0.13.11"
-  command      = ["mpirun", "hostname"]
+  command      = ["python", "train.py"]
   worker_count = 2
+  elastic {
+    min_workers = 1
+    max_workers = 4
+  }
   gpus         = 1
   tolerations  = ["gpu_node", "ssd_node"]
   queue_name   = training_local_queue.manager.name
@@ -231,11 +235,11 @@ resource "training_mpi_job" %[1]q {
 	if strings.Contains(plan, "cannot run on this cluster") {
 		t.Errorf("the plan checks a dispatched job's placement against the manager's nodes:\n%s", plan)
 	}
-	// A queued job's rescale is a replacement (Kueue admitted its Workload for the old count),
-	// and the new job runs in the worker with the new count.
+	// A queued job's rescale, elastic Horovod's included, is a replacement (Kueue admitted its
+	// Workload for the old count), and the new job runs in the worker with the new count.
 	w.write(strings.Replace(config, "worker_count = 2", "worker_count = 3", 1))
 	if plan := w.run("plan", "-input=false"); !strings.Contains(plan, "training_mpi_job.fleet must be replaced") {
-		t.Errorf("the rescale of the dispatched MPIJob does not plan its replacement:\n%s", plan)
+		t.Errorf("the rescale of the dispatched elastic MPIJob does not plan its replacement:\n%s", plan)
 	}
 	w.run("apply", "-auto-approve", "-input=false")
 	dispatchedJobs[0].pods = 4
