@@ -72,6 +72,9 @@ type Client struct {
 	workers map[string]*Client
 }
 
+// NewClient returns a client that connects on first use.
+func NewClient(s Settings) *Client { return &Client{settings: s} }
+
 // UnknownSettingsError is every call's error on a client whose settings are not known yet
 // (Terraform plans with provider settings that come from resources the same apply makes).
 type UnknownSettingsError struct{ Settings []string }

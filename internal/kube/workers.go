@@ -46,6 +46,3 @@ func (c *Client) DispatchedTo(ctx context.Context, t Target) (string, error) {
 	}
 	return "", nil
 }
-
-// NewClient returns a client that connects on first use.
-func NewClient(s Settings) *Client { return &Client{settings: s} }
