@@ -63,8 +63,9 @@ func Worker() (string, error) {
 		if worker, _, workerErr = cluster.Start(ctx, opts); workerErr != nil {
 			return
 		}
-		workerErr = cluster.RegisterWorker(ctx, kubeconfig, WorkerSecret, worker)
-		fmt.Fprintf(os.Stderr, "clustertest: worker cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
+		if workerErr = cluster.RegisterWorker(ctx, kubeconfig, WorkerSecret, worker); workerErr == nil {
+			fmt.Fprintf(os.Stderr, "clustertest: worker cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
+		}
 	})
 	if workerErr != nil {
 		return "", fmt.Errorf("starting the worker cluster: %w", workerErr)

@@ -65,18 +65,7 @@ func main() {
 func run(verb, dir, cache, nodes string, realNode bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	if cache == "" {
-		cache = filepath.Join(dir, "bin")
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	source, err := cluster.FindSourceDir(wd)
+	dir, cache, source, err := locate(dir, cache)
 	if err != nil {
 		return err
 	}
@@ -109,7 +98,7 @@ func run(verb, dir, cache, nodes string, realNode bool) error {
 		}
 		return nil
 	case "down":
-		workers, err := filepath.Glob(filepath.Join(dir, "workers", "*"))
+		workers, err := filepath.Glob(workerDir(dir, "*"))
 		if err != nil {
 			return err
 		}
@@ -152,26 +141,19 @@ func worker(dir, cache string, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	if cache == "" {
-		cache = filepath.Join(dir, "bin")
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	source, err := cluster.FindSourceDir(wd)
+	dir, cache, source, err := locate(dir, cache)
 	if err != nil {
 		return err
 	}
 	manager := filepath.Join(dir, "run")
-	if running, err := cluster.Running(ctx, manager); err != nil || running == nil {
-		return fmt.Errorf("no cluster runs in %s to register the worker with (localcluster up first): %v", manager, err)
+	running, err := cluster.Running(ctx, manager)
+	if err != nil {
+		return err
 	}
-	w, _, err := cluster.Start(ctx, cluster.Options{SourceDir: source, CacheDir: cache, RunDir: filepath.Join(dir, "workers", args[0]), Log: os.Stderr})
+	if running == nil {
+		return fmt.Errorf("no cluster runs in %s to register the worker with (localcluster up first)", manager)
+	}
+	w, _, err := cluster.Start(ctx, cluster.Options{SourceDir: source, CacheDir: cache, RunDir: workerDir(dir, args[0]), Log: os.Stderr})
 	if err != nil {
 		return err
 	}
@@ -181,6 +163,26 @@ func worker(dir, cache string, args []string) error {
 	fmt.Printf("export WORKER_KUBECONFIG=%s\n", w.Kubeconfig)
 	return nil
 }
+
+// locate makes dir absolute and gives the binaries' cache (DIR/bin unless set) and the
+// cluster module's folder, found from the working folder.
+func locate(dir, cache string) (absDir, cacheDir, source string, err error) {
+	if absDir, err = filepath.Abs(dir); err != nil {
+		return "", "", "", err
+	}
+	if cacheDir = cache; cacheDir == "" {
+		cacheDir = filepath.Join(absDir, "bin")
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", "", "", err
+	}
+	source, err = cluster.FindSourceDir(wd)
+	return absDir, cacheDir, source, err
+}
+
+// workerDir is the run folder of the worker cluster name (a glob pattern for all of them).
+func workerDir(dir, name string) string { return filepath.Join(dir, "workers", name) }
 
 func envOr(name, fallback string) string {
 	if v := os.Getenv(name); v != "" {
