@@ -23,6 +23,15 @@ func QueueName(obj *unstructured.Unstructured) string {
 	return obj.GetLabels()[QueueLabel]
 }
 
+// LocalQueueKey is the job object's LocalQueue as "namespace/name", the key Kueue's queues are
+// read and declared by, or "" for a job of no queue.
+func LocalQueueKey(obj *unstructured.Unstructured) string {
+	if q := QueueName(obj); q != "" {
+		return obj.GetNamespace() + "/" + q
+	}
+	return ""
+}
+
 // withQueue turns the status of a queued job that Kueue has not admitted into QUEUED, with
 // Kueue's reason; suspended says whether the job object is suspended (Kind.Suspended). A job
 // without a queue, or finished, keeps its status.

@@ -208,14 +208,13 @@ func (c *Client) observe(ctx context.Context, t Target, refresh bool) (jobs.Obse
 	if name := jobs.DispatchedTo(o); name != "" {
 		// Its pods are in the worker cluster, or, if the provider was not given it, nowhere
 		// this client can see: none here are the job's.
-		if w := c.Worker(name); w != nil {
-			listPods = w.Pods
-			if refresh {
-				listPods = w.ReadPods
-			}
-			t = workerCopy(t)
-		} else {
+		w := c.Worker(name)
+		if w == nil {
 			return o, nil
+		}
+		listPods, t = w.Pods, WorkerCopy(t)
+		if refresh {
+			listPods = w.ReadPods
 		}
 	}
 	if o.Pods, err = listPods(ctx, t); err != nil {
@@ -258,16 +257,17 @@ func (c *Client) Names(ctx context.Context, gvr schema.GroupVersionResource, nam
 
 // Workload returns Kueue's Workload of a job object (found by the job's UID), or nil.
 func (c *Client) Workload(ctx context.Context, job *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	items, err := c.List(ctx, kueue.WorkloadGVR, job.GetNamespace(), workloadSelector(job))
-	if err != nil {
-		return nil, fmt.Errorf("reading the Kueue Workload of %s: %w", job.GetName(), err)
-	}
-	return newestWorkload(items), nil
+	return c.workloadOf(ctx, job.GetNamespace(), job.GetName(), job.GetUID())
 }
 
-// workloadSelector selects the Workloads Kueue made for the job object, by its UID.
-func workloadSelector(job *unstructured.Unstructured) string {
-	return kueue.JobUIDLabel + "=" + string(job.GetUID())
+// workloadOf returns Kueue's Workload of the job with that UID, or nil: one LIST by Kueue's
+// job-UID label.
+func (c *Client) workloadOf(ctx context.Context, namespace, name string, uid types.UID) (*unstructured.Unstructured, error) {
+	items, err := c.List(ctx, kueue.WorkloadGVR, namespace, kueue.JobUIDLabel+"="+string(uid))
+	if err != nil {
+		return nil, fmt.Errorf("reading the Kueue Workload of %s: %w", name, err)
+	}
+	return newestWorkload(items), nil
 }
 
 // newestWorkload is the newest of a job's Workloads (Kueue makes a new one when the job's pods

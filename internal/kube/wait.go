@@ -49,7 +49,7 @@ func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unst
 		return o, err
 	}
 	here, job := o.Workload, o.Object
-	o, err = worker.until(ctx, workerCopy(t), check, waitOptions{events: true})
+	o, err = worker.until(ctx, WorkerCopy(t), check, waitOptions{events: true})
 	// The Workload here as it is now: at the dispatch Kueue had named the worker, not yet
 	// admitted the job here.
 	readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)

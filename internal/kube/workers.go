@@ -2,7 +2,6 @@ package kube
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
@@ -20,15 +19,12 @@ func (c *Client) SetWorkers(workers map[string]*Client) { c.workers = workers }
 // when the provider was not given it.
 func (c *Client) Worker(name string) *Client { return c.workers[name] }
 
-// workerCopy is the target as its copy in a worker cluster: same kind, namespace and name, but
-// its own UID (Kueue creates it anew there).
-func workerCopy(t Target) Target {
+// WorkerCopy is the target as its copy in a worker cluster (see Client.Worker): same kind,
+// namespace and name, but its own UID (Kueue creates it anew there).
+func WorkerCopy(t Target) Target {
 	t.UID = ""
 	return t
 }
-
-// WorkerCopy is the target as its copy in a worker cluster (see Client.Worker).
-func WorkerCopy(t Target) Target { return workerCopy(t) }
 
 // DispatchedTo is the worker cluster Kueue dispatched the job object with the target's UID to,
 // read from its Workload here (one LIST), or "" when it was not dispatched or the client knows
@@ -37,12 +33,9 @@ func (c *Client) DispatchedTo(ctx context.Context, t Target) (string, error) {
 	if len(c.workers) == 0 || t.UID == "" {
 		return "", nil
 	}
-	items, err := c.List(ctx, kueue.WorkloadGVR, t.Namespace, kueue.JobUIDLabel+"="+string(t.UID))
-	if err != nil {
-		return "", fmt.Errorf("reading the Kueue Workload of %s: %w", t, err)
+	wl, err := c.workloadOf(ctx, t.Namespace, t.Name, t.UID)
+	if err != nil || wl == nil {
+		return "", err
 	}
-	if wl := newestWorkload(items); wl != nil {
-		return kueue.ReadWorkload(wl).Cluster, nil
-	}
-	return "", nil
+	return kueue.ReadWorkload(wl).Cluster, nil
 }

@@ -77,7 +77,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	if declared != nil {
 		flavors, queues, localQueues = declared.Overlay(flavors, queues, localQueues)
 	}
-	localQueue := obj.GetNamespace() + "/" + jobs.QueueName(obj)
+	localQueue := jobs.LocalQueueKey(obj)
 	queue := localQueues[localQueue]
 	if queue == "" {
 		// Here the apply says so, and creates nothing; in a worker, Kueue holds the copy.

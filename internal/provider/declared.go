@@ -84,7 +84,7 @@ func (r *jobResource) checkDeclaredQueue(resp *resource.ModifyPlanResponse, obj 
 	if r.declared == nil {
 		return false
 	}
-	local := obj.GetNamespace() + "/" + jobs.QueueName(obj)
+	local := jobs.LocalQueueKey(obj)
 	queue, flavors, ok := r.declared.Queue(local)
 	if !ok {
 		return false

@@ -219,7 +219,7 @@ resource "training_mpi_job" %[1]q {
 `, label, prefix, workers, gpus)
 	}
 	w.write(config + planned("fits", 2, 1) + planned("toobig", 12, 1) + planned("huge", 1, 16))
-	plan := w.run("plan", "-input=false")
+	plan := flat(w.run("plan", "-input=false"))
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`Kueue would admit MPIJob default/` + prefix + `-fits at once, dispatched to worker cluster ` + workerName),
 		regexp.MustCompile(`worker cluster ` + workerName + ` would admit it in ClusterQueue ` + prefix + `, on flavors: worker: nvidia.com/gpu on ` + prefix + `-gpu`),
@@ -228,7 +228,7 @@ resource "training_mpi_job" %[1]q {
 		// Its pods would run in the worker: the placement check reads the worker's nodes.
 		regexp.MustCompile(`MPIJob default/` + prefix + `-huge cannot run on worker cluster ` + workerName + ` as it is: its worker pods`),
 	} {
-		if !want.MatchString(strings.Join(strings.Fields(plan), " ")) {
+		if !want.MatchString(plan) {
 			t.Errorf("the plan does not say %q:\n%s", want, plan)
 		}
 	}

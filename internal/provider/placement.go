@@ -148,5 +148,5 @@ func (r *jobResource) fleetOf(ctx context.Context, obj *unstructured.Unstructure
 	if r.declared != nil {
 		_, _, localQueues = r.declared.Overlay(state.Flavors, state.Queues, localQueues)
 	}
-	return state.Fleets[localQueues[obj.GetNamespace()+"/"+jobs.QueueName(obj)]]
+	return state.Fleets[localQueues[jobs.LocalQueueKey(obj)]]
 }
