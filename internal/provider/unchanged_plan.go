@@ -27,7 +27,8 @@ import (
 // plan of 100 jobs without refresh that was most of the provider's CPU. This answers it
 // directly when the same answer is certain (see planShape.plan). A refresh is answered by the
 // job's own Read without the framework's walks around it (see readShape.read). Anything else
-// goes to the framework.
+// goes to the framework, the requests made for each resource on a context the framework cannot
+// hold once they are answered (see forward).
 func NewProtocol6(version string) func() tfprotov6.ProviderServer {
 	return func() tfprotov6.ProviderServer { return newShortcuts(version) }
 }
@@ -136,7 +137,7 @@ func (s *shortcuts) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanR
 			return resp, nil
 		}
 	}
-	return s.frameworkServer.PlanResourceChange(ctx, req)
+	return forward(ctx, req, s.frameworkServer.PlanResourceChange)
 }
 
 func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
@@ -146,7 +147,7 @@ func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourc
 			return resp, nil
 		}
 	}
-	return s.frameworkServer.ReadResource(ctx, req)
+	return forward(ctx, req, s.frameworkServer.ReadResource)
 }
 
 func (s *shortcuts) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
@@ -156,7 +157,7 @@ func (s *shortcuts) ValidateResourceConfig(ctx context.Context, req *tfprotov6.V
 			return resp, nil
 		}
 	}
-	return s.frameworkServer.ValidateResourceConfig(ctx, req)
+	return forward(ctx, req, s.frameworkServer.ValidateResourceConfig)
 }
 
 func (s *shortcuts) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
@@ -166,7 +167,7 @@ func (s *shortcuts) UpgradeResourceState(ctx context.Context, req *tfprotov6.Upg
 			return resp, nil
 		}
 	}
-	return s.frameworkServer.UpgradeResourceState(ctx, req)
+	return forward(ctx, req, s.frameworkServer.UpgradeResourceState)
 }
 
 // plan answers the plan of an update whose proposal is byte for byte the prior state, when
