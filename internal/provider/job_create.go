@@ -27,7 +27,7 @@ import (
 // once so that nothing is ever orphaned, then the dependents handed to the job as their owner,
 // its TensorBoard, and the wait.
 func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, resp *resource.CreateResponse, m jobModel) {
-	resp.Diagnostics.Append(req.Plan.Get(ctx, m)...)
+	resp.Diagnostics.Append(getPlanModel(ctx, req.Plan, m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -74,7 +74,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	f.TensorBoardURL = types.StringNull()
 	// Saved before anything else can fail: from here on the job is in state (tainted if need be),
 	// and destroy removes its dependents with it, by name, as this provider's.
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.State, m)...)
 	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 
 	if len(services) > 0 {
@@ -95,7 +95,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	}
 	r.createTensorBoard(ctx, &f.tensorBoardFields, created, spec.Pods(), &resp.Diagnostics)
 	r.settle(ctx, m, spec, actionCreate, f.WaitFor.ValueString(), created, &resp.Diagnostics)
-	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.State, m)...)
 	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 }
 

@@ -16,7 +16,7 @@ import (
 // have no owner reference; but only those that are the job's, owned by it or made by this
 // provider: one of that name that is somebody else's is left alone, with a warning.
 func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, resp *resource.DeleteResponse, m jobModel) {
-	resp.Diagnostics.Append(req.State.Get(ctx, m)...)
+	resp.Diagnostics.Append(getModel(ctx, req.State, m)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}

@@ -116,7 +116,7 @@ func planStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resou
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() || len(resp.RequiresReplace) > 0 {
 		return
 	}
-	if req.Plan.Get(ctx, plan).HasError() || req.State.Get(ctx, state).HasError() {
+	if getPlanModel(ctx, req.Plan, plan).HasError() || getModel(ctx, req.State, state).HasError() {
 		return
 	}
 	s := state.job().statusModel

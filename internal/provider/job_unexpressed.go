@@ -50,7 +50,7 @@ func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRe
 		return
 	}
 	prior := r.newModel()
-	if req.State.Get(ctx, prior).HasError() {
+	if getModel(ctx, req.State, prior).HasError() {
 		return
 	}
 	t := r.target(prior.job())

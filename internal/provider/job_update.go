@@ -25,8 +25,8 @@ import (
 // that were deleted, made again; and the TensorBoard, added, changed or removed. Then it waits
 // as wait_for says, when the job was rescaled or resumed, and records the job.
 func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, plan, state jobModel) {
-	resp.Diagnostics.Append(req.Plan.Get(ctx, plan)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, state)...)
+	resp.Diagnostics.Append(getPlanModel(ctx, req.Plan, plan)...)
+	resp.Diagnostics.Append(getModel(ctx, req.State, state)...)
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -60,7 +60,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 				*d.dependents() = *sd.dependents()
 			}
 		}
-		resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+		resp.Diagnostics.Append(setModel(ctx, &resp.State, plan)...)
 		r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
 		return
 	}
@@ -109,7 +109,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	// What the plan kept of the status (planStatus: what this update leaves alone) the apply
 	// gives as planned; the next refresh reads it anew.
 	p.statusModel = planned.over(p.statusModel)
-	resp.Diagnostics.Append(resp.State.Set(ctx, plan)...)
+	resp.Diagnostics.Append(setModel(ctx, &resp.State, plan)...)
 	r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
 }
 

@@ -22,12 +22,24 @@ import (
 
 // getModel sets the model m points to from the state, as state.Get does.
 func getModel(ctx context.Context, state tfsdk.State, m any) diag.Diagnostics {
-	c, err := codecOf(ctx, reflect.TypeOf(m), state.Schema.Type)
+	return decodeModel(ctx, state.Raw, state.Schema.Type, m, "Reading the state")
+}
+
+// getPlanModel sets the model m points to from the plan, as plan.Get does: an unknown value is
+// read into an attribute value as unknown, and refused where a block's slice would hold it.
+func getPlanModel(ctx context.Context, plan tfsdk.Plan, m any) diag.Diagnostics {
+	return decodeModel(ctx, plan.Raw, plan.Schema.Type, m, "Reading the plan")
+}
+
+// decodeModel sets the model m points to from v, of the type typeOf gives; what says what was
+// read, in the error.
+func decodeModel(ctx context.Context, v tftypes.Value, typeOf func() attr.Type, m any, what string) diag.Diagnostics {
+	c, err := codecOf(ctx, reflect.TypeOf(m), typeOf)
 	if err == nil {
-		err = c.decode(ctx, state.Raw, reflect.ValueOf(m).Elem())
+		err = c.decode(ctx, v, reflect.ValueOf(m).Elem())
 	}
 	if err != nil {
-		return diag.Diagnostics{diag.NewErrorDiagnostic("Value Conversion Error", "Reading the state: "+err.Error()+"\n\nPlease report this issue to the provider developers.")}
+		return diag.Diagnostics{diag.NewErrorDiagnostic("Value Conversion Error", what+": "+err.Error()+"\n\nPlease report this issue to the provider developers.")}
 	}
 	return nil
 }

@@ -76,3 +76,52 @@ func nullAttributes(o tftypes.Value) tftypes.Value {
 	}
 	return tftypes.NewValue(o.Type(), vals)
 }
+
+// A plan is read into every job resource's model by getPlanModel exactly as by the framework's
+// Get: every attribute unknown (a plan's computed attributes are), every attribute set, and each
+// block unknown, which both refuse (a block's slice cannot hold an unknown).
+func TestAJobModelIsReadFromAPlanAsTheFrameworkReadsIt(t *testing.T) {
+	ctx := context.Background()
+	seen := 0
+	for _, f := range New("test")().Resources(ctx) {
+		r := f()
+		base, ok := r.(interface{ base() *jobResource })
+		if !ok {
+			continue
+		}
+		seen++
+		var meta resource.MetadataResponse
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &meta)
+		var sch resource.SchemaResponse
+		r.Schema(ctx, resource.SchemaRequest{}, &sch)
+		full := sample(sch.Schema.Type().TerraformType(ctx), 0)
+		unknown := attributes(full)
+		for name, v := range unknown {
+			if _, block := sch.Schema.Blocks[name]; !block {
+				unknown[name] = tftypes.NewValue(v.Type(), tftypes.UnknownValue)
+			}
+		}
+		plans := map[string]tftypes.Value{"every attribute set": full, "every attribute unknown": tftypes.NewValue(full.Type(), unknown)}
+		for name := range sch.Schema.Blocks {
+			plans[name+" unknown"] = withAttribute(full, name, tftypes.NewValue(attributes(full)[name].Type(), tftypes.UnknownValue))
+		}
+		for what, v := range plans {
+			plan := tfsdk.Plan{Schema: sch.Schema, Raw: v}
+			want, got := base.base().newModel(), base.base().newModel()
+			wantDiags, gotDiags := plan.Get(ctx, want), getPlanModel(ctx, plan, got)
+			if wantDiags.HasError() != gotDiags.HasError() {
+				t.Errorf("%s, %s: the framework's errors %v, getPlanModel's %v", meta.TypeName, what, wantDiags, gotDiags)
+				continue
+			}
+			if wantDiags.HasError() {
+				continue
+			}
+			if diff := cmp.Diff(want, got, cmp.Exporter(func(reflect.Type) bool { return true })); diff != "" {
+				t.Errorf("%s, %s: read otherwise than the framework reads it (-framework +getPlanModel):\n%s", meta.TypeName, what, diff)
+			}
+		}
+	}
+	if seen < 5 {
+		t.Fatalf("only %d job resources", seen)
+	}
+}

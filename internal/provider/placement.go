@@ -32,7 +32,7 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 	if req.Plan.Raw.IsNull() {
 		return
 	}
-	if diags := req.Plan.Get(ctx, m); diags.HasError() {
+	if diags := getPlanModel(ctx, req.Plan, m); diags.HasError() {
 		return
 	}
 	spec, diags := m.spec(ctx)
