@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -135,7 +133,8 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 		return nil, err
 	}
 	if key.metadata {
-		inf := metadatainformer.NewFilteredMetadataInformer(c.meta, key.gvr, key.namespace, 0, cache.Indexers{byOwner: indexByOwner}, nil).Informer()
+		inf := cache.NewSharedIndexInformerWithOptions(listWatch(c.meta.Resource(key.gvr).Namespace(key.namespace), c.meta),
+			&metav1.PartialObjectMetadata{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byOwner: indexByOwner}, ObjectDescription: key.gvr.String()})
 		return inf, inf.SetTransform(dropManagedFields)
 	}
 	switch key.gvr {
@@ -166,7 +165,8 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 	}
 	// Nothing a wait reads is in managedFields, which are often half of a job object, or in a
 	// job's pod templates.
-	inf := dynamicinformer.NewFilteredDynamicInformer(dyn, key.gvr, key.namespace, 0, indexers, nil).Informer()
+	inf := cache.NewSharedIndexInformerWithOptions(listWatch(dyn.Resource(key.gvr).Namespace(key.namespace), dyn),
+		&unstructured.Unstructured{}, cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: key.gvr.String()})
 	kind := kindOf(key.gvr)
 	return inf, inf.SetTransform(func(obj any) (any, error) {
 		if u, ok := obj.(*unstructured.Unstructured); ok && kind != nil {
