@@ -126,7 +126,7 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		return nil
 	}
 	var err error
-	l.objects, err = c.listJSON(ctx, key.gvr, key.namespace)
+	l.objects, err = c.listJSON(ctx, key.gvr, key.namespace, "")
 	return err
 }
 

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
@@ -86,7 +89,9 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 	if namespace == "" {
 		namespace = "default"
 	}
-	objs, err := r.client.List(ctx, r.kind.GVR, namespace, cfg.LabelSelector.ValueString())
+	// Each job is held as JSON and decoded as it is pushed: the jobs of a kind decoded at once
+	// were most of a query's memory.
+	listed, err := r.client.ListJSON(ctx, r.kind.GVR, namespace, cfg.LabelSelector.ValueString())
 	if err != nil {
 		var diags diag.Diagnostics
 		diags.AddError("Error listing "+r.kind.Object+"s", err.Error())
@@ -96,8 +101,15 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 	now := time.Now()
 	stream.Results = func(push func(list.ListResult) bool) {
 		var pushed int64
-		for i := range objs {
-			obj := &objs[i]
+		for _, name := range slices.Sorted(maps.Keys(listed)) {
+			obj := &unstructured.Unstructured{}
+			if err := obj.UnmarshalJSON(listed[name]); err != nil {
+				var diags diag.Diagnostics
+				diags.AddError("Error reading the listed "+r.kind.Object+" "+name, err.Error())
+				push(list.ListResult{Diagnostics: diags})
+				return
+			}
+			delete(listed, name) // held no longer than it takes to push it
 			status, err := r.kind.Status(jobs.Observed{Object: obj}, now)
 			if err != nil || cfg.Status.ValueString() != "" && status.Phase != cfg.Status.ValueString() {
 				continue
@@ -152,13 +164,15 @@ func (r *jobListResource) listed(ctx context.Context, req list.ListRequest, into
 	state := tfsdk.State{Schema: req.ResourceSchema, Raw: tftypes.NewValue(req.ResourceSchema.Type().TerraformType(ctx), nil)}
 	setImported(ctx, &state, namespace, name, diags)
 	m := r.newModel()
-	diags.Append(state.Get(ctx, m)...)
+	diags.Append(getModel(ctx, state, m)...)
 	if diags.HasError() {
 		return
 	}
 	m.pod().markImported()
 	diags.Append(read(m)...)
-	diags.Append(into.Set(ctx, m)...)
+	if diags.Append(setModel(ctx, &state, m)...); !diags.HasError() {
+		into.Raw = state.Raw
+	}
 }
 
 // taintListResource lists node taints.
