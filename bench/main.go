@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -154,6 +155,8 @@ func main() {
 type benchConfig struct {
 	runs, oneRunAbove, slowMax, slowRuns int
 	only, out, plot                      string
+	// commit is the provider's source measured, as sourceCommit says it.
+	commit string
 	// mpiQueue, when not 0, is mpi-operator's work-queue rate limit and burst.
 	mpiQueue int
 	// apiQPS, when not 0, is kube-controller-manager's client rate limit (burst twice that).
@@ -196,6 +199,7 @@ func run(sizes string, cfg benchConfig) error {
 		return err
 	}
 	root := filepath.Dir(wd)
+	cfg.commit = sourceCommit(root)
 	work, err := os.MkdirTemp("", "training-bench-")
 	if err != nil {
 		return err
@@ -328,4 +332,18 @@ func run(sizes string, cfg benchConfig) error {
 
 func logf(format string, args ...any) {
 	_, _ = fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05 ")+format+"\n", args...)
+}
+
+// sourceCommit names the commit of the source in root that the bench builds, and says so when
+// the source differs from it; "an unknown commit" outside a git checkout.
+func sourceCommit(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "an unknown commit"
+	}
+	commit := "commit " + strings.TrimSpace(string(out))
+	if status, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(status) > 0 {
+		commit += " with uncommitted changes"
+	}
+	return commit
 }

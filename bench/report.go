@@ -23,11 +23,11 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		target = "bench-gc"
 		extra += fmt.Sprintf(" -controller-manager-api-qps %d", cfg.apiQPS)
 	}
-	fmt.Fprintf(&b, "Produced by `make %s` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d -peers-max %d -crowded-max %d -unrelated-pods %d%s`) on %s, in one run on one local "+
+	fmt.Fprintf(&b, "Produced by `make %s` (`cd bench && go run . -n %s -runs %d -one-run-above %d -slow-max %d -slow-runs %d -peers-max %d -crowded-max %d -unrelated-pods %d%s`) on %s, of this provider at %s, in one run on one local "+
 		"cluster with the real operators (mpi-operator, training-operator, FrameworkController) and KWOK's simulated kubelets on %d nodes, "+
 		"on this machine (2 cores). Each size holds a quarter of each kind: elastic Horovod MPIJobs, TFJobs, elastic PyTorchJobs and "+
 		"elastic PyTorch Frameworks with their own etcd. Every tool waits for the same thing: each job running on apply and rescale, "+
-		"each object gone on destroy.\n\n", target, joinInts(ns), cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, cfg.peersMax, cfg.crowdedMax, cfg.unrelatedPods, extra, time.Now().UTC().Format("2006-01-02"), nodes)
+		"each object gone on destroy.\n\n", target, joinInts(ns), cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, cfg.peersMax, cfg.crowdedMax, cfg.unrelatedPods, extra, time.Now().UTC().Format("2006-01-02"), cfg.commit, nodes)
 	if cfg.mpiQueue != 0 {
 		fmt.Fprintf(&b, "**Not upstream's defaults:** mpi-operator runs with `--controller-queue-rate-limit=%[1]d --controller-queue-burst=%[1]d` "+
 			"(upstream: 10 and 100), so that its work queue's rate limiter, through which every event about an MPIJob passes, does not "+
