@@ -135,7 +135,7 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 	if key.metadata {
 		inf := cache.NewSharedIndexInformerWithOptions(listWatch(c.meta.Resource(key.gvr).Namespace(key.namespace), c.meta),
 			&metav1.PartialObjectMetadata{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byOwner: indexByOwner}, ObjectDescription: key.gvr.String()})
-		return inf, inf.SetTransform(dropManagedFields)
+		return inf, inf.SetTransform(slimMetadata)
 	}
 	switch key.gvr {
 	case podsGVR:

@@ -96,3 +96,41 @@ func TestKindPodsSelectsEveryJobOfTheKindAndNoOtherPod(t *testing.T) {
 		}
 	}
 }
+
+// What a job owns is found alike in the metadata as listed and as a metadata informer keeps it
+// (slimMetadata), which keeps no labels, annotations, finalizers or managed fields.
+func TestOwnedByFindsInSlimMetadataWhatItFindsInTheWhole(t *testing.T) {
+	whole := []*metav1.PartialObjectMetadata{owned("train", "js", "job"), owned("train-node-0", "j0", "js"), owned("other", "x", "another-job")}
+	deleted := metav1.Now()
+	for _, o := range whole {
+		o.Labels = map[string]string{"jobset.sigs.k8s.io/jobset-name": "train"}
+		o.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}"}
+		o.Finalizers = []string{"example.com/hold"}
+		o.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
+		o.DeletionTimestamp = &deleted
+	}
+	slim := make([]*metav1.PartialObjectMetadata, len(whole))
+	for i, o := range whole {
+		s, err := slimMetadata(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slim[i] = s.(*metav1.PartialObjectMetadata)
+		if s := slim[i]; s.Labels != nil || s.Annotations != nil || s.Finalizers != nil || s.ManagedFields != nil {
+			t.Errorf("%s kept more than its name, UID, owners and deletion: %+v", o.Name, s.ObjectMeta)
+		}
+		if s := slim[i]; s.DeletionTimestamp == nil || s.UID != o.UID || len(s.OwnerReferences) != len(o.OwnerReferences) {
+			t.Errorf("%s lost its UID, owners or deletion: %+v", o.Name, s.ObjectMeta)
+		}
+	}
+	for what, objs := range map[string][]*metav1.PartialObjectMetadata{"whole": whole, "slim": slim} {
+		got, err := ownedBy([]*sharedInformer{metadataStore(t, objs...)}, []string{"objects"}, "job")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if want := []string{"objects/train", "objects/train-node-0"}; !slices.Equal(got, want) {
+			t.Errorf("%s: owned by the job: %v, want %v", what, got, want)
+		}
+	}
+}

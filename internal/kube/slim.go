@@ -55,3 +55,21 @@ func slimContainerStatuses(statuses []corev1.ContainerStatus) []corev1.Container
 	}
 	return out
 }
+
+// slimMetadata keeps of an object's metadata what the wait on what a job owns reads: its name,
+// UID and owners, and whether it is being deleted. A destroy of 1,000 jobs watches the metadata
+// of every pod, Service, ConfigMap and Job of the namespace, whose labels, annotations and
+// finalizers it never reads.
+func slimMetadata(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return dropManagedFields(obj)
+	}
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: m.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{
+			Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+			OwnerReferences: m.OwnerReferences, DeletionTimestamp: m.DeletionTimestamp,
+		},
+	}, nil
+}
