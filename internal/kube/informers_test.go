@@ -115,7 +115,11 @@ func TestOwnedByFindsInSlimMetadataWhatItFindsInTheWhole(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		slim[i] = s.(*metav1.PartialObjectMetadata)
+		p, ok := s.(*metav1.PartialObjectMetadata)
+		if !ok {
+			t.Fatalf("%s: slimMetadata made a %T", o.Name, s)
+		}
+		slim[i] = p
 		if s := slim[i]; s.Labels != nil || s.Annotations != nil || s.Finalizers != nil || s.ManagedFields != nil {
 			t.Errorf("%s kept more than its name, UID, owners and deletion: %+v", o.Name, s.ObjectMeta)
 		}

@@ -84,12 +84,18 @@ type markerKey struct{}
 // heldAfter says whether anything still holds the context of the request once it is answered.
 func heldAfter(t *testing.T, request func(context.Context) error) bool {
 	t.Helper()
+	held := answered(t, request)
+	runtime.GC()
+	return held.Value() != nil
+}
+
+// answered makes the request on a context that holds a marker, and returns a weak pointer to the
+// marker once the request is answered.
+func answered(t *testing.T, request func(context.Context) error) weak.Pointer[[64]byte] {
+	t.Helper()
 	marker := new([64]byte)
-	held := weak.Make(marker)
 	if err := request(context.WithValue(context.Background(), markerKey{}, marker)); err != nil {
 		t.Fatal(err)
 	}
-	marker = nil
-	runtime.GC()
-	return held.Value() != nil
+	return weak.Make(marker)
 }
