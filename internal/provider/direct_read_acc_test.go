@@ -101,11 +101,14 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 			what := r.Type + ", " + v.what
 			req := readRequest(t, r.Type, shape, v.state, &v.identity)
 			// The two reads are a moment apart, and a job that is still starting may move between
-			// them (a pod's phase, the job's status): they are read again, a second apart, until
-			// they agree or ten pairs have not; a difference of the shortcut's own stays in every
-			// pair. A live job's duration, counted from the clock, is left out.
+			// them (a pod's phase, the job's status); each server's reads also share a list of the
+			// kind for up to 10 s (kube's listLife), taken at its own moment. They are read again,
+			// a second apart, until they agree or 25 pairs have not, past the life of both lists (a
+			// TrainJob moving from PENDING to RUNNING differed for ten pairs); a difference of the
+			// shortcut's own stays in every pair. A live job's duration, counted from the clock, is
+			// left out.
 			var want, got *tfprotov6.ReadResourceResponse
-			for attempt := 0; attempt < 10; attempt++ {
+			for attempt := 0; attempt < 25; attempt++ {
 				if attempt > 0 {
 					time.Sleep(time.Second)
 				}
