@@ -16,19 +16,8 @@ import (
 // attribute null, and each block null or empty.
 func TestAJobModelConvertsAsTheFrameworkConvertsIt(t *testing.T) {
 	ctx := context.Background()
-	p := New("test")()
-	seen := 0
-	for _, f := range p.Resources(ctx) {
-		r := f()
-		base, ok := r.(interface{ base() *jobResource })
-		if !ok {
-			continue
-		}
-		seen++
-		var meta resource.MetadataResponse
-		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &meta)
-		var sch resource.SchemaResponse
-		r.Schema(ctx, resource.SchemaRequest{}, &sch)
+	for _, job := range jobResourceSchemas(t) {
+		base, meta, sch := job.base, job.meta, job.sch
 		typ := sch.Schema.Type().TerraformType(ctx)
 		full := sample(typ, 0)
 		states := map[string]tftypes.Value{"every attribute set": full, "every attribute set otherwise": sample(typ, 1), "every attribute null": nullAttributes(full)}
@@ -63,9 +52,6 @@ func TestAJobModelConvertsAsTheFrameworkConvertsIt(t *testing.T) {
 			}
 		}
 	}
-	if seen < 5 {
-		t.Fatalf("only %d job resources", seen)
-	}
 }
 
 // nullAttributes is the object o with every attribute null.
@@ -82,18 +68,8 @@ func nullAttributes(o tftypes.Value) tftypes.Value {
 // block unknown, which both refuse (a block's slice cannot hold an unknown).
 func TestAJobModelIsReadFromAPlanAsTheFrameworkReadsIt(t *testing.T) {
 	ctx := context.Background()
-	seen := 0
-	for _, f := range New("test")().Resources(ctx) {
-		r := f()
-		base, ok := r.(interface{ base() *jobResource })
-		if !ok {
-			continue
-		}
-		seen++
-		var meta resource.MetadataResponse
-		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &meta)
-		var sch resource.SchemaResponse
-		r.Schema(ctx, resource.SchemaRequest{}, &sch)
+	for _, job := range jobResourceSchemas(t) {
+		base, meta, sch := job.base, job.meta, job.sch
 		full := sample(sch.Schema.Type().TerraformType(ctx), 0)
 		unknown := attributes(full)
 		for name, v := range unknown {
@@ -121,7 +97,34 @@ func TestAJobModelIsReadFromAPlanAsTheFrameworkReadsIt(t *testing.T) {
 			}
 		}
 	}
-	if seen < 5 {
-		t.Fatalf("only %d job resources", seen)
+}
+
+// jobResourceSchema is a job resource of the provider with its metadata and schema.
+type jobResourceSchema struct {
+	base interface{ base() *jobResource }
+	meta resource.MetadataResponse
+	sch  resource.SchemaResponse
+}
+
+// jobResourceSchemas are the provider's job resources with their metadata and schemas; the test
+// fails if there are fewer than five.
+func jobResourceSchemas(t *testing.T) []jobResourceSchema {
+	t.Helper()
+	ctx := context.Background()
+	var out []jobResourceSchema
+	for _, f := range New("test")().Resources(ctx) {
+		r := f()
+		base, ok := r.(interface{ base() *jobResource })
+		if !ok {
+			continue
+		}
+		job := jobResourceSchema{base: base}
+		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &job.meta)
+		r.Schema(ctx, resource.SchemaRequest{}, &job.sch)
+		out = append(out, job)
 	}
+	if len(out) < 5 {
+		t.Fatalf("only %d job resources", len(out))
+	}
+	return out
 }
