@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/pager"
@@ -43,9 +42,8 @@ type Client struct {
 
 	once sync.Once
 	dyn  dynamic.Interface
-	// core lists pods and nodes as typed objects over protobuf: decoding a pod list straight
-	// into structs costs a fraction of decoding JSON maps and converting them by reflection.
-	core corev1client.CoreV1Interface
+	// core reads the core group's objects as typed objects over protobuf (coreClient).
+	core rest.Interface
 	// meta lists and watches objects' metadata alone (what a job owns, as destroy waits for it).
 	meta metadata.Interface
 	// raw reads lists as they stream in (listJSON).
@@ -123,17 +121,12 @@ func (c *Client) dynamic() (dynamic.Interface, error) {
 		if c.raw, c.err = rawClient(cfg); c.err != nil {
 			return
 		}
-		protobuf := rest.CopyConfig(cfg)
-		protobuf.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-		protobuf.ContentType = "application/vnd.kubernetes.protobuf"
-		var core *corev1client.CoreV1Client
-		core, c.err = corev1client.NewForConfig(protobuf)
-		c.core = core
+		c.core, c.err = coreClient(cfg)
 	})
 	return c.dyn, c.err
 }
 
-func (c *Client) coreClient() (corev1client.CoreV1Interface, error) {
+func (c *Client) coreREST() (rest.Interface, error) {
 	if _, err := c.dynamic(); err != nil {
 		return nil, err
 	}
@@ -287,7 +280,7 @@ func newestWorkload(items []unstructured.Unstructured) *unstructured.Unstructure
 
 // Pods lists the target's pods.
 func (c *Client) Pods(ctx context.Context, t Target) ([]corev1.Pod, error) {
-	core, err := c.coreClient()
+	core, err := c.coreREST()
 	if err != nil {
 		return nil, err
 	}
@@ -301,13 +294,13 @@ func (c *Client) Pods(ctx context.Context, t Target) ([]corev1.Pod, error) {
 
 // listPods lists the namespace's pods that selector matches (empty: all), retrying what is
 // transient; what names the request in the retries' log.
-func listPods(ctx context.Context, core corev1client.CoreV1Interface, namespace, selector, what string) ([]corev1.Pod, error) {
+func listPods(ctx context.Context, core rest.Interface, namespace, selector, what string) ([]corev1.Pod, error) {
 	var pods []corev1.Pod
 	err := retry(ctx, what, func() error {
 		pods = nil
 		// In pages: the pods of one kind's jobs in a namespace may be thousands.
 		p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return core.Pods(namespace).List(ctx, opts)
+			return listCorePods(ctx, core, namespace, opts)
 		})
 		p.PageSize = podPageSize
 		return p.EachListItemWithAlloc(ctx, metav1.ListOptions{LabelSelector: selector}, func(obj runtime.Object) error {
@@ -325,14 +318,14 @@ const podPageSize = 500
 
 // Nodes lists the cluster's nodes matching a label selector (empty: all).
 func (c *Client) Nodes(ctx context.Context, labelSelector string) ([]corev1.Node, error) {
-	core, err := c.coreClient()
+	core, err := c.coreREST()
 	if err != nil {
 		return nil, err
 	}
 	tflog.Debug(ctx, "LIST nodes", map[string]any{"selector": labelSelector})
 	var list *corev1.NodeList
 	err = retry(ctx, "LIST nodes", func() (err error) {
-		list, err = core.Nodes().List(ctx, metav1.ListOptions{LabelSelector: labelSelector})
+		list, err = listCoreNodes(ctx, core, metav1.ListOptions{LabelSelector: labelSelector})
 		return err
 	})
 	if err != nil {
@@ -350,7 +343,7 @@ const sharedNodesTimeout = 10 * time.Second
 // retried, and its error is every caller's.
 func (c *Client) SharedNodes(ctx context.Context) ([]corev1.Node, error) {
 	c.nodesOnce.Do(func() {
-		core, err := c.coreClient()
+		core, err := c.coreREST()
 		if err != nil {
 			c.nodesErr = err
 			return
@@ -358,7 +351,7 @@ func (c *Client) SharedNodes(ctx context.Context) ([]corev1.Node, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
 		defer cancel()
 		tflog.Debug(ctx, "LIST nodes (shared)")
-		list, err := core.Nodes().List(ctx, metav1.ListOptions{})
+		list, err := listCoreNodes(ctx, core, metav1.ListOptions{})
 		if err != nil {
 			c.nodesErr = fmt.Errorf("listing nodes: %w", err)
 			return

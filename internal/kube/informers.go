@@ -141,7 +141,7 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 	case podsGVR:
 		// Pods as typed objects over protobuf (the core client's), without their managedFields:
 		// the namespace's pods are the bulk of what a wait holds.
-		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "pods", key.namespace,
+		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core, "pods", key.namespace,
 			func(o *metav1.ListOptions) { o.LabelSelector = key.selector }),
 			&corev1.Pod{}, cache.SharedIndexInformerOptions{Indexers: podIndexers})
 		return inf, inf.SetTransform(func(obj any) (any, error) {
@@ -154,7 +154,7 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 		// Only warnings explain why a job does not run, and of each only what says so: a
 		// namespace of hundreds of jobs holds thousands of events.
 		warnings := fields.AndSelectors(fields.OneTermEqualSelector("type", corev1.EventTypeWarning), fields.ParseSelectorOrDie(key.selector)).String()
-		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core.RESTClient(), "events", key.namespace,
+		inf := cache.NewSharedIndexInformerWithOptions(cache.NewFilteredListWatchFromClient(c.core, "events", key.namespace,
 			func(o *metav1.ListOptions) { o.FieldSelector = warnings }),
 			&corev1.Event{}, cache.SharedIndexInformerOptions{Indexers: cache.Indexers{byInvolved: indexByInvolved}})
 		return inf, inf.SetTransform(slimEvent)
@@ -169,10 +169,15 @@ func (c *Client) newInformer(key informerKey) (cache.SharedIndexInformer, error)
 		&unstructured.Unstructured{}, cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: key.gvr.String()})
 	kind := kindOf(key.gvr)
 	return inf, inf.SetTransform(func(obj any) (any, error) {
-		if u, ok := obj.(*unstructured.Unstructured); ok && kind != nil {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return obj, nil // already held (a transform may see an object twice)
+		}
+		if kind != nil {
 			kind.DropPodTemplates(u)
 		}
-		return dropManagedFields(obj)
+		u.SetManagedFields(nil)
+		return compact(u)
 	})
 }
 
@@ -347,17 +352,14 @@ func notOlder(a, b string) bool {
 	return errA != nil || errB != nil || x >= y
 }
 
-// objectIn is the object of that name in an informer of job objects, or nil.
+// objectIn is the object of that name in an informer of unstructured objects (a copy of its
+// own), or nil.
 func objectIn(inf cache.SharedIndexInformer, namespace, name string) (*unstructured.Unstructured, error) {
 	item, exists, err := inf.GetStore().GetByKey(namespace + "/" + name)
 	if err != nil || !exists {
 		return nil, err
 	}
-	obj, ok := item.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("unexpected %T in the informer's store", item)
-	}
-	return obj, nil
+	return heldObject(item)
 }
 
 // kindPods is the label selector of the pods of every job of the target's kind: the target's

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -35,7 +34,7 @@ type namespaceRead struct {
 // within sharedNodesTimeout, as SharedNodes does. A namespace that does not exist yet has no
 // labels and no error: the same apply may create it.
 func (c *Client) PodSecurity(ctx context.Context, namespace string) (labels map[string]string, serverVersion string, err error) {
-	core, err := c.coreClient()
+	core, err := c.coreREST()
 	if err != nil {
 		return nil, "", err
 	}
@@ -44,7 +43,7 @@ func (c *Client) PodSecurity(ctx context.Context, namespace string) (labels map[
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
 		defer cancel()
 		tflog.Debug(ctx, "GET /version (shared)")
-		body, err := core.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+		body, err := core.Get().AbsPath("/version").Do(ctx).Raw()
 		var info version.Info
 		if err == nil {
 			err = json.Unmarshal(body, &info)
@@ -70,7 +69,7 @@ func (c *Client) PodSecurity(ctx context.Context, namespace string) (labels map[
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
 		defer cancel()
 		tflog.Debug(ctx, "GET namespace (shared)", map[string]any{"namespace": namespace})
-		ns, err := core.Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+		ns, err := getCoreNamespace(ctx, core, namespace)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:

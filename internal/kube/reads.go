@@ -97,7 +97,7 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 	what := fmt.Sprintf("LIST %s in %s (shared by reads)", key.gvr.Resource, key.namespace)
 	tflog.Debug(ctx, what)
 	if key.gvr == podsGVR {
-		core, err := c.coreClient()
+		core, err := c.coreREST()
 		if err != nil {
 			return err
 		}

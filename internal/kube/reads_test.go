@@ -14,11 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	restfake "k8s.io/client-go/rest/fake"
 	clienttesting "k8s.io/client-go/testing"
 )
@@ -31,7 +31,7 @@ func readsClient(t *testing.T, n int) (*Client, func() []string) {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	var objects []runtime.Object
-	var pods []runtime.Object
+	var pods []corev1.Pod
 	for i := range n {
 		name := "job-" + string(rune('0'+i))
 		job := &unstructured.Unstructured{}
@@ -40,11 +40,10 @@ func readsClient(t *testing.T, n int) (*Client, func() []string) {
 		job.SetNamespace("default")
 		job.SetName(name)
 		objects = append(objects, job)
-		pods = append(pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-worker-0", Namespace: "default",
+		pods = append(pods, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name + "-worker-0", Namespace: "default",
 			Labels: map[string]string{"job": name}}})
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(scheme, map[schema.GroupVersionResource]string{tfJobs: "TFJobList"}, objects...)
-	core := kubefake.NewClientset(pods...)
 	var mu sync.Mutex
 	var requests []string
 	record := func(action clienttesting.Action) (bool, runtime.Object, error) {
@@ -54,7 +53,22 @@ func readsClient(t *testing.T, n int) (*Client, func() []string) {
 		return false, nil, nil
 	}
 	dyn.PrependReactor("*", "*", record)
-	core.PrependReactor("*", "*", record)
+	// Pods are read through the core group's REST client: from pods, by label selector.
+	core := &restfake.RESTClient{NegotiatedSerializer: serializer.NewCodecFactory(coreScheme).WithoutConversion(), GroupVersion: corev1.SchemeGroupVersion,
+		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
+			_, _, _ = record(clienttesting.NewListAction(podsGVR, schema.GroupVersionKind{}, "default", metav1.ListOptions{}))
+			selector, err := labels.Parse(req.URL.Query().Get("labelSelector"))
+			if err != nil {
+				return nil, err
+			}
+			list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}}
+			for _, p := range pods {
+				if selector.Matches(labels.Set(p.Labels)) {
+					list.Items = append(list.Items, p)
+				}
+			}
+			return jsonResponse(list)
+		})}
 	// The lists a refresh shares are read raw, as they stream in: from the fake's objects.
 	raw := &restfake.RESTClient{NegotiatedSerializer: serializer.NewCodecFactory(scheme).WithoutConversion(),
 		Client: restfake.CreateHTTPClient(func(req *http.Request) (*http.Response, error) {
@@ -64,13 +78,9 @@ func readsClient(t *testing.T, n int) (*Client, func() []string) {
 			if err != nil {
 				return nil, err
 			}
-			body, err := json.Marshal(list)
-			if err != nil {
-				return nil, err
-			}
-			return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(body))}, nil
+			return jsonResponse(list)
 		})}
-	c := &Client{dyn: dyn, core: core.CoreV1(), raw: raw}
+	c := &Client{dyn: dyn, core: core, raw: raw}
 	c.once.Do(func() {})
 	return c, func() []string {
 		mu.Lock()
@@ -79,6 +89,14 @@ func readsClient(t *testing.T, n int) (*Client, func() []string) {
 		requests = nil
 		return out
 	}
+}
+
+func jsonResponse(obj any) (*http.Response, error) {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(bytes.NewReader(body))}, nil
 }
 
 func target(name string) Target {

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -71,7 +70,7 @@ func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unst
 // deleted, pods past their grace period on nodes that are not Ready do not hold the wait: they
 // are returned as left, for the node's lifecycle (or a person) to remove.
 func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observed, left []corev1.Pod, err error) {
-	core, err := c.coreClient()
+	core, err := c.coreREST()
 	if err != nil {
 		return jobs.Observed{}, nil, err
 	}
@@ -107,7 +106,7 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			isReady, checked := ready[p.Spec.NodeName]
 			if !checked {
 				// A node that cannot be read now is taken for Ready: the next change or tick looks again.
-				node, err := core.Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+				node, err := getCoreNode(ctx, core, p.Spec.NodeName)
 				isReady = err == nil && kueue.NodeReady(*node) || err != nil && !apierrors.IsNotFound(err)
 				ready[p.Spec.NodeName] = isReady
 			}
@@ -362,9 +361,9 @@ func snapshot(t Target, objects, pods *sharedInformer, podSelector labels.Select
 func unstructuredItems(items []any) ([]unstructured.Unstructured, error) {
 	out := make([]unstructured.Unstructured, 0, len(items))
 	for _, item := range items {
-		u, ok := item.(*unstructured.Unstructured)
-		if !ok {
-			return nil, fmt.Errorf("unexpected %T in the informer's store", item)
+		u, err := heldObject(item)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, *u)
 	}
