@@ -38,6 +38,22 @@ func (c *Client) ListJSON(ctx context.Context, gvr schema.GroupVersionResource, 
 // listJSON lists the objects of gvr in namespace that labelSelector selects and returns each as
 // JSON without its managedFields, by name.
 func (c *Client) listJSON(ctx context.Context, gvr schema.GroupVersionResource, namespace, labelSelector string) (map[string][]byte, error) {
+	return c.listJSONBy(ctx, gvr, namespace, labelSelector, byName)
+}
+
+// byName keys the objects of one namespace's list by name; byNamespacedName those of a list of
+// every namespace by "namespace/name".
+func byName(_, name string) string { return name }
+
+func byNamespacedName(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// listJSONBy is listJSON with each object keyed by key of its namespace and name.
+func (c *Client) listJSONBy(ctx context.Context, gvr schema.GroupVersionResource, namespace, labelSelector string, key func(namespace, name string) string) (map[string][]byte, error) {
 	if _, err := c.dynamic(); err != nil {
 		return nil, err
 	}
@@ -59,7 +75,7 @@ func (c *Client) listJSON(ctx context.Context, gvr schema.GroupVersionResource, 
 			return err
 		}
 		defer func() { _ = body.Close() }()
-		objects, err = readList(body)
+		objects, err = readList(body, key)
 		return err
 	})
 	if err != nil {
@@ -68,10 +84,10 @@ func (c *Client) listJSON(ctx context.Context, gvr schema.GroupVersionResource, 
 	return objects, nil
 }
 
-// readList reads a list's items from r one at a time, each without its managedFields, by name.
-// Items of built-in kinds come without apiVersion and kind: they are given the list's, which
-// comes after them.
-func readList(r io.Reader) (map[string][]byte, error) {
+// readList reads a list's items from r one at a time, each without its managedFields, by key of
+// its namespace and name. Items of built-in kinds come without apiVersion and kind: they are
+// given the list's, which comes after them.
+func readList(r io.Reader, key func(namespace, name string) string) (map[string][]byte, error) {
 	dec := json.NewDecoder(r)
 	if err := expect(dec, json.Delim('{')); err != nil {
 		return nil, err
@@ -94,10 +110,11 @@ func readList(r io.Reader) (map[string][]byte, error) {
 				if err := dec.Decode(&item); err != nil {
 					return nil, err
 				}
-				name, data, err := withoutManagedFields(item)
+				namespace, name, data, err := withoutManagedFields(item)
 				if err != nil {
 					return nil, err
 				}
+				name = key(namespace, name)
 				objects[name] = data
 				if _, ok := item["kind"]; !ok {
 					kindless = append(kindless, name)
@@ -133,27 +150,31 @@ func readList(r io.Reader) (map[string][]byte, error) {
 	return objects, expect(dec, json.Delim('}'))
 }
 
-// withoutManagedFields is item's name and item as JSON without metadata.managedFields (no read
-// looks at them, and they are often half of a job object).
-func withoutManagedFields(item map[string]json.RawMessage) (string, []byte, error) {
+// withoutManagedFields is item's namespace, name and item as JSON without
+// metadata.managedFields (no read looks at them, and they are often half of a job object).
+func withoutManagedFields(item map[string]json.RawMessage) (namespace, name string, data []byte, err error) {
 	var meta map[string]json.RawMessage
 	if err := json.Unmarshal(item["metadata"], &meta); err != nil {
-		return "", nil, fmt.Errorf("an item's metadata: %w", err)
+		return "", "", nil, fmt.Errorf("an item's metadata: %w", err)
 	}
-	var name string
 	if err := json.Unmarshal(meta["name"], &name); err != nil {
-		return "", nil, fmt.Errorf("an item's name: %w", err)
+		return "", "", nil, fmt.Errorf("an item's name: %w", err)
+	}
+	if ns, ok := meta["namespace"]; ok {
+		if err := json.Unmarshal(ns, &namespace); err != nil {
+			return "", "", nil, fmt.Errorf("an item's namespace: %w", err)
+		}
 	}
 	if _, ok := meta["managedFields"]; ok {
 		delete(meta, "managedFields")
 		m, err := json.Marshal(meta)
 		if err != nil {
-			return "", nil, err
+			return "", "", nil, err
 		}
 		item["metadata"] = m
 	}
-	data, err := json.Marshal(item)
-	return name, data, err
+	data, err = json.Marshal(item)
+	return namespace, name, data, err
 }
 
 func expect(dec *json.Decoder, want json.Delim) error {
