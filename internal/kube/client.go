@@ -266,16 +266,31 @@ func (c *Client) workloadOf(ctx context.Context, namespace, name string, uid typ
 // newestWorkload is the newest of a job's Workloads (Kueue makes a new one when the job's pods
 // change), nil if there is none.
 func newestWorkload(items []unstructured.Unstructured) *unstructured.Unstructured {
-	var newest *unstructured.Unstructured
+	var newest metav1.Object
+	at := -1
 	for i := range items {
-		if items[i].GetDeletionTimestamp() != nil {
-			continue
-		}
-		if newest == nil || newest.GetCreationTimestamp().Time.Before(items[i].GetCreationTimestamp().Time) {
-			newest = &items[i]
+		if newerWorkload(&items[i], newest) {
+			newest, at = &items[i], i
 		}
 	}
-	return newest
+	if at < 0 {
+		return nil
+	}
+	return &items[at]
+}
+
+// newerWorkload says whether wl, a Workload of a job, is to be read before newest, the newest
+// of the job's seen so far (nil: none): it is not being deleted, and it was made after newest,
+// or in the same second and first by name, as a list orders them.
+func newerWorkload(wl, newest metav1.Object) bool {
+	if wl.GetDeletionTimestamp() != nil {
+		return false
+	}
+	if newest == nil {
+		return true
+	}
+	made, newestMade := wl.GetCreationTimestamp(), newest.GetCreationTimestamp()
+	return newestMade.Before(&made) || made.Equal(&newestMade) && wl.GetName() < newest.GetName()
 }
 
 // Pods lists the target's pods.

@@ -2,12 +2,14 @@ package kube
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -49,8 +51,10 @@ type sharedList struct {
 	// the kind's without looking at each (a refresh of 1,000 jobs would otherwise match every
 	// job's selector against every pod of its kind).
 	pods cache.Indexer
-	// workloads are Kueue's Workloads by the UID of their job (kueue.JobUIDLabel).
-	workloads map[string][]unstructured.Unstructured
+	// workloads are Kueue's Workloads of jobs as JSON, each job's newest by the job's UID
+	// (kueue.JobUIDLabel), which a read decodes: a Workload carries its job's pod templates,
+	// and a refresh of 1,000 queued jobs held every one decoded until its last read.
+	workloads map[string][]byte
 }
 
 // sharedList returns the list answering a read of key, listing it if none is current, or nil
@@ -114,14 +118,21 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 		return nil
 	}
 	if key.gvr == kueue.WorkloadGVR {
-		items, err := c.List(ctx, kueue.WorkloadGVR, key.namespace, kueue.JobUIDLabel)
+		items, err := c.listJSON(ctx, kueue.WorkloadGVR, key.namespace, kueue.JobUIDLabel)
 		if err != nil {
 			return err
 		}
-		l.workloads = map[string][]unstructured.Unstructured{}
-		for _, wl := range items {
-			uid := wl.GetLabels()[kueue.JobUIDLabel]
-			l.workloads[uid] = append(l.workloads[uid], wl)
+		l.workloads = map[string][]byte{}
+		newest := map[string]metav1.Object{}
+		for name, data := range items {
+			var meta metav1.PartialObjectMetadata
+			if err := json.Unmarshal(data, &meta); err != nil {
+				return fmt.Errorf("reading Workload %s: %w", name, err)
+			}
+			uid := meta.Labels[kueue.JobUIDLabel]
+			if newerWorkload(&meta, newest[uid]) {
+				newest[uid], l.workloads[uid] = &meta, data
+			}
 		}
 		return nil
 	}
@@ -210,10 +221,15 @@ func (c *Client) ReadWorkload(ctx context.Context, job *unstructured.Unstructure
 	if l == nil {
 		return c.Workload(ctx, job)
 	}
-	if wl := newestWorkload(l.workloads[string(job.GetUID())]); wl != nil {
-		return wl.DeepCopy(), nil // the reader's own, as from the server
+	data, ok := l.workloads[string(job.GetUID())]
+	if !ok {
+		return nil, nil
 	}
-	return nil, nil
+	wl := &unstructured.Unstructured{} // the reader's own, as from the server
+	if err := wl.UnmarshalJSON(data); err != nil {
+		return nil, fmt.Errorf("reading the Kueue Workload of %s: %w", job.GetName(), err)
+	}
+	return wl, nil
 }
 
 // ReadObserved is Observe for a refresh: the object, its pods and its Workload through Read,
