@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,7 +137,7 @@ func main() {
 	apiQPS := flag.Int("controller-manager-api-qps", 0, "kube-controller-manager's client rate limit (requests a second; burst twice that), which its garbage collector deletes dependents under; 0 keeps upstream's defaults, 20 and 30")
 	peersMax := flag.Int("peers-max", 300, "largest number of jobs kubectl_manifest and kubernetes_manifest run with")
 	crowdedMax := flag.Int("crowded-max", 100, "largest number of jobs the crowded tool runs with")
-	unrelatedPods := flag.Int("unrelated-pods", 5000, "pods of no job in the crowded tool's namespace, made before its first run")
+	unrelatedPods := flag.Int("unrelated-pods", 5000, "pods of no job in the crowded tool's namespace, made before the first run at its size")
 	target := flag.String("target", "bench", "the make target this run is, as the report names it")
 	shapesOnly := flag.Bool("schema-shapes", false, "measure only what Terraform's plan owes to the shape of this provider's schemas (bench/schemafloor's shapes), writing -shapes-out")
 	shapesOut := flag.String("shapes-out", "RESULTS-shapes.md", "the schema shapes' report file")
@@ -275,6 +276,13 @@ func run(sizes string, cfg benchConfig) error {
 	results := map[string]map[int]map[string]result{} // tool -> n -> operation
 	failures := map[string]string{}                   // tool -> why it could not be measured
 	for _, n := range ns {
+		// The tools at this size, each with its number of runs, taken in turn: run 1 of each, then
+		// run 2 of each, so that the tools' figures at a size come from the same minutes.
+		type planned struct {
+			session *toolSession
+			runs    int
+		}
+		var sessions []planned
 		for _, t := range tools {
 			if cfg.only != "" && !strings.Contains(","+cfg.only+",", ","+t.key+",") {
 				continue
@@ -305,21 +313,38 @@ func run(sizes string, cfg benchConfig) error {
 			if failures[t.name] != "" {
 				continue
 			}
-			m, err := measureTool(ctx, c, t, n, r, work, kubeconfig, proxy, apiPID)
-			var failed *toolFailure
-			if errors.As(err, &failed) && t.provider != "training" {
-				// A peer that cannot manage the jobs is reported as such, not measured further.
-				logf("%s failed with %d jobs: %s", t.name, n, failed.summary)
-				failures[t.name] = fmt.Sprintf("with %d jobs, `terraform %s` failed: %s", n, failed.command, failed.summary)
-				continue
-			}
+			session, err := startTool(ctx, c, t, n, work, kubeconfig, proxy, apiPID)
 			if err != nil {
 				return fmt.Errorf("%s with %d jobs: %w", t.name, n, err)
 			}
-			if results[t.name] == nil {
-				results[t.name] = map[int]map[string]result{}
+			sessions = append(sessions, planned{session, r})
+		}
+		for r := 0; slices.ContainsFunc(sessions, func(p planned) bool { return r < p.runs }); r++ {
+			for _, p := range sessions {
+				t := p.session.t
+				if r >= p.runs || failures[t.name] != "" {
+					continue
+				}
+				err := p.session.run(ctx, r)
+				var failed *toolFailure
+				if errors.As(err, &failed) && t.provider != "training" {
+					// A peer that cannot manage the jobs is reported as such, not measured further.
+					logf("%s failed with %d jobs: %s", t.name, n, failed.summary)
+					failures[t.name] = fmt.Sprintf("with %d jobs, `terraform %s` failed: %s", n, failed.command, failed.summary)
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("%s with %d jobs: %w", t.name, n, err)
+				}
 			}
-			results[t.name][n] = m
+		}
+		for _, p := range sessions {
+			if t := p.session.t; failures[t.name] == "" {
+				if results[t.name] == nil {
+					results[t.name] = map[int]map[string]result{}
+				}
+				results[t.name][n] = p.session.results()
+			}
 		}
 	}
 	report := renderReport(results, failures, ns, cfg, nodes)

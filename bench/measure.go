@@ -17,10 +17,25 @@ import (
 	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
 )
 
-// measureTool runs apply, the plans, rescale, (query) and destroy runs times for n jobs; the
-// training tool's plans include the schema floor's. The training tool runs first at each size:
-// after its first apply and rescale its objects are read back as the peers' manifests.
-func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (map[string]result, error) {
+// toolSession measures one tool at one size, a run at a time, so that the caller can take the
+// runs of the tools at a size in turn (run 1 of each, then run 2 of each): each ratio between
+// tools then compares runs of the same minutes, not groups taken minutes apart on a machine where
+// one command's runs differ by up to 30%.
+type toolSession struct {
+	c                               *cluster.Cluster
+	t                               tool
+	n                               int
+	work, dir, manifests, namespace string
+	rssLog                          string
+	env                             []string
+	proxy                           *apiproxy.Proxy
+	apiPID                          int
+	samples                         map[string][]measurement
+	cpu                             map[string]cpuSummary // the profiled operations' CPU, at profileAt jobs
+}
+
+// startTool prepares the tool's folder and namespace for n jobs.
+func startTool(ctx context.Context, c *cluster.Cluster, t tool, n int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (*toolSession, error) {
 	dir := filepath.Join(work, fmt.Sprintf("%s-%d", t.key, n))
 	manifests := filepath.Join(work, fmt.Sprintf("manifests-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -49,112 +64,123 @@ func measureTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, w
 		"BENCH_REAL_KUBECTL="+filepath.Join(work, "real", "kubectl"),
 		"TF_VAR_manifests="+manifests,
 	)
-	samples := map[string][]measurement{}
-	cpu := map[string]cpuSummary{} // the profiled operations' CPU, at profileAt jobs
-	for r := 0; r < runs; r++ {
-		type step struct {
-			op, cli string
-			args    []string
-			// dump is the folder the training tool's objects are read back into after the step.
-			dump string
-			// cliConfig, when set, replaces the CLI configuration (and so the providers).
-			cliConfig string
+	return &toolSession{c: c, t: t, n: n, work: work, dir: dir, manifests: manifests, namespace: namespace, rssLog: rssLog, env: env,
+		proxy: proxy, apiPID: apiPID, samples: map[string][]measurement{}, cpu: map[string]cpuSummary{}}, nil
+}
+
+// run takes run r (from 0) of apply, the plans, rescale, (query) and destroy; the training
+// tool's plans include the schema floor's. The training tool's run 0 comes first at each size:
+// after its apply and rescale its objects are read back as the peers' manifests.
+func (s *toolSession) run(ctx context.Context, r int) error {
+	c, t, n, work, dir, manifests, namespace, rssLog, env, proxy, apiPID := s.c, s.t, s.n, s.work, s.dir, s.manifests, s.namespace, s.rssLog, s.env, s.proxy, s.apiPID
+	samples, cpu := s.samples, s.cpu
+	type step struct {
+		op, cli string
+		args    []string
+		// dump is the folder the training tool's objects are read back into after the step.
+		dump string
+		// cliConfig, when set, replaces the CLI configuration (and so the providers).
+		cliConfig string
+	}
+	var steps []step
+	if t.key == "training" || t.key == "queued" {
+		steps = append(steps, step{opPlanCreate, "terraform", []string{"plan", "-var", "workers=1"}, "", ""})
+	}
+	steps = append(steps, []step{
+		{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1", ""},
+		{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
+		{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
+	}...)
+	if t.key == "training" {
+		steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, schemaFloorCLIConfigFile)})
+	}
+	if t.key != "queued" { // a queued job's new worker count is a replacement (Kueue requeues it): not the others' rescale
+		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
+	}
+	if t.key == "training" && queryTerraform != "" {
+		steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
+	}
+	steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", ""})
+	for _, st := range steps {
+		_ = os.Remove(rssLog)
+		proxy.ResetCounts()
+		cpuBefore := processCPU(apiPID)
+		start := time.Now()
+		args := st.args
+		if st.op != opQuery {
+			args = append(args, "-input=false")
 		}
-		var steps []step
-		if t.key == "training" || t.key == "queued" {
-			steps = append(steps, step{opPlanCreate, "terraform", []string{"plan", "-var", "workers=1"}, "", ""})
+		cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
+		cmd.Dir, cmd.Env = dir, env
+		if st.cliConfig != "" {
+			cmd.Env = append(slices.Clone(env), "TF_CLI_CONFIG_FILE="+st.cliConfig)
 		}
-		steps = append(steps, []step{
-			{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1", ""},
-			{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
-			{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
-		}...)
-		if t.key == "training" {
-			steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, schemaFloorCLIConfigFile)})
+		output, err := cmd.CombinedOutput()
+		elapsed := time.Since(start).Seconds()
+		logName := fmt.Sprintf("%s-run%d.log", strings.NewReplacer(" ", "-", ",", "", ":", "").Replace(st.op), r+1)
+		if werr := os.WriteFile(filepath.Join(dir, logName), output, 0o644); werr != nil {
+			return werr
 		}
-		if t.key != "queued" { // a queued job's new worker count is a replacement (Kueue requeues it): not the others' rescale
-			steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
+		if err != nil {
+			// Leave nothing behind for the next tool.
+			destroy := exec.CommandContext(ctx, "terraform", "destroy", "-auto-approve", "-input=false", "-no-color", "-var", "workers=1")
+			destroy.Dir, destroy.Env = dir, env
+			_ = destroy.Run()
+			return &toolFailure{command: strings.Join(st.args, " "), summary: errorSummary(string(output)),
+				err: fmt.Errorf("terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(output), 30))}
 		}
-		if t.key == "training" && queryTerraform != "" {
-			steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
+		m := measurement{
+			seconds: elapsed, requests: proxy.Requests(), rssKiB: peakRSS(rssLog),
+			peakWatches: proxy.PeakWatches(), apiCPU: processCPU(apiPID) - cpuBefore,
 		}
-		steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", ""})
-		for _, st := range steps {
-			_ = os.Remove(rssLog)
-			proxy.ResetCounts()
-			cpuBefore := processCPU(apiPID)
-			start := time.Now()
-			args := st.args
-			if st.op != opQuery {
-				args = append(args, "-input=false")
+		for _, count := range proxy.WatchPaths() {
+			m.watches += count
+		}
+		if st.op == opApply && t.provider != "" {
+			if m.operators, err = readOperatorTimes(ctx, c.Kubeconfig, namespace); err != nil {
+				logf("reading the operators' times: %v", err)
 			}
-			cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
-			cmd.Dir, cmd.Env = dir, env
-			if st.cliConfig != "" {
-				cmd.Env = append(slices.Clone(env), "TF_CLI_CONFIG_FILE="+st.cliConfig)
+		}
+		samples[st.op] = append(samples[st.op], m)
+		logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s %s",
+			t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU, m.operators.summary())
+		if t.key == "training" && r == 0 && st.dump != "" {
+			if err := dumpManifests(ctx, c.Kubeconfig, namespace, filepath.Join(manifests, st.dump)); err != nil {
+				return err
 			}
-			output, err := cmd.CombinedOutput()
-			elapsed := time.Since(start).Seconds()
-			logName := fmt.Sprintf("%s-run%d.log", strings.NewReplacer(" ", "-", ",", "", ":", "").Replace(st.op), r+1)
-			if werr := os.WriteFile(filepath.Join(dir, logName), output, 0o644); werr != nil {
-				return nil, werr
+		}
+		if (t.key == "training" || t.key == "queued") && r == 0 && n == profileAt && (st.op == opPlanCreate || st.op == opPlan || st.op == opPlanNoRefresh) {
+			// The same command again, untimed, with every provider process profiled.
+			profileDir := filepath.Join(dir, "profile-"+logName)
+			again := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
+			again.Dir, again.Env = dir, append(slices.Clone(env), "TF_PROVIDER_TRAINING_PROFILE="+profileDir)
+			if err := os.MkdirAll(profileDir, 0o755); err != nil {
+				return err
 			}
+			if out, err := again.CombinedOutput(); err != nil {
+				return fmt.Errorf("profiling terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(out), 30))
+			}
+			summary, err := summarizeCPU(profileDir)
 			if err != nil {
-				// Leave nothing behind for the next tool.
-				destroy := exec.CommandContext(ctx, "terraform", "destroy", "-auto-approve", "-input=false", "-no-color", "-var", "workers=1")
-				destroy.Dir, destroy.Env = dir, env
-				_ = destroy.Run()
-				return nil, &toolFailure{command: strings.Join(st.args, " "), summary: errorSummary(string(output)),
-					err: fmt.Errorf("terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(output), 30))}
+				return err
 			}
-			m := measurement{
-				seconds: elapsed, requests: proxy.Requests(), rssKiB: peakRSS(rssLog),
-				peakWatches: proxy.PeakWatches(), apiCPU: processCPU(apiPID) - cpuBefore,
-			}
-			for _, count := range proxy.WatchPaths() {
-				m.watches += count
-			}
-			if st.op == opApply && t.provider != "" {
-				if m.operators, err = readOperatorTimes(ctx, c.Kubeconfig, namespace); err != nil {
-					logf("reading the operators' times: %v", err)
-				}
-			}
-			samples[st.op] = append(samples[st.op], m)
-			logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s %s",
-				t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU, m.operators.summary())
-			if t.key == "training" && r == 0 && st.dump != "" {
-				if err := dumpManifests(ctx, c.Kubeconfig, namespace, filepath.Join(manifests, st.dump)); err != nil {
-					return nil, err
-				}
-			}
-			if (t.key == "training" || t.key == "queued") && r == 0 && n == profileAt && (st.op == opPlanCreate || st.op == opPlan || st.op == opPlanNoRefresh) {
-				// The same command again, untimed, with every provider process profiled.
-				profileDir := filepath.Join(dir, "profile-"+logName)
-				again := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
-				again.Dir, again.Env = dir, append(slices.Clone(env), "TF_PROVIDER_TRAINING_PROFILE="+profileDir)
-				if err := os.MkdirAll(profileDir, 0o755); err != nil {
-					return nil, err
-				}
-				if out, err := again.CombinedOutput(); err != nil {
-					return nil, fmt.Errorf("profiling terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(out), 30))
-				}
-				summary, err := summarizeCPU(profileDir)
-				if err != nil {
-					return nil, err
-				}
-				cpu[st.op] = summary
-			}
+			cpu[st.op] = summary
 		}
 	}
+	return nil
+}
+
+// results are each operation's median, fastest and slowest of the runs taken.
+func (s *toolSession) results() map[string]result {
 	results := map[string]result{}
-	for op, ms := range samples {
+	for op, ms := range s.samples {
 		sort.Slice(ms, func(i, j int) bool { return ms[i].seconds < ms[j].seconds })
 		results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms)}
-		if s, ok := cpu[op]; ok {
-			results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms), cpu: &s}
+		if c, ok := s.cpu[op]; ok {
+			results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms), cpu: &c}
 		}
 	}
-	return results, nil
+	return results
 }
 
 // toolFailure is a terraform command of a tool that failed.

@@ -42,7 +42,8 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 	fmt.Fprintf(&b, "Each cell: the median wall time of the whole `terraform` command (default parallelism 10) over the runs, with the fastest "+
 		"and slowest in brackets (%d runs; above %d jobs, 1 run); API requests per job and WATCH requests (watch connections opened; the most open at once in brackets), "+
 		"counted by a proxy in front of the API server; the peak resident memory of any one provider process (Terraform starts several "+
-		"per command); the API server's CPU time during the command. kubernetes_manifest runs at most %d jobs, %d run%s above 10 "+
+		"per command); the API server's CPU time during the command. At each size the tools take their runs in turn (run 1 of "+
+		"each, then run 2 of each), so that the tools' figures come from the same minutes. kubernetes_manifest runs at most %d jobs, %d run%s above 10 "+
 		"(it takes minutes per operation).\n\n", cfg.runs, cfg.oneRunAbove, cfg.slowMax, cfg.slowRuns, plural(cfg.slowRuns))
 	fmt.Fprintf(&b, "![Time per operation against the number of jobs](%s)\n\n", filepath.Base(cfg.plot))
 	fmt.Fprintf(&b, "What each tool does, as configured here (bench/configs.go):\n\n"+
@@ -57,8 +58,9 @@ func renderReport(results map[string]map[int]map[string]result, failures map[str
 		"(Services, ConfigMaps, launcher Jobs; not mpi-operator's SSH Secret) are gone, watched by owner UID through the same shared "+
 		"informers (metadata only).\n"+
 		"- **training beside unrelated pods**: the same jobs and commands in a namespace that also holds %d pods of no job "+
-		"(another team's, Pending under a scheduler this cluster does not run, so that nothing works on them), made before its first run; its "+
-		"last ratio is against the same operation without them.\n"+
+		"(another team's, Pending under a scheduler this cluster does not run, so that nothing works on them), made before the first run of any tool at its size, so "+
+		"that the tools there run beside them in the cluster and only this one in its namespace; its last ratio is its median against "+
+		"the median of the same operation without them.\n"+
 		"- **kubectl_manifest**, one resource per object, the manifests being the objects this provider made (read back from the "+
 		"cluster after its first apply and rescale, without status, UIDs and allocated IPs): `wait_for` the Running condition and, for "+
 		"the MPIJobs and PyTorchJobs, `status.replicaStatuses.Worker.active` equal to the worker count (a Framework: `status.state = "+
