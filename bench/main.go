@@ -276,13 +276,9 @@ func run(sizes string, cfg benchConfig) error {
 	results := map[string]map[int]map[string]result{} // tool -> n -> operation
 	failures := map[string]string{}                   // tool -> why it could not be measured
 	for _, n := range ns {
-		// The tools at this size, each with its number of runs, taken in turn: run 1 of each, then
-		// run 2 of each, so that the tools' figures at a size come from the same minutes.
-		type planned struct {
-			session *toolSession
-			runs    int
-		}
-		var sessions []planned
+		// The tools at this size, taken in turn: run 1 of each, then run 2 of each, so that the
+		// tools' figures at a size come from the same minutes.
+		var sessions []*toolSession
 		for _, t := range tools {
 			if cfg.only != "" && !strings.Contains(","+cfg.only+",", ","+t.key+",") {
 				continue
@@ -313,19 +309,19 @@ func run(sizes string, cfg benchConfig) error {
 			if failures[t.name] != "" {
 				continue
 			}
-			session, err := startTool(ctx, c, t, n, work, kubeconfig, proxy, apiPID)
+			session, err := startTool(ctx, c, t, n, r, work, kubeconfig, proxy, apiPID)
 			if err != nil {
 				return fmt.Errorf("%s with %d jobs: %w", t.name, n, err)
 			}
-			sessions = append(sessions, planned{session, r})
+			sessions = append(sessions, session)
 		}
-		for r := 0; slices.ContainsFunc(sessions, func(p planned) bool { return r < p.runs }); r++ {
-			for _, p := range sessions {
-				t := p.session.t
-				if r >= p.runs || failures[t.name] != "" {
+		for r := 0; slices.ContainsFunc(sessions, func(s *toolSession) bool { return r < s.runs }); r++ {
+			for _, s := range sessions {
+				t := s.t
+				if r >= s.runs || failures[t.name] != "" {
 					continue
 				}
-				err := p.session.run(ctx, r)
+				err := s.run(ctx, r)
 				var failed *toolFailure
 				if errors.As(err, &failed) && t.provider != "training" {
 					// A peer that cannot manage the jobs is reported as such, not measured further.
@@ -338,12 +334,12 @@ func run(sizes string, cfg benchConfig) error {
 				}
 			}
 		}
-		for _, p := range sessions {
-			if t := p.session.t; failures[t.name] == "" {
+		for _, s := range sessions {
+			if t := s.t; failures[t.name] == "" {
 				if results[t.name] == nil {
 					results[t.name] = map[int]map[string]result{}
 				}
-				results[t.name][n] = p.session.results()
+				results[t.name][n] = s.results()
 			}
 		}
 	}

@@ -24,7 +24,7 @@ import (
 type toolSession struct {
 	c                               *cluster.Cluster
 	t                               tool
-	n                               int
+	n, runs                         int // the jobs, and the runs the tool takes at this size
 	work, dir, manifests, namespace string
 	rssLog                          string
 	env                             []string
@@ -34,8 +34,8 @@ type toolSession struct {
 	cpu                             map[string]cpuSummary // the profiled operations' CPU, at profileAt jobs
 }
 
-// startTool prepares the tool's folder and namespace for n jobs.
-func startTool(ctx context.Context, c *cluster.Cluster, t tool, n int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (*toolSession, error) {
+// startTool prepares the tool's folder and namespace for runs runs of n jobs.
+func startTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, work, kubeconfig string, proxy *apiproxy.Proxy, apiPID int) (*toolSession, error) {
 	dir := filepath.Join(work, fmt.Sprintf("%s-%d", t.key, n))
 	manifests := filepath.Join(work, fmt.Sprintf("manifests-%d", n))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -64,7 +64,7 @@ func startTool(ctx context.Context, c *cluster.Cluster, t tool, n int, work, kub
 		"BENCH_REAL_KUBECTL="+filepath.Join(work, "real", "kubectl"),
 		"TF_VAR_manifests="+manifests,
 	)
-	return &toolSession{c: c, t: t, n: n, work: work, dir: dir, manifests: manifests, namespace: namespace, rssLog: rssLog, env: env,
+	return &toolSession{c: c, t: t, n: n, runs: runs, work: work, dir: dir, manifests: manifests, namespace: namespace, rssLog: rssLog, env: env,
 		proxy: proxy, apiPID: apiPID, samples: map[string][]measurement{}, cpu: map[string]cpuSummary{}}, nil
 }
 
@@ -72,8 +72,6 @@ func startTool(ctx context.Context, c *cluster.Cluster, t tool, n int, work, kub
 // tool's plans include the schema floor's. The training tool's run 0 comes first at each size:
 // after its apply and rescale its objects are read back as the peers' manifests.
 func (s *toolSession) run(ctx context.Context, r int) error {
-	c, t, n, work, dir, manifests, namespace, rssLog, env, proxy, apiPID := s.c, s.t, s.n, s.work, s.dir, s.manifests, s.namespace, s.rssLog, s.env, s.proxy, s.apiPID
-	samples, cpu := s.samples, s.cpu
 	type step struct {
 		op, cli string
 		args    []string
@@ -83,7 +81,7 @@ func (s *toolSession) run(ctx context.Context, r int) error {
 		cliConfig string
 	}
 	var steps []step
-	if t.key == "training" || t.key == "queued" {
+	if s.t.key == "training" || s.t.key == "queued" {
 		steps = append(steps, step{opPlanCreate, "terraform", []string{"plan", "-var", "workers=1"}, "", ""})
 	}
 	steps = append(steps, []step{
@@ -91,69 +89,69 @@ func (s *toolSession) run(ctx context.Context, r int) error {
 		{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
 		{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
 	}...)
-	if t.key == "training" {
-		steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(work, schemaFloorCLIConfigFile)})
+	if s.t.key == "training" {
+		steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(s.work, schemaFloorCLIConfigFile)})
 	}
-	if t.key != "queued" { // a queued job's new worker count is a replacement (Kueue requeues it): not the others' rescale
+	if s.t.key != "queued" { // a queued job's new worker count is a replacement (Kueue requeues it): not the others' rescale
 		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
 	}
-	if t.key == "training" && queryTerraform != "" {
+	if s.t.key == "training" && queryTerraform != "" {
 		steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
 	}
 	steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", ""})
 	for _, st := range steps {
-		_ = os.Remove(rssLog)
-		proxy.ResetCounts()
-		cpuBefore := processCPU(apiPID)
+		_ = os.Remove(s.rssLog)
+		s.proxy.ResetCounts()
+		cpuBefore := processCPU(s.apiPID)
 		start := time.Now()
 		args := st.args
 		if st.op != opQuery {
 			args = append(args, "-input=false")
 		}
 		cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
-		cmd.Dir, cmd.Env = dir, env
+		cmd.Dir, cmd.Env = s.dir, s.env
 		if st.cliConfig != "" {
-			cmd.Env = append(slices.Clone(env), "TF_CLI_CONFIG_FILE="+st.cliConfig)
+			cmd.Env = append(slices.Clone(s.env), "TF_CLI_CONFIG_FILE="+st.cliConfig)
 		}
 		output, err := cmd.CombinedOutput()
 		elapsed := time.Since(start).Seconds()
 		logName := fmt.Sprintf("%s-run%d.log", strings.NewReplacer(" ", "-", ",", "", ":", "").Replace(st.op), r+1)
-		if werr := os.WriteFile(filepath.Join(dir, logName), output, 0o644); werr != nil {
+		if werr := os.WriteFile(filepath.Join(s.dir, logName), output, 0o644); werr != nil {
 			return werr
 		}
 		if err != nil {
 			// Leave nothing behind for the next tool.
 			destroy := exec.CommandContext(ctx, "terraform", "destroy", "-auto-approve", "-input=false", "-no-color", "-var", "workers=1")
-			destroy.Dir, destroy.Env = dir, env
+			destroy.Dir, destroy.Env = s.dir, s.env
 			_ = destroy.Run()
 			return &toolFailure{command: strings.Join(st.args, " "), summary: errorSummary(string(output)),
 				err: fmt.Errorf("terraform %s: %w\n%s", strings.Join(st.args, " "), err, tailLines(string(output), 30))}
 		}
 		m := measurement{
-			seconds: elapsed, requests: proxy.Requests(), rssKiB: peakRSS(rssLog),
-			peakWatches: proxy.PeakWatches(), apiCPU: processCPU(apiPID) - cpuBefore,
+			seconds: elapsed, requests: s.proxy.Requests(), rssKiB: peakRSS(s.rssLog),
+			peakWatches: s.proxy.PeakWatches(), apiCPU: processCPU(s.apiPID) - cpuBefore,
 		}
-		for _, count := range proxy.WatchPaths() {
+		for _, count := range s.proxy.WatchPaths() {
 			m.watches += count
 		}
-		if st.op == opApply && t.provider != "" {
-			if m.operators, err = readOperatorTimes(ctx, c.Kubeconfig, namespace); err != nil {
+		if st.op == opApply && s.t.provider != "" {
+			if m.operators, err = readOperatorTimes(ctx, s.c.Kubeconfig, s.namespace); err != nil {
 				logf("reading the operators' times: %v", err)
 			}
 		}
-		samples[st.op] = append(samples[st.op], m)
+		s.samples[st.op] = append(s.samples[st.op], m)
 		logf("%-22s n=%-3d run %d  %-26s %7.2f s  %5d requests  %3d watches  %4d MiB  API CPU %5.1f s %s",
-			t.name, n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU, m.operators.summary())
-		if t.key == "training" && r == 0 && st.dump != "" {
-			if err := dumpManifests(ctx, c.Kubeconfig, namespace, filepath.Join(manifests, st.dump)); err != nil {
+			s.t.name, s.n, r+1, st.op, m.seconds, m.requests, m.watches, m.rssKiB/1024, m.apiCPU, m.operators.summary())
+		if s.t.key == "training" && r == 0 && st.dump != "" {
+			if err := dumpManifests(ctx, s.c.Kubeconfig, s.namespace, filepath.Join(s.manifests, st.dump)); err != nil {
 				return err
 			}
 		}
-		if (t.key == "training" || t.key == "queued") && r == 0 && n == profileAt && (st.op == opPlanCreate || st.op == opPlan || st.op == opPlanNoRefresh) {
+		if (s.t.key == "training" || s.t.key == "queued") && r == 0 && s.n == profileAt && (st.op == opPlanCreate || st.op == opPlan || st.op == opPlanNoRefresh) {
 			// The same command again, untimed, with every provider process profiled.
-			profileDir := filepath.Join(dir, "profile-"+logName)
+			profileDir := filepath.Join(s.dir, "profile-"+logName)
 			again := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
-			again.Dir, again.Env = dir, append(slices.Clone(env), "TF_PROVIDER_TRAINING_PROFILE="+profileDir)
+			again.Dir, again.Env = s.dir, append(slices.Clone(s.env), "TF_PROVIDER_TRAINING_PROFILE="+profileDir)
 			if err := os.MkdirAll(profileDir, 0o755); err != nil {
 				return err
 			}
@@ -164,7 +162,7 @@ func (s *toolSession) run(ctx context.Context, r int) error {
 			if err != nil {
 				return err
 			}
-			cpu[st.op] = summary
+			s.cpu[st.op] = summary
 		}
 	}
 	return nil
@@ -175,10 +173,11 @@ func (s *toolSession) results() map[string]result {
 	results := map[string]result{}
 	for op, ms := range s.samples {
 		sort.Slice(ms, func(i, j int) bool { return ms[i].seconds < ms[j].seconds })
-		results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms)}
+		res := result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms)}
 		if c, ok := s.cpu[op]; ok {
-			results[op] = result{median: ms[len(ms)/2], min: ms[0], max: ms[len(ms)-1], runs: len(ms), cpu: &c}
+			res.cpu = &c
 		}
+		results[op] = res
 	}
 	return results
 }
