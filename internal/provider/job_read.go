@@ -132,34 +132,34 @@ func replacedOutside(t kube.Target, uid types.String, obj *unstructured.Unstruct
 	return true
 }
 
-// keptWhenGone says whether a job that is gone from the cluster stays in state. A job that
-// existed (the state holds its UID) may have trained for days after the state last saw it: a
-// job recorded at its creation or admission (wait_for) was saved PENDING and has run since
-// unseen. Its TTL, its operator's retention or a person removed it, and running it again is a
-// choice, not a side effect of the next apply: it stays, with a warning, unless
-// recreate_if_missing says to drop it (then the next plan creates it). Only a job that cannot
-// have run is dropped, as any resource deleted outside Terraform is: one last seen held back
-// (QUEUED by Kueue, or SUSPENDED) that had never started. A state without a UID (written before
-// it was recorded) has only its last status to go by.
+// keptWhenGone says whether a job that is gone from the cluster stays in state. State cannot tell
+// a job cleared from its queue before it ran from one that Kueue admitted, that trained for days
+// unseen and that its TTL, its operator's retention or a person then removed; nothing of a job
+// outlives it to say which (its Workload and events go with it). So every job that existed (its
+// UID, or any status, in state) may have run, and running it again is a choice, not a side
+// effect of the next apply: it stays, with a warning, unless recreate_if_missing says to drop it
+// (then the next plan creates it). Only a job the state never saw (an import of a job that does
+// not exist) is dropped silently.
 func keptWhenGone(t kube.Target, f *jobFields, diags *diag.Diagnostics) bool {
 	status := f.Status.ValueString()
-	neverStarted := f.StartTime.ValueString() == ""
-	heldBack := neverStarted && (status == jobs.Queued || status == jobs.Suspended)
-	existed := f.UID.ValueString() != ""
-	started := !heldBack && (existed || !neverStarted || (status != "" && status != jobs.Pending))
-	switch {
-	case !started:
+	if f.UID.ValueString() == "" && status == "" {
 		return false
-	case f.RecreateIfMissing.ValueBool():
+	}
+	lastSeen := status
+	if lastSeen == "" {
+		lastSeen = "with no status"
+	}
+	if f.RecreateIfMissing.ValueBool() {
 		diags.AddWarning(t.Kind+" is gone from the cluster",
 			fmt.Sprintf("%s may have run (last seen %s) and was then deleted outside Terraform. recreate_if_missing is true, so the next "+
-				"apply creates it again and the training runs again.", t, status))
+				"apply creates it again and the training runs again.", t, lastSeen))
 		return false
 	}
 	diags.AddWarning(t.Kind+" is gone from the cluster",
-		fmt.Sprintf("%s existed (last seen %s; it may have run since) and was then deleted, by its TTL, its operator's retention or a person. It stays in "+
-			"state so that Terraform does not run the training again by itself. To run it again: terraform apply -replace=<address>, "+
-			"or set recreate_if_missing = true. To forget it: terraform state rm <address>.", t, status))
+		fmt.Sprintf("%s existed (last seen %s) and was then deleted, by its TTL, its operator's retention, Kueue or a person; it may have "+
+			"run to its end since it was last seen. It stays in state so that Terraform does not run the training again by itself. "+
+			"To run it again: terraform apply -replace=<address>, or set recreate_if_missing = true. To forget it: terraform state rm <address>.",
+			t, lastSeen))
 	return true
 }
 

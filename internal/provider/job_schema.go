@@ -51,12 +51,11 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 				"not running yet leaves it in state, untainted, with a warning saying why."},
 		"tensorboard_url": tensorBoardURLAttribute(),
 		"recreate_if_missing": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "What a refresh does when the job is gone from the cluster after it existed (deleted by its TTL, " +
-				"its operator's retention or a person): with false (the default) the resource stays in state with a warning, so that " +
-				"Terraform never runs a finished or half-finished training again by itself; `terraform apply -replace=ADDRESS` runs it " +
-				"again; so does a job the state last saw PENDING (recorded at creation or admission: it may have run since). With true " +
-				"the resource is dropped from state and the next apply creates the job again. A job last seen QUEUED or SUSPENDED that " +
-				"had never started is always created again. Changing it changes nothing in the cluster."},
+			MarkdownDescription: "What a refresh does when the job is gone from the cluster after it was created or imported (deleted by " +
+				"its TTL, its operator's retention, Kueue or a person). With false (the default) the resource stays in state with a warning, " +
+				"whatever status it was last seen with: a job last seen PENDING, QUEUED or SUSPENDED may have been admitted and run to its end " +
+				"since, and Terraform never runs a training again by itself; `terraform apply -replace=ADDRESS` runs it again. With true the " +
+				"resource is dropped from state and the next apply creates the job again. Changing it changes nothing in the cluster."},
 	}
 	blocks := map[string]schema.Block{
 		"toleration":  tolerationBlock(cmp.Or(s.tolerated, s.roles)),

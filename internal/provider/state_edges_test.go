@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,7 +14,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
@@ -22,88 +23,74 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
-// A job recorded before it started (wait_for = "created", or "admitted" by Kueue) that then ran
-// to its end and was deleted (by its TTL, say) is not run again by the next apply: the state's
-// last status, PENDING, is stale, and the job having existed decides. The plan is empty.
-func TestAccJob_goneAfterItWasRecordedPendingIsNotRunAgain(t *testing.T) {
-	for _, wait := range []string{waitCreated, waitAdmitted} {
-		t.Run(wait, func(t *testing.T) {
-			a := newAPI(t)
-			t.Parallel()
-			nodeTaintsMu.RLock()
-			defer nodeTaintsMu.RUnlock()
-			prefix := acctest.RandomWithPrefix("tf-acc-gone" + wait)
-			name := prefix + "-job"
-			config := providerConfig() + mpiJobBlock("test", name, "  tolerations = [\"ssd_node\"]\n  wait_for = \"created\"\n")
-			if wait == waitAdmitted {
-				config = quotaConfig(prefix, 8, queuedJob(jobs.MPI, "test", name, "  wait_for = \"admitted\"\n"))
-			}
-			resource.Test(t, resource.TestCase{
-				ProtoV6ProviderFactories: testProviderFactories,
-				CheckDestroy:             checkGone(a, jobs.MPI, name),
-				Steps: []resource.TestStep{
-					{
-						Config: config,
-						ConfigStateChecks: []statecheck.StateCheck{
-							statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("start_time"), knownvalue.Null()),
-						},
-					},
-					{
-						// It runs to its end and is deleted outside Terraform.
-						PreConfig: func() {
-							a.finishMPIJob(name)
-							deleteMPIJobOutside(t, a, name)
-						},
-						Config:           config,
-						ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-					},
-				},
-			})
-		})
-	}
-}
-
-// A job that never left Kueue's queue (QUEUED, no start time) and is then cleared from it is
-// created again by the next apply, as any resource deleted outside Terraform is.
-func TestAccJob_goneWhileQueuedIsCreatedAgain(t *testing.T) {
+// A job is never run twice by the next apply, whatever status its state was last saved with:
+// one recorded PENDING at creation, one QUEUED by a ClusterQueue that held it when its create's
+// wait ran out, one SUSPENDED, one RUNNING and one that finished, each then deleted behind
+// Terraform's back. State cannot tell a job cleared from its queue before it ran from one that
+// ran for days and was removed by its TTL: the next plan keeps every one (it is empty) and warns
+// of each, saying how to run it again.
+func TestAccJob_goneIsKeptWhateverStatusItWasSavedWith(t *testing.T) {
 	a := newAPI(t)
 	t.Parallel()
 	nodeTaintsMu.RLock()
 	defer nodeTaintsMu.RUnlock()
-	prefix := acctest.RandomWithPrefix("tf-acc-goneq")
-	name := prefix + "-job"
+	prefix := acctest.RandomWithPrefix("tf-acc-gone")
+	names := map[string]string{}
+	var jobsHCL strings.Builder
+	for _, saved := range []struct{ label, extra string }{
+		{"pending", "  tolerations = [\"ssd_node\"]\n  wait_for = \"created\"\n"},
+		{"suspended", "  tolerations = [\"ssd_node\"]\n  suspend = true\n"},
+		{"running", "  tolerations = [\"ssd_node\"]\n"},
+		{"finished", "  tolerations = [\"ssd_node\"]\n"},
+	} {
+		names[saved.label] = prefix + "-" + saved.label
+		jobsHCL.WriteString(mpiJobBlock(saved.label, names[saved.label], saved.extra))
+	}
 	// Its ClusterQueue admits nothing new (stop_policy Hold): the job stays queued, and its
-	// admitted wait runs out at once. (A queue of no GPU quota would never admit it: that fails
-	// the plan.)
-	config := strings.Replace(quotaConfig(prefix, 8, queuedJob(jobs.MPI, "test", name, "  wait_for = \"admitted\"\n  timeouts {\n    create = \"5s\"\n  }\n")),
+	// admitted wait runs out at once, with a warning.
+	names["queued"] = prefix + "-queued"
+	jobsHCL.WriteString(queuedJob(jobs.MPI, "queued", names["queued"], "  wait_for = \"admitted\"\n  timeouts {\n    create = \"5s\"\n  }\n"))
+	config := strings.Replace(quotaConfig(prefix, 8, jobsHCL.String()),
 		"  name = \""+prefix+"-team\"\n", "  name = \""+prefix+"-team\"\n  stop_policy = \"Hold\"\n", 1)
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkGone(a, jobs.MPI, name),
-		Steps: []resource.TestStep{
-			{
-				Config: config,
-				ConfigStateChecks: []statecheck.StateCheck{
-					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Queued)),
-				},
-			},
-			{
-				PreConfig: func() {
-					deleteMPIJobOutside(t, a, name)
-				},
-				Config: config,
-				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
-					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionCreate),
-				}},
-			},
-		},
-	})
+
+	w := newWorkspace(t)
+	w.write(config)
+	defer func() {
+		if out, err := w.try(nil, "destroy", "-auto-approve", "-input=false"); err != nil {
+			t.Errorf("destroy: %v\n%s", err, out)
+		}
+	}()
+	w.run("apply", "-auto-approve", "-input=false")
+	a.finishMPIJob(names["finished"])
+	w.run("apply", "-refresh-only", "-auto-approve", "-input=false")
+	state := showState(t, w)
+	for label, want := range map[string]string{"pending": jobs.Pending, "queued": jobs.Queued, "suspended": jobs.Suspended,
+		"running": jobs.Running, "finished": jobs.Succeeded} {
+		if got := state["training_mpi_job."+label]["status"]; got != want {
+			t.Fatalf("training_mpi_job.%s was saved %v, want %s", label, got, want)
+		}
+	}
+	for _, name := range names {
+		deleteMPIJobOutside(t, a, name)
+	}
+	out, err := w.try(nil, "plan", "-json", "-detailed-exitcode", "-input=false")
+	if err != nil {
+		t.Fatalf("the plan after the jobs were deleted outside Terraform is not empty (%v): it would run a training again:\n%s", err, out)
+	}
+	diags := planDiagnostics(t, out)
+	for label, name := range names {
+		warned := regexp.MustCompile(`^warning: MPIJob is gone from the cluster: .*` + regexp.QuoteMeta(name) + `.*terraform apply -replace=`)
+		if !slices.ContainsFunc(diags["training_mpi_job."+label], warned.MatchString) {
+			t.Errorf("the plan does not warn that training_mpi_job.%s is gone and how to run it again: %q", label, diags)
+		}
+	}
 }
 
-// keptWhenGone decides by the job having existed (its UID in state), not by the last status the
-// state saw, which a job recorded at creation or admission holds from before it ran; it drops
-// only a job that cannot have run: one last seen held back (queued, suspended) that had never
-// started. Without a UID (a state from before it was recorded) the last status is all there is.
+// keptWhenGone keeps every job that existed (its UID in state, or any status the state saw),
+// whatever status it was last saved with: state cannot tell a job cleared from its queue before
+// it ran from one that Kueue admitted, that ran for days and that its TTL then removed. Only
+// recreate_if_missing drops it (with a warning), and only a read with neither (an import of a
+// job that does not exist) drops it silently.
 func TestKeptWhenGoneDecidesByTheJobHavingExisted(t *testing.T) {
 	target := kube.Target{Kind: "MPIJob", Namespace: "default", Name: "j"}
 	for _, tc := range []struct {
@@ -113,13 +100,17 @@ func TestKeptWhenGoneDecidesByTheJobHavingExisted(t *testing.T) {
 	}{
 		{name: "recorded pending at creation", uid: "u", status: jobs.Pending, kept: true},
 		{name: "recorded running", uid: "u", status: jobs.Running, start: "2026-11-24T10:00:00Z", kept: true},
-		{name: "finished", uid: "u", status: jobs.Succeeded, start: "2026-11-24T10:00:00Z", kept: true},
+		{name: "succeeded", uid: "u", status: jobs.Succeeded, start: "2026-11-24T10:00:00Z", kept: true},
+		{name: "failed", uid: "u", status: jobs.Failed, start: "2026-11-24T10:00:00Z", kept: true},
 		{name: "recorded pending, recreate_if_missing", uid: "u", status: jobs.Pending, recreate: true},
-		{name: "last seen queued, never started", uid: "u", status: jobs.Queued},
-		{name: "held by a suspend, never started", uid: "u", status: jobs.Suspended},
+		{name: "last seen queued, admitted and run since, unseen", uid: "u", status: jobs.Queued, kept: true},
+		{name: "last seen suspended, resumed and run since, unseen", uid: "u", status: jobs.Suspended, kept: true},
 		{name: "queued once, started since", uid: "u", status: jobs.Queued, start: "2026-11-24T10:00:00Z", kept: true},
-		{name: "a state without a uid, pending", status: jobs.Pending},
+		{name: "last seen queued, recreate_if_missing", uid: "u", status: jobs.Queued, recreate: true},
+		{name: "a state without a uid, pending", status: jobs.Pending, kept: true},
+		{name: "a state without a uid, queued", status: jobs.Queued, kept: true},
 		{name: "a state without a uid, running", status: jobs.Running, kept: true},
+		{name: "imported, never read: nothing existed"},
 	} {
 		f := &jobFields{UID: types.StringValue(tc.uid), RecreateIfMissing: types.BoolValue(tc.recreate)}
 		f.Status, f.StartTime = types.StringValue(tc.status), types.StringValue(tc.start)
@@ -128,6 +119,9 @@ func TestKeptWhenGoneDecidesByTheJobHavingExisted(t *testing.T) {
 		}
 		if tc.start == "" {
 			f.StartTime = types.StringNull()
+		}
+		if tc.status == "" {
+			f.Status = types.StringNull()
 		}
 		var diags diag.Diagnostics
 		if kept := keptWhenGone(target, f, &diags); kept != tc.kept {
