@@ -353,5 +353,5 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 }
 
 func objectMeta(name, namespace string, o PodOptions) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(o.Labels, ""), Annotations: copyMap(o.Annotations)}
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(o.Labels, ""), Annotations: jobAnnotations(o)}
 }

@@ -52,7 +52,7 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 		spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode, spec.EtcdNetworkPolicy = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode, in.EtcdNetworkPolicy
 	}
 	spec.Pod.Labels, _ = userLabels(f.Labels)
-	spec.Pod.Annotations = userAnnotations(f.Annotations)
+	spec.Pod.Annotations, spec.Pod.SensitiveEnv = userAnnotations(f.Annotations), sensitiveEnv(f.Annotations)
 	spec.Workers = worker.TaskNumber
 	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
 	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)

@@ -34,6 +34,7 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := arenaSSDSpec()
 			s.RunPolicy.QueueName, s.RunPolicy.Suspend = "", suspend
+			withSensitiveEnv(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadMPIJob(obj) }, workers: 1, canSuspend: true,
@@ -42,6 +43,7 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := arenaTFSpec()
 			s.RunPolicy.Suspend = suspend
+			withSensitiveEnv(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadTFJob(obj) }, workers: 2, canSuspend: true,
@@ -50,12 +52,17 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := arenaPyTorchSpec()
 			s.RunPolicy.Suspend = suspend
+			withSensitiveEnv(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadPyTorchJob(obj) }, workers: 2, canSuspend: true,
 	},
 	Elastic: {
-		spec:    func(bool) Spec { return seedElasticSpec() },
+		spec: func(bool) Spec {
+			s := seedElasticSpec()
+			withSensitiveEnv(&s.Pod)
+			return s
+		},
 		read:    func(obj *unstructured.Unstructured) (Spec, error) { return ReadElasticJob(obj) },
 		workers: 4,
 	},
@@ -63,6 +70,7 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := trainSpec()
 			s.Suspend = suspend
+			withSensitiveEnv(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadTrainJob(obj) }, workers: 2, canSuspend: true,
@@ -76,6 +84,14 @@ var kindExamples = map[*Kind]kindExample{
 		},
 	},
 }
+
+// withSensitiveEnv gives a job's pods a variable whose value is sensitive.
+func withSensitiveEnv(o *PodOptions) {
+	o.Env = merge(o.Env, map[string]string{sensitiveName: sensitiveValue})
+	o.SensitiveEnv = []string{sensitiveName}
+}
+
+const sensitiveName, sensitiveValue = "API_TOKEN", "s3cr3t-value"
 
 // Every registered kind does what the provider asks of a kind: its example builds an object of
 // its API that reads back as the same job, its worker count is read from the object, its rescale
@@ -107,6 +123,17 @@ func TestEveryKindIsComplete(t *testing.T) {
 		read, err := ex.read(obj)
 		if err != nil {
 			t.Fatalf("kind %s: reading its own object: %v", k.Name, err)
+		}
+		// Which variables are sensitive is read back from the object (an import keeps them so),
+		// which names them without their values.
+		if got := read.Pods().SensitiveEnv; !cmp.Equal(got, []string{sensitiveName}) {
+			t.Errorf("kind %s: its sensitive variables read back as %v, want [%s]", k.Name, got, sensitiveName)
+		}
+		if a := obj.GetAnnotations(); a[SensitiveEnvAnnotation] != sensitiveName || strings.Contains(fmt.Sprint(a), sensitiveValue) {
+			t.Errorf("kind %s: the job's annotations %v do not name exactly its sensitive variable", k.Name, a)
+		}
+		if _, ok := read.Pods().Annotations[SensitiveEnvAnnotation]; ok {
+			t.Errorf("kind %s: the sensitive variables' names read back as the user's annotation", k.Name)
 		}
 		again, _, err := read.Build()
 		if err != nil {

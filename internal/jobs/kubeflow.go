@@ -139,7 +139,7 @@ type replicaSpec struct {
 // kubeflowMeta is a Kubeflow job's metadata: the user's labels and annotations, this provider's
 // label and the queue's.
 func kubeflowMeta(name, namespace string, pod PodOptions, queue string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(pod.Labels, queue), Annotations: copyMap(pod.Annotations)}
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(pod.Labels, queue), Annotations: jobAnnotations(pod)}
 }
 
 // kubeflowWorkers is what every Kubeflow job's workers say: the pod options (with the job's
@@ -162,7 +162,7 @@ func readKubeflowWorkers(k *Kind, meta metav1.ObjectMeta, policy runPolicy, repl
 	w.Pod.Spread = k.readSpread(worker.Template, meta.Name, WorkerRole)
 	var queue string
 	w.Pod.Labels, queue = userLabels(meta.Labels)
-	w.Pod.Annotations = userAnnotations(meta.Annotations)
+	w.Pod.Annotations, w.Pod.SensitiveEnv = userAnnotations(meta.Annotations), sensitiveEnv(meta.Annotations)
 	w.RunPolicy = readRunPolicy(policy, queue)
 	if len(worker.Template.Spec.Containers) > 0 {
 		w.Command = worker.Template.Spec.Containers[0].Command

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,7 +21,33 @@ import (
 const (
 	RequestHashAnnotation = "training.kubetrain.io/request-hash"
 	CreateIDAnnotation    = "training.kubetrain.io/create-id"
+	// SensitiveEnvAnnotation lists, comma-separated and sorted, the names (never the values) of
+	// the job's environment variables that were given as sensitive.
+	SensitiveEnvAnnotation = "training.kubetrain.io/sensitive-env"
 )
+
+// jobAnnotations are a job object's annotations: the user's, and the names of its sensitive
+// variables.
+func jobAnnotations(o PodOptions) map[string]string {
+	annotations := copyMap(o.Annotations)
+	if len(o.SensitiveEnv) > 0 {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		names := slices.Clone(o.SensitiveEnv)
+		slices.Sort(names)
+		annotations[SensitiveEnvAnnotation] = strings.Join(names, ",")
+	}
+	return annotations
+}
+
+// sensitiveEnv reads back the names jobAnnotations recorded; nil if none.
+func sensitiveEnv(annotations map[string]string) []string {
+	if v := annotations[SensitiveEnvAnnotation]; v != "" {
+		return strings.Split(v, ",")
+	}
+	return nil
+}
 
 // StampRequest labels obj as this provider's and records its request hash and the create call's
 // ID. The hash leaves the ID out, so the same configuration hashes alike in every apply; and
@@ -70,6 +97,7 @@ func userAnnotations(annotations map[string]string) map[string]string {
 	delete(user, RequestHashAnnotation)
 	delete(user, CreateIDAnnotation)
 	delete(user, ElasticInputsAnnotation)
+	delete(user, SensitiveEnvAnnotation)
 	if len(user) == 0 {
 		return nil
 	}

@@ -57,6 +57,9 @@ type PodOptions struct {
 	ExtendedResources map[string]string
 
 	Env map[string]string
+	// SensitiveEnv names the variables of Env whose values are sensitive. The names alone are
+	// recorded on the job object (SensitiveEnvAnnotation), so that an import keeps them so.
+	SensitiveEnv []string
 	// SecretEnv are environment variables whose values come from Secrets (secretKeyRef): the
 	// values never pass through this provider. EnvFromSecrets are Secrets whose every key
 	// becomes a variable (envFrom).

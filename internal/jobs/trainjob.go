@@ -156,7 +156,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	c := t.Spec.Containers[0]
 	job := trainJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
-		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: s.Annotations}, s.QueueName),
+		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: s.Annotations, SensitiveEnv: s.Pod.SensitiveEnv}, s.QueueName),
 		Spec: trainJobSpec{
 			RuntimeRef: runtimeRef{Name: s.Runtime.Name, APIGroup: ptr.To(TrainerGroup), Kind: ptr.To(cmp.Or(s.Runtime.Kind, ClusterTrainingRuntimeKind))},
 			Trainer: &trainer{Image: optional(c.Image), Command: s.Command, Args: s.Args, Env: c.Env, NumNodes: ptr.To(s.Nodes),
@@ -252,7 +252,7 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	}
 	t.Spec.Containers = []corev1.Container{c}
 	pod := readPodOptions(t)
-	pod.Labels, pod.Annotations = t.Labels, t.Annotations
+	pod.Labels, pod.Annotations, pod.SensitiveEnv = t.Labels, t.Annotations, sensitiveEnv(job.Annotations)
 	labels, queue := userLabels(job.Labels)
 	return TrainJobSpec{
 		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),

@@ -2,7 +2,9 @@ package provider
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -245,6 +247,7 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)
 	diags.Append(m.SensitiveEnv.ElementsAs(ctx, &sensitive, true)...)
 	o.Env = mergeMaps(o.Env, sensitive)
+	o.SensitiveEnv = slices.Sorted(maps.Keys(sensitive))
 	var secretEnv map[string]secretKeyModel
 	diags.Append(m.EnvSecret.ElementsAs(ctx, &secretEnv, true)...)
 	for name, ref := range secretEnv {

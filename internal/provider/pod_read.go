@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"maps"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -48,10 +49,11 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.PriorityClassName = optionalString(o.PriorityClassName)
 	m.ServiceAccountName = optionalString(o.ServiceAccountName)
 	m.ImagePullPolicy = optionalString(string(o.ImagePullPolicy))
-	// Variables the state has as sensitive stay so; on import every inline value is `env`.
+	// Variables the state has as sensitive stay so, and so do those the job object names as
+	// sensitive (the only way an import knows).
 	plain, sensitive := map[string]string{}, map[string]string{}
 	for k, v := range o.Env {
-		if _, wasSensitive := priorSensitive[k]; wasSensitive {
+		if _, wasSensitive := priorSensitive[k]; wasSensitive || slices.Contains(o.SensitiveEnv, k) {
 			sensitive[k] = v
 		} else {
 			plain[k] = v

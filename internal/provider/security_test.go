@@ -275,7 +275,8 @@ provider "training" {
 
 // Environment from a Secret never passes through Terraform: the Secret's value is in neither
 // the plan output, the state, nor a TRACE log of apply, plan and destroy, while the job's pod
-// template names the Secret and key. A sensitive_env value is hidden from plans and logs.
+// template names the Secret and key. A sensitive_env value is hidden from plans and logs, and
+// stays sensitive through an import, which is exact.
 func TestAccSecretEnvNeverPassesThroughTerraform(t *testing.T) {
 	a := newAPI(t)
 	ctx := context.Background()
@@ -311,7 +312,32 @@ func TestAccSecretEnvNeverPassesThroughTerraform(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := w.try(trace, "destroy", "-auto-approve", "-input=false")
+	// Imported, the value given as sensitive stays so: the import is exact (the plan after it is
+	// empty, nothing replaced), and neither the import, the plan nor the configuration Terraform
+	// generates for the job shows it.
+	imported := newWorkspace(t)
+	imported.write(providerConfig() + mpiJobBlock("test", name, fmt.Sprintf(`  wait_for         = "created"
+  env_secret       = { API_KEY = { secret = %[1]q, key = "api-key" } }
+  env_from_secrets = [%[1]q]
+  sensitive_env    = { TOKEN = %[2]q }
+`, secret.Name, inlineValue)))
+	logs.WriteString(imported.run("import", "-input=false", "training_mpi_job.test", "default/"+name))
+	out, err := imported.try(nil, "plan", "-detailed-exitcode", "-input=false")
+	if err != nil {
+		t.Errorf("the plan after importing the job is not empty (%v):\n%s", err, out)
+	}
+	logs.WriteString(out)
+	generated := newWorkspace(t)
+	generated.write(providerConfig() + fmt.Sprintf("import {\n  to = training_mpi_job.test\n  id = \"default/%s\"\n}\n", name))
+	logs.WriteString(generated.run("plan", "-input=false", "-generate-config-out=generated.tf"))
+	config, err := os.ReadFile(filepath.Join(generated.dir, "generated.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(config), inlineValue) || !strings.Contains(string(config), "sensitive_env") {
+		t.Errorf("the configuration generated for the imported job shows the sensitive value, or no sensitive_env:\n%s", config)
+	}
+	out, err = w.try(trace, "destroy", "-auto-approve", "-input=false")
 	if err != nil {
 		t.Fatalf("terraform destroy: %v\n%s", err, out)
 	}
@@ -324,7 +350,7 @@ func TestAccSecretEnvNeverPassesThroughTerraform(t *testing.T) {
 		t.Error("the Secret's value passed through Terraform (it is in the TRACE log or the state)")
 	}
 	if strings.Contains(logs.String(), inlineValue) {
-		t.Error("the sensitive_env value appears in the plan output or the TRACE log")
+		t.Error("the sensitive_env value appears in the output of a plan, an import or the TRACE log")
 	}
 	// What the pods get: a reference to the Secret, and the Secret as a whole.
 	containers, _, _ := unstructured.NestedSlice(job.Object, "spec", "mpiReplicaSpecs", "Worker", "template", "spec", "containers")
