@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 )
 
@@ -45,11 +44,6 @@ func listCorePods(ctx context.Context, core rest.Interface, namespace string, op
 	list := &corev1.PodList{}
 	err := core.Get().Namespace(namespace).Resource("pods").VersionedParams(&opts, coreParameters).Do(ctx).Into(list)
 	return list, err
-}
-
-func patchCorePod(ctx context.Context, core rest.Interface, namespace, name string, pt types.PatchType, patch []byte) error {
-	opts := metav1.PatchOptions{FieldManager: FieldManager}
-	return core.Patch(pt).Namespace(namespace).Resource("pods").Name(name).VersionedParams(&opts, coreParameters).Body(patch).Do(ctx).Error()
 }
 
 func getCoreNode(ctx context.Context, core rest.Interface, name string) (*corev1.Node, error) {

@@ -147,27 +147,3 @@ func (c *Client) DeleteIf(ctx context.Context, t Target, ours func(*unstructured
 	}
 	return nil, nil
 }
-
-// PatchPods applies a merge patch to each of the target's pods, as they are listed now; a pod
-// gone in between is skipped.
-func (c *Client) PatchPods(ctx context.Context, t Target, patch []byte) error {
-	core, err := c.coreREST()
-	if err != nil {
-		return err
-	}
-	pods, err := c.Pods(ctx, t)
-	if err != nil {
-		return err
-	}
-	defer c.wrote(podsGVR, t.Namespace)
-	for _, p := range pods {
-		tflog.Debug(ctx, "PATCH pod "+t.Namespace+"/"+p.Name, map[string]any{"patch": string(patch)})
-		err := retry(ctx, "PATCH pod "+p.Name, func() error {
-			return patchCorePod(ctx, core, t.Namespace, p.Name, types.MergePatchType, patch)
-		})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("patching pod %s/%s of %s: %w", t.Namespace, p.Name, t, err)
-		}
-	}
-	return nil
-}

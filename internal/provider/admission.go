@@ -37,12 +37,19 @@ const queueNamePlan = " A plan that creates or changes the job says in a warning
 // ClusterQueue whose MultiKueue admission check dispatches its jobs, what each worker cluster's
 // Kueue would do with the copy.
 func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
-	here, why := predictIn(ctx, r.client, r.declared, r.kind, obj, roles)
-	if why != "" {
+	key := obj.GetNamespace() + "/" + obj.GetName()
+	here, why, err := predictIn(ctx, r.client, r.declared, r.kind, obj, roles)
+	switch {
+	case err != nil:
+		resp.Diagnostics.AddWarning(fmt.Sprintf("%s %s: Kueue's admission not predicted", r.kind.Object, key),
+			fmt.Sprintf("The plan cannot say what Kueue would do with the job: %v. The prediction lists Kueue's queues and every "+
+				"namespace's Workloads, which the role terraform-provider-training-admission-prediction grants; the job is queued as usual. "+
+				"To plan without predictions, set admission_prediction = false in the provider block.", err))
+		return
+	case why != "":
 		tflog.Debug(ctx, "admission prediction skipped: "+why)
 		return
 	}
-	key := obj.GetNamespace() + "/" + obj.GetName()
 	summary := admissionSummary(r.kind, key, here.queue, here.p)
 	detail := admissionDetail(here.state, here.queue, here.p, here.before, here.tally)
 	if fleet := here.state.Fleets[here.queue]; len(fleet) > 0 {
@@ -65,12 +72,13 @@ type admissionPrediction struct {
 
 // predictIn predicts what the Kueue of client's cluster would do with the job now, with the
 // queues the plan declares overlaid (declared, when the plan's queues are that cluster's). why
-// says why there is no prediction: the queues cannot be read, or there is no LocalQueue.
+// says why there is no prediction (there is no LocalQueue); err, that Kueue's queues and
+// workloads cannot be read.
 func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declared, kind *jobs.Kind, obj *unstructured.Unstructured,
-	roles []jobs.RolePods) (out admissionPrediction, why string) {
+	roles []jobs.RolePods) (out admissionPrediction, why string, err error) {
 	state, err := client.SharedQueueState(ctx)
 	if err != nil {
-		return out, "Kueue's queues and workloads cannot be read: " + err.Error()
+		return out, "", fmt.Errorf("Kueue's queues and workloads cannot be read: %w", err)
 	}
 	key := obj.GetNamespace() + "/" + obj.GetName()
 	flavors, queues, localQueues := state.Flavors, state.Queues, state.LocalQueues
@@ -81,7 +89,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	queue := localQueues[localQueue]
 	if queue == "" {
 		// Here the apply says so, and creates nothing; in a worker, Kueue holds the copy.
-		return out, "there is no LocalQueue " + localQueue
+		return out, "there is no LocalQueue " + localQueue, nil
 	}
 	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: jobPriority(state, kind, obj), Created: time.Now()}
 	for _, role := range roles {
@@ -102,7 +110,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	}
 	snapshot, err := kueue.NewSnapshot(state.Read, flavors, queues, state.Fungibility, state.Cohorts, holding)
 	if err != nil {
-		return out, err.Error()
+		return out, err.Error(), nil
 	}
 	if nodes, err := client.SharedNodes(ctx); err == nil {
 		snapshot.SetNodes(nodes)
@@ -115,7 +123,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	for _, w := range planned {
 		tally.Add(w)
 	}
-	return admissionPrediction{state: state, queue: queue, p: predictions[len(predictions)-1], before: len(planned) - 1, tally: tally.String(snapshot)}, ""
+	return admissionPrediction{state: state, queue: queue, p: predictions[len(predictions)-1], before: len(planned) - 1, tally: tally.String(snapshot)}, "", nil
 }
 
 // predictDispatch says which of the fleet's worker clusters would admit the job's copy now, each
@@ -129,8 +137,10 @@ func (r *jobResource) predictDispatch(ctx context.Context, fleet []string, obj *
 			answers = append(answers, "worker cluster "+name+" was not checked: the provider block does not give it (worker_cluster)")
 			continue
 		}
-		there, why := predictIn(ctx, w, nil, r.kind, obj, roles)
+		there, why, err := predictIn(ctx, w, nil, r.kind, obj, roles)
 		switch {
+		case err != nil:
+			answers = append(answers, "worker cluster "+name+" was not checked: "+err.Error())
 		case why != "":
 			answers = append(answers, "worker cluster "+name+" would not admit it: "+why+" there")
 		case there.p.Admitted:

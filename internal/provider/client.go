@@ -15,6 +15,8 @@ type providerData struct {
 	client *kube.Client
 	// placementCheck: plans warn about jobs no node can host (placement_check).
 	placementCheck bool
+	// admissionPrediction: plans of queued jobs say what Kueue would do (admission_prediction).
+	admissionPrediction bool
 	// declared is what this process's plan declares of Kueue's queues (kueue.Declared).
 	declared *kueue.Declared
 }

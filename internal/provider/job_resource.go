@@ -27,6 +27,8 @@ type jobResource struct {
 	client   *kube.Client
 	// placementCheck: plans warn about jobs no node can host (see checkPlacement).
 	placementCheck bool
+	// admissionPrediction: plans of queued jobs say what Kueue would do (see predictAdmission).
+	admissionPrediction bool
 	// declared: the Kueue objects the plan declares before the job (kueue.Declared).
 	declared *kueue.Declared
 }
@@ -98,7 +100,7 @@ func (r *jobResource) Metadata(_ context.Context, req resource.MetadataRequest, 
 
 func (r *jobResource) Configure(_ context.Context, req resource.ConfigureRequest, resp *resource.ConfigureResponse) {
 	if d := dataFrom(req.ProviderData, &resp.Diagnostics); d != nil {
-		r.client, r.placementCheck, r.declared = d.client, d.placementCheck, d.declared
+		r.client, r.placementCheck, r.admissionPrediction, r.declared = d.client, d.placementCheck, d.admissionPrediction, d.declared
 	}
 }
 

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
@@ -21,7 +20,8 @@ import (
 // (everything else plans a replacement): the worker count, rescaled within the update timeout
 // by the kind's guarded patch; labels, annotations and the live run-policy fields, patched on
 // the job object (only what differs between the objects the state and the plan build, so
-// fields others set stay) and the labels and annotations on its running pods too; dependents
+// fields others set stay; pods made from then on carry the new labels and annotations, running
+// ones keep theirs, since the provider may not patch pods: see examples/rbac); dependents
 // that were deleted, made again; and the TensorBoard, added, changed or removed. Then it waits
 // as wait_for says, when the job was rescaled or resumed, and records the job.
 func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, resp *resource.UpdateResponse, plan, state jobModel) {
@@ -50,8 +50,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		resp.Diagnostics.AddError("Error updating "+t.String(), err.Error())
 		return
 	}
-	podPatch := podMetadataPatch(prior.Pods(), spec.Pods())
-	if from == to && jobPatch == nil && podPatch == nil && sameCompanions(plan, state) {
+	if from == to && jobPatch == nil && sameCompanions(plan, state) {
 		// Only what Terraform alone holds changed (wait_for, timeouts, recreate_if_missing): the
 		// cluster is not touched, and the job may even be gone (kept in state, see keptWhenGone).
 		p.statusModel, p.TensorBoardURL = s.statusModel, s.TensorBoardURL
@@ -71,12 +70,6 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	if jobPatch != nil {
 		if written, err = r.client.Patch(ctx, t, k8stypes.MergePatchType, jobPatch); err != nil {
 			resp.Diagnostics.AddError("Error updating "+t.String(), goneOr(t, err))
-			return
-		}
-	}
-	if podPatch != nil {
-		if err := r.client.PatchPods(ctx, t, podPatch); err != nil {
-			resp.Diagnostics.AddError("Error updating the pods of "+t.String(), err.Error())
 			return
 		}
 	}
@@ -163,32 +156,6 @@ func mergePatch(before, after *unstructured.Unstructured) ([]byte, error) {
 		return nil, err
 	}
 	return patch, nil
-}
-
-// podMetadataPatch is the merge patch that changes running pods' labels and annotations from
-// the state's to the plan's (a pod's metadata may change; its spec may not), nil if none
-// changed.
-func podMetadataPatch(before, after jobs.PodOptions) []byte {
-	diff := func(b, a map[string]string) map[string]any {
-		out := map[string]any{}
-		for k := range b {
-			if _, kept := a[k]; !kept {
-				out[k] = nil
-			}
-		}
-		for k, v := range a {
-			if old, had := b[k]; !had || old != v {
-				out[k] = v
-			}
-		}
-		return out
-	}
-	labels, annotations := diff(before.Labels, after.Labels), diff(before.Annotations, after.Annotations)
-	if len(labels) == 0 && len(annotations) == 0 {
-		return nil
-	}
-	patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": labels, "annotations": annotations}})
-	return patch
 }
 
 // rescale applies the kind's guarded rescale patch and returns the patched object, or nil with

@@ -69,7 +69,7 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 	if r.placementCheck {
 		r.checkPlacement(ctx, resp, obj, roles)
 	}
-	if jobs.QueueName(obj) != "" && !r.checkDeclaredQueue(resp, obj, roles) {
+	if jobs.QueueName(obj) != "" && !r.checkDeclaredQueue(resp, obj, roles) && r.admissionPrediction {
 		r.predictAdmission(ctx, resp, obj, roles)
 	}
 }

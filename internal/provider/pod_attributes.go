@@ -83,10 +83,11 @@ var secretKeyType = types.ObjectType{AttrTypes: map[string]attr.Type{"secret": t
 // and what changing them does.
 type metadataDoc struct{ on, change string }
 
-// jobMetadata is a Kubeflow job's or a Framework's: their operators pass label and annotation
-// changes on to the pods they run.
+// jobMetadata is a Kubeflow job's or a Framework's: the labels and annotations are the job
+// object's and its pod templates'.
 func jobMetadata(role string) metadataDoc {
-	return metadataDoc{on: "the job object and of " + role, change: "Changing them updates the job object, its pod templates and its running pods in place."}
+	return metadataDoc{on: "the job object and of " + role, change: "Changing them updates the job object and its pod templates in place: pods made from then on carry them, " +
+		"running pods keep theirs (the provider is not allowed to patch pods)."}
 }
 
 // podAttributes are the shared attributes; all of them but the labels and annotations are baked

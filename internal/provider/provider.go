@@ -67,6 +67,7 @@ type providerModel struct {
 	TLSServerName         types.String  `tfsdk:"tls_server_name"`
 	ProxyURL              types.String  `tfsdk:"proxy_url"`
 	PlacementCheck        types.Bool    `tfsdk:"placement_check"`
+	AdmissionPrediction   types.Bool    `tfsdk:"admission_prediction"`
 	Exec                  []execModel   `tfsdk:"exec"`
 	WorkerClusters        []workerModel `tfsdk:"worker_cluster"`
 }
@@ -122,6 +123,10 @@ func (p *trainingProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 					"unschedulable and not Ready nodes, allocatable GPUs, CPU and memory per node, and the nodes' room for all its pods at once), " +
 					"and the plan warns, naming the cause and the fix. Never an error: the cluster may change before apply. The nodes are listed " +
 					"once per plan; when the cluster cannot be reached or nodes cannot be listed the check is skipped (debug log). Default true."},
+			"admission_prediction": schema.BoolAttribute{Optional: true,
+				MarkdownDescription: "Whether the plan of a job with `queue_name` says what Kueue would do with it (see `queue_name`). The prediction " +
+					"lists Kueue's queues and every namespace's Workloads, which the role `terraform-provider-training-admission-prediction` " +
+					"grants; without it each such plan warns that it cannot predict, and false stops both. Default true."},
 		},
 		Blocks: map[string]schema.Block{
 			"exec": schema.ListNestedBlock{
@@ -165,7 +170,8 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		// Never the KUBE_* environment in their place: it may name another cluster, where a
 		// refresh would find nothing and plan to create everything.
 		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"settings": unknown})
-		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck(), declared: kueue.NewDeclared()}
+		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck(), admissionPrediction: m.admissionPrediction(),
+			declared: kueue.NewDeclared()}
 		resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
 		p.configured.Store(data)
 		return
@@ -227,15 +233,18 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		workers[name] = kube.NewClient(kube.Settings{ConfigPath: w.ConfigPath.ValueString(), ConfigContext: w.ConfigContext.ValueString()})
 	}
 	client.SetWorkers(workers)
-	data := &providerData{client: client, placementCheck: m.placementCheck(), declared: kueue.NewDeclared()}
+	data := &providerData{client: client, placementCheck: m.placementCheck(), admissionPrediction: m.admissionPrediction(), declared: kueue.NewDeclared()}
 	resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
 	p.configured.Store(data)
 }
 
 // placementCheck is placement_check: true unless set to false.
-func (m providerModel) placementCheck() bool {
-	return m.PlacementCheck.IsNull() || m.PlacementCheck.IsUnknown() || m.PlacementCheck.ValueBool()
-}
+func (m providerModel) placementCheck() bool { return trueUnlessFalse(m.PlacementCheck) }
+
+// admissionPrediction is admission_prediction: true unless set to false.
+func (m providerModel) admissionPrediction() bool { return trueUnlessFalse(m.AdmissionPrediction) }
+
+func trueUnlessFalse(b types.Bool) bool { return b.IsNull() || b.IsUnknown() || b.ValueBool() }
 
 // unknownSettings names the settings whose values are not known yet.
 func (m providerModel) unknownSettings() []string {

@@ -6,27 +6,44 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // rbacFile is the least-privilege RBAC the docs ship; the acceptance suite's provider acts as
 // a ServiceAccount bound to exactly these roles.
 const rbacFile = "../../examples/rbac/provider-rbac.yaml"
 
-// clusterWideRoles are the roles of rbacFile that are bound cluster-wide (nodes, Kueue's
-// cluster-scoped quotas, ClusterTrainingRuntimes); the other is bound in the test namespace only.
-var clusterWideRoles = []string{"terraform-provider-training-nodes", "terraform-provider-training-quotas", "terraform-provider-training-runtimes"}
+// clusterWideRoles are the roles of rbacFile that are bound cluster-wide (reads of nodes and
+// ClusterTrainingRuntimes, node taints, the admission prediction, Kueue's cluster-scoped objects,
+// runtimes); the others (the jobs', the LocalQueues') are bound in the test namespaces only.
+var clusterWideRoles = []string{"terraform-provider-training-cluster-reads", "terraform-provider-training-node-taints",
+	"terraform-provider-training-admission-prediction", "terraform-provider-training-kueue", "terraform-provider-training-runtimes"}
+
+// jobsRole is the shipped role of the job resources alone.
+const jobsRole = "terraform-provider-training"
 
 // serviceAccountNamespace holds the test ServiceAccounts; jobs are in "default".
 const serviceAccountNamespace = "kube-system"
@@ -188,4 +205,120 @@ func (a *api) grantNamespace(namespace string) {
 			a.t.Fatal(err)
 		}
 	}
+}
+
+// No shipped role lets the provider's identity change, make, exec into or delete a pod (a patch
+// could swap a pod's image and run code as its ServiceAccount), or read a Secret; only the role
+// of training_node_taint may change nodes, and only the admission prediction's reads Workloads
+// of every namespace.
+func TestShippedRolesNeverChangePodsOrReadSecrets(t *testing.T) {
+	roles, err := readRoles(rbacFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, role := range roles {
+		names[role.Name] = true
+		for _, rule := range role.Rules {
+			for _, resource := range rule.Resources {
+				core := slices.Contains(rule.APIGroups, "")
+				switch {
+				case resource == "*" || slices.Contains(rule.Verbs, "*") || slices.Contains(rule.APIGroups, "*"):
+					t.Errorf("role %s grants a wildcard: %v", role.Name, rule)
+				case core && resource == "secrets":
+					t.Errorf("role %s grants %v on Secrets", role.Name, rule.Verbs)
+				case core && strings.HasPrefix(resource, "pods/"):
+					t.Errorf("role %s grants %v on %s", role.Name, rule.Verbs, resource)
+				case core && resource == "pods" && slices.ContainsFunc(rule.Verbs, func(v string) bool { return v != "list" && v != "watch" && v != "get" }):
+					t.Errorf("role %s grants %v on pods: the provider only reads them", role.Name, rule.Verbs)
+				case core && resource == "nodes" && slices.Contains(rule.Verbs, "patch") && role.Name != "terraform-provider-training-node-taints":
+					t.Errorf("role %s may change nodes; only terraform-provider-training-node-taints may", role.Name)
+				}
+			}
+		}
+	}
+	for _, name := range append(slices.Clone(clusterWideRoles), jobsRole, "terraform-provider-training-local-queues") {
+		if !names[name] {
+			t.Errorf("%s has no role %s", rbacFile, name)
+		}
+	}
+	if len(names) != len(clusterWideRoles)+2 {
+		t.Errorf("%s has roles %v; the tests bind only those they know of", rbacFile, names)
+	}
+}
+
+// The identity the suite's provider acts as (bound to every shipped role) cannot change, delete,
+// exec into or make a pod, nor read a Secret: a pod someone else made stays as it is.
+func TestAccTheProvidersIdentityCannotChangeAPodItDidNotMake(t *testing.T) {
+	a := newAPI(t)
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: acctest.RandomWithPrefix("tf-acc-notours"), Namespace: "default"},
+		Spec: corev1.PodSpec{NodeSelector: map[string]string{"no-such-node": "true"},
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}}}}
+	if _, err := a.kube.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.kube.CoreV1().Pods("default").Delete(ctx, pod.Name, metav1.DeleteOptions{}) })
+	cfg, err := clientcmd.BuildConfigFromFlags("", providerKubeconfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := kubernetes.NewForConfigOrDie(cfg)
+	pods := as.CoreV1().Pods("default")
+	patch := []byte(`{"spec":{"containers":[{"name":"app","image":"registry.example/swapped:1"}]}}`)
+	for what, err := range map[string]error{
+		"patch the pod's image": func() error {
+			_, err := pods.Patch(ctx, pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
+			return err
+		}(),
+		"delete the pod": pods.Delete(ctx, pod.Name, metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}),
+		"make a pod": func() error {
+			_, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name + "-2"}, Spec: pod.Spec},
+				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}(),
+		"exec into the pod": as.CoreV1().RESTClient().Post().Namespace("default").Resource("pods").Name(pod.Name).SubResource("exec").
+			Param("container", "app").Param("command", "true").Do(ctx).Error(),
+		"read a Secret": func() error {
+			_, err := as.CoreV1().Secrets("default").List(ctx, metav1.ListOptions{})
+			return err
+		}(),
+	} {
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("the provider's identity may %s (err %v), want 403 Forbidden", what, err)
+		}
+	}
+	got, err := a.kube.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
+	if err != nil || got.Spec.Containers[0].Image != pod.Spec.Containers[0].Image {
+		t.Errorf("the pod was changed: %v %v", err, got)
+	}
+}
+
+// The job resources need the jobs' role alone: an identity bound to nothing else (a RoleBinding
+// in its namespace) creates a job, waits for it to run, refreshes it to an empty plan and
+// destroys it. The plan's checks that need more (the nodes, the queues) are skipped.
+func TestAccJobsNeedOnlyTheJobsRole(t *testing.T) {
+	a := newAPI(t)
+	roles, err := readRoles(rbacFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roles = slices.DeleteFunc(roles, func(r rbacv1.ClusterRole) bool { return r.Name != jobsRole })
+	kubeconfig, err := serviceAccountKubeconfig(clustertest.Kubeconfig(), "terraform-jobs-only", roles, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	name := mpiJobName()
+	config := fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig) + mpiJobBlock("test", name, "  tolerations = [\"ssd_node\"]\n")
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkNothingLeft(a, name),
+		Steps: []resource.TestStep{
+			{Config: config, ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running))}},
+			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
 }
