@@ -122,7 +122,11 @@ func (s *starter) startRealNode(ctx context.Context, c *clients) error {
 		return err
 	}
 	s.c.Binaries["containerd"] = containerdPath
-	containerdConfig, err := writeNodeFile(dir, "containerd.toml", containerdConfigTOML(filepath.Join(dir, "cni")))
+	registries := filepath.Join(dir, "registries")
+	if _, err := writeNodeFile(filepath.Join(registries, LocalRegistry), "hosts.toml", registryHosts()); err != nil {
+		return err
+	}
+	containerdConfig, err := writeNodeFile(dir, "containerd.toml", containerdConfigTOML(filepath.Join(dir, "cni"), registries))
 	if err != nil {
 		return err
 	}
@@ -211,6 +215,20 @@ func (s *starter) startRealNode(ctx context.Context, c *clients) error {
 // noRegistry is where containerd's registry requests go: a closed port on this machine, so that
 // an image that is not loaded fails to pull at once (ErrImagePull) and nothing leaves the machine.
 const noRegistry = "http://127.0.0.1:9"
+
+// LocalRegistry is the registry host whose images the real node pulls over plain HTTP from
+// LocalRegistryAddress on this machine: whatever serves there (a test's registry) answers for it,
+// and while nothing does, every pull of it is refused.
+const (
+	LocalRegistry        = "registry.kubetrain.test"
+	LocalRegistryAddress = "127.0.0.1:5001"
+)
+
+// registryHosts is containerd's hosts.toml for LocalRegistry: its only host is the local address
+// (no fallback to the name itself, which resolves nowhere).
+func registryHosts() string {
+	return fmt.Sprintf("server = %[1]q\n\n[host.%[1]q]\n  capabilities = [\"pull\", \"resolve\"]\n", "http://"+LocalRegistryAddress)
+}
 
 // clusterResolver asks the cluster DNS, as a pod does.
 func clusterResolver() *net.Resolver {

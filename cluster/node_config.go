@@ -16,8 +16,8 @@ func writeNodeFile(dir, name, content string) (string, error) {
 
 // containerdConfigTOML is containerd's configuration for the real node. restrict_oom_score_adj:
 // root on these machines lacks CAP_SYS_RESOURCE, and runc fails every sandbox that asks for a
-// lower OOM score than its parent's.
-func containerdConfigTOML(cniConfDir string) string {
+// lower OOM score than its parent's. registries holds a hosts.toml per registry host.
+func containerdConfigTOML(cniConfDir, registries string) string {
 	return fmt.Sprintf(`version = 2
 root = %[1]q
 state = %[2]q
@@ -42,7 +42,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     bin_dir = %[5]q
     conf_dir = %[6]q
     max_conf_num = 1
-`, filepath.Join(nodeDataDir, "containerd"), containerdStateDir, containerdSocket, PauseImage, cniBinDir, cniConfDir)
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[7]q
+`, filepath.Join(nodeDataDir, "containerd"), containerdStateDir, containerdSocket, PauseImage, cniBinDir, cniConfDir, registries)
 }
 
 // cniConfig is one bridge with host-local addresses. hairpinMode lets a pod reach itself through

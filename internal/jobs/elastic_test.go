@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -83,11 +84,13 @@ func comparableObject(t *testing.T, obj map[string]any) any {
 // departFromSeed makes in the seed's Framework the changes the provider makes on purpose, which
 // a real node showed are needed: the etcd runs without a shell (etcd's images have none since
 // 3.5.7), and the workers wait for the etcd to answer (python-etcd does not retry) and restart
-// their processes after a scale-down (--max_restarts).
+// their processes after a scale-down (--max_restarts); and every container leaves its last lines
+// in its status when it exits with an error, which a failed wait quotes.
 func departFromSeed(t *testing.T, f *framework) {
 	t.Helper()
 	for _, r := range f.Spec.TaskRoles {
 		c := &r.Task.Pod.Spec.Containers[0]
+		c.TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 		if len(c.Command) != 3 || c.Command[0] != "sh" {
 			t.Fatalf("the seed's %s command is not sh -c: %q", r.Name, c.Command)
 		}
@@ -240,14 +243,14 @@ func TestElasticRunning(t *testing.T) {
 		{"a removed worker's pod still there", Observed{Object: framework("AttemptRunning", task(0, "AttemptRunning"), task(1, "AttemptRunning")), Pods: append(pods, pod(WorkerRole))}, false},
 		{"a worker pod short", Observed{Object: framework("AttemptRunning", task(0, "AttemptRunning"), task(1, "AttemptRunning")), Pods: pods[:2]}, false},
 	} {
-		if done, err := Elastic.Running(c.o, expect); err != nil || done != c.done {
+		if done, _, err := Elastic.Running(c.o, RunningWait{Expect: expect}, time.Now()); err != nil || done != c.done {
 			t.Errorf("%s: done=%v err=%v, want %v", c.name, done, err, c.done)
 		}
 	}
 	failed := framework("Completed")
 	_ = unstructured.SetNestedField(failed.Object, map[string]any{"type": map[string]any{"name": "Failed"}, "diagnostics": "exit 1"},
 		"status", "attemptStatus", "completionStatus")
-	if _, err := Elastic.Running(Observed{Object: failed}, expect); err == nil || !strings.Contains(err.Error(), "exit 1") {
+	if _, _, err := Elastic.Running(Observed{Object: failed}, RunningWait{Expect: expect}, time.Now()); err == nil || !strings.Contains(err.Error(), "exit 1") {
 		t.Errorf("a failed Framework ends the wait with its diagnostics: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -271,53 +272,105 @@ func (k *Kind) Dependents(job string) []Dependent {
 // PriorityClass is the workers' PriorityClass, as `arena get` shows its PRIORITY, or "".
 func (k *Kind) PriorityClass(obj *unstructured.Unstructured) string { return k.priorityClass(obj) }
 
-// Running says whether the job runs as expected: its operator reports it running, and each role
-// has exactly the expected number of pods Running and none left over (so a rescale is done when
-// the removed ones are gone); for a kind whose object lists its tasks, each of those runs too. A
-// job that finished before a wait saw it run counts as having run. It fails fast, with the
-// reason, on a job that failed, that its operator refused, that is being deleted, or one of whose
-// pods cannot run (PodFailure: an image that cannot be pulled, a Secret that does not exist).
-func (k *Kind) Running(o Observed, expect map[string]int) (bool, error) {
+// RunningWait is what a wait for a job to run asks of it.
+type RunningWait struct {
+	// Expect is the number of pods of each role (by the kind's RoleLabel) of the running job.
+	Expect map[string]int
+	// FailFast says which of the pods' troubles end the wait at once (PodFailure).
+	FailFast FailFast
+	// MinRunning is how long every container of the expected pods must have run since it last
+	// started: a program that exits in its first seconds is not taken for a running job.
+	MinRunning time.Duration
+}
+
+// Running says whether the job runs as w expects at now: its operator reports it running, each
+// role has exactly the expected number of pods Running and none left over (so a rescale is done
+// when the removed ones are gone), and their every container has run for w.MinRunning since it
+// last started; for a kind whose object lists its tasks, each of those runs too. A job that
+// finished before a wait saw it run counts as having run. It fails, with the reason, on a job
+// that failed (with how its programs exited), that its operator refused or that is being
+// deleted, and as w.FailFast says on a pod that cannot run (PodFailure). When not done, recheck
+// is how long until the answer may change though nothing does (zero: only a change can change
+// it).
+func (k *Kind) Running(o Observed, w RunningWait, now time.Time) (done bool, recheck time.Duration, err error) {
 	if reason := k.failure(o); reason != "" {
-		return false, fmt.Errorf("%s", reason)
+		if exits := ProgramExits(o.Pods); exits != "" {
+			reason += "\n" + exits
+		}
+		return false, 0, fmt.Errorf("%s", reason)
 	}
-	if reason := PodFailure(o.Pods); reason != "" {
-		return false, fmt.Errorf("%s", reason)
+	if w.FailFast != FailFastNever {
+		var failure string
+		if failure, recheck = PodFailure(o.Pods, now); failure != "" {
+			return false, 0, fmt.Errorf("%s", failure)
+		}
 	}
 	if o.Object == nil {
-		return false, nil
+		return false, recheck, nil
 	}
 	if o.Object.GetDeletionTimestamp() != nil {
-		return false, fmt.Errorf("the %s is being deleted", k.Object)
+		return false, 0, fmt.Errorf("the %s is being deleted", k.Object)
 	}
 	s, err := k.status(o, time.Time{})
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
 	if s.Phase == Succeeded {
-		return true, nil
+		return true, 0, nil
 	}
 	if s.Phase != Running {
-		return false, nil
+		return false, recheck, nil
 	}
-	for role, n := range expect {
+	for role, n := range w.Expect {
 		if running, total := RunningCount(o.Pods, k.RoleLabel, role); running != n || total != n {
-			return false, nil
+			return false, recheck, nil
 		}
 	}
 	if k.InstancesFromObject {
 		tasks := map[string]int{}
 		for _, in := range s.Instances {
 			if in.Phase != k.RunningPhase {
-				return false, nil
+				return false, recheck, nil
 			}
 			tasks[in.Role]++
 		}
-		for role, n := range expect {
+		for role, n := range w.Expect {
 			if tasks[role] != n {
-				return false, nil
+				return false, recheck, nil
 			}
 		}
 	}
-	return true, nil
+	if left := k.runningFor(o.Pods, w, now); left > 0 {
+		return false, soonest(recheck, left), nil
+	}
+	return true, 0, nil
+}
+
+// runningFor is how much longer the expected roles' containers must run before every one of them
+// has run w.MinRunning since it last started; zero once they have.
+func (k *Kind) runningFor(pods []corev1.Pod, w RunningWait, now time.Time) time.Duration {
+	var left time.Duration
+	for _, p := range pods {
+		if _, expected := w.Expect[p.Labels[k.RoleLabel]]; !expected || p.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		for _, c := range p.Status.ContainerStatuses {
+			r := c.State.Running
+			if r == nil {
+				return w.MinRunning // restarting: it must run the whole time again
+			}
+			if l := r.StartedAt.Add(w.MinRunning).Sub(now); l > left {
+				left = l
+			}
+		}
+	}
+	return left
+}
+
+// soonest is the earlier of two waits, zero standing for none.
+func soonest(a, b time.Duration) time.Duration {
+	if a == 0 || b > 0 && b < a {
+		return b
+	}
+	return a
 }

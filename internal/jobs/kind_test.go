@@ -344,8 +344,8 @@ func TestAJobWithoutItsPodTemplatesReadsAsTheWholeJob(t *testing.T) {
 				}
 			}
 			expect := map[string]int{"worker": 1}
-			wantRuns, wantErr := k.Running(Observed{Object: whole}, expect)
-			gotRuns, gotErr := k.Running(Observed{Object: slim}, expect)
+			wantRuns, _, wantErr := k.Running(Observed{Object: whole}, RunningWait{Expect: expect}, now)
+			gotRuns, _, gotErr := k.Running(Observed{Object: slim}, RunningWait{Expect: expect}, now)
 			if wantRuns != gotRuns || fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
 				t.Errorf("kind %s, %s: runs %v (%v) without its templates, %v (%v) with them", k.Name, what, gotRuns, gotErr, wantRuns, wantErr)
 			}

@@ -319,7 +319,7 @@ func TestMPIJobRunning(t *testing.T) {
 			Message: `Resource "j-launcher" of Kind "" already exists and is not managed by MPIJob`}}}, true, ""},
 	}
 	for _, c := range cases {
-		done, err := MPI.Running(c.o, map[string]int{"launcher": 1, "worker": 2})
+		done, _, err := MPI.Running(c.o, RunningWait{Expect: map[string]int{"launcher": 1, "worker": 2}}, time.Now())
 		if done != c.done {
 			t.Errorf("%s: done = %v, want %v", c.name, done, c.done)
 		}

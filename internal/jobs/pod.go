@@ -263,6 +263,9 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		ImagePullPolicy: o.ImagePullPolicy,
 		Env:             envVars(o.Env),
 		SecurityContext: o.Security.container(),
+		// A program that exits with an error leaves its last lines in its status, which a failed
+		// wait quotes (see exited).
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.SecretEnv)) {
 		ref := o.SecretEnv[name]

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -128,13 +129,13 @@ func TestTFJobRunning(t *testing.T) {
 		{"no chief yet", all[:3], false},
 		{"a worker short", all[1:], false},
 	} {
-		done, err := TF.Running(Observed{Object: obj, Pods: c.pods}, arenaTFSpec().Expect())
+		done, _, err := TF.Running(Observed{Object: obj, Pods: c.pods}, RunningWait{Expect: arenaTFSpec().Expect()}, time.Now())
 		if err != nil || done != c.done {
 			t.Errorf("%s: done=%v err=%v, want %v", c.name, done, err, c.done)
 		}
 	}
 	var none *unstructured.Unstructured
-	if done, _ := TF.Running(Observed{Object: none}, arenaTFSpec().Expect()); done {
+	if done, _, _ := TF.Running(Observed{Object: none}, RunningWait{Expect: arenaTFSpec().Expect()}, time.Now()); done {
 		t.Error("a missing TFJob does not run")
 	}
 }

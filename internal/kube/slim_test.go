@@ -97,14 +97,15 @@ func TestASlimPodReadsAsTheWholePod(t *testing.T) {
 			if diff := cmp.Diff(whole, got); diff != "" {
 				t.Errorf("%s, %s: the status read otherwise (-whole +slim):\n%s", kind.Name, what, diff)
 			}
-			expect := map[string]int{"worker": 2}
-			wholeRuns, wholeErr := kind.Running(jobs.Observed{Object: obj, Pods: pods}, expect)
-			slimRuns, slimErr := kind.Running(jobs.Observed{Object: obj, Pods: slim}, expect)
-			if wholeRuns != slimRuns || (wholeErr == nil) != (slimErr == nil) || (wholeErr != nil && wholeErr.Error() != slimErr.Error()) {
-				t.Errorf("%s, %s: runs %v (%v), the whole pods %v (%v)", kind.Name, what, slimRuns, slimErr, wholeRuns, wholeErr)
+			w := jobs.RunningWait{Expect: map[string]int{"worker": 2}, FailFast: jobs.FailFastPermanent, MinRunning: 10 * time.Second}
+			wholeRuns, wholeNext, wholeErr := kind.Running(jobs.Observed{Object: obj, Pods: pods}, w, now)
+			slimRuns, slimNext, slimErr := kind.Running(jobs.Observed{Object: obj, Pods: slim}, w, now)
+			if wholeRuns != slimRuns || wholeNext != slimNext || (wholeErr == nil) != (slimErr == nil) || (wholeErr != nil && wholeErr.Error() != slimErr.Error()) {
+				t.Errorf("%s, %s: runs %v (%v, next %s), the whole pods %v (%v, next %s)", kind.Name, what, slimRuns, slimErr, slimNext, wholeRuns, wholeErr, wholeNext)
 			}
-			if jobs.PodFailure(pods) != jobs.PodFailure(slim) {
-				t.Errorf("%s, %s: the failure %q, the whole pods' %q", kind.Name, what, jobs.PodFailure(slim), jobs.PodFailure(pods))
+			wholeFailure, _ := jobs.PodFailure(pods, now)
+			if slimFailure, _ := jobs.PodFailure(slim, now); wholeFailure != slimFailure {
+				t.Errorf("%s, %s: the failure %q, the whole pods' %q", kind.Name, what, slimFailure, wholeFailure)
 			}
 		}
 	}

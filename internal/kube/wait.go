@@ -23,8 +23,15 @@ import (
 // ErrWaitTimeout is wrapped by Until's error when its context's deadline passed.
 var ErrWaitTimeout = errors.New("timed out")
 
+// Check is a wait's verdict on what it sees of the target: done, failed (err), or neither, and
+// then how long until the verdict may change though nothing the wait watches does (recheck; zero
+// when only a change can change it).
+type Check func(jobs.Observed) (done bool, recheck time.Duration, err error)
+
 // Until watches the target object, its pods and the events about it, and returns once check
-// says done or fails. check sees a consistent snapshot after every change, so nothing is polled.
+// says done or fails. check sees a consistent snapshot after every change, so nothing is polled;
+// a check whose answer may change with time alone (a grace that runs out) says when to look
+// again (recheck; zero for no time).
 // On timeout or cancellation it returns the last snapshot with the error, so the caller can
 // say why the job did not get there. written is the object as the create or patch before the
 // wait returned it (nil if none): check never sees the job as it was before that write.
@@ -34,15 +41,15 @@ var ErrWaitTimeout = errors.New("timed out")
 // cluster, with check seeing the copy there (its object, pods, events and that cluster's
 // Workload), and what it returns carries this cluster's Workload as it is then (read once
 // more), which names the worker.
-func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unstructured, check func(jobs.Observed) (bool, error)) (jobs.Observed, error) {
+func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unstructured, check Check) (jobs.Observed, error) {
 	var worker *Client
-	o, err := c.until(ctx, t, func(o jobs.Observed) (bool, error) {
-		done, err := check(o)
+	o, err := c.until(ctx, t, func(o jobs.Observed) (bool, time.Duration, error) {
+		done, recheck, err := check(o)
 		if done || err != nil {
-			return done, err
+			return done, 0, err
 		}
 		worker = c.Worker(jobs.DispatchedTo(o))
-		return worker != nil, nil
+		return worker != nil, recheck, nil
 	}, waitOptions{events: true, written: written})
 	if err != nil || worker == nil {
 		return o, err
@@ -75,7 +82,7 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 		return jobs.Observed{}, nil, err
 	}
 	seen := false
-	observed, err = c.until(ctx, t, func(o jobs.Observed) (bool, error) {
+	gone := func(o jobs.Observed) (bool, error) {
 		left = nil
 		if o.Object != nil {
 			seen = true
@@ -116,6 +123,10 @@ func (c *Client) UntilGone(ctx context.Context, t Target) (observed jobs.Observe
 			left = append(left, p)
 		}
 		return true, nil
+	}
+	observed, err = c.until(ctx, t, func(o jobs.Observed) (bool, time.Duration, error) {
+		done, err := gone(o)
+		return done, 0, err
 	}, waitOptions{tick: overdueTick, owned: true})
 	return observed, left, err
 }
@@ -139,8 +150,8 @@ type waitOptions struct {
 }
 
 // until watches through the process's shared informers and calls check after every change to
-// the target, its pods, its Workload, and what else opts say.
-func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) (bool, error), opts waitOptions) (jobs.Observed, error) {
+// the target, its pods, its Workload, and what else opts say, and when check's recheck comes.
+func (c *Client) until(ctx context.Context, t Target, check Check, opts waitOptions) (jobs.Observed, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changed := make(chan struct{}, 1)
@@ -265,10 +276,14 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 		defer ticker.Stop()
 		ticks = ticker.C
 	}
+	recheck := time.NewTimer(0)
+	recheck.Stop()
+	defer recheck.Stop()
 	for {
 		select {
 		case <-changed:
 		case <-ticks:
+		case <-recheck.C:
 		case <-ctx.Done():
 			return last, timedOut(ctx.Err())
 		}
@@ -307,10 +322,13 @@ func (c *Client) until(ctx context.Context, t Target, check func(jobs.Observed) 
 			}
 			last.Workload = newestWorkload(list)
 		}
-		done, err := check(last)
+		done, after, err := check(last)
 		if err != nil || done {
 			tflog.Debug(ctx, "finished watching "+t.String(), map[string]any{"seconds": time.Since(started).Seconds(), "error": fmt.Sprint(err)})
 			return last, err
+		}
+		if after > 0 {
+			recheck.Reset(after)
 		}
 	}
 }

@@ -56,6 +56,9 @@ type jobFields struct {
 	// RecreateIfMissing: a job that had started and is gone is dropped from state (so the next
 	// plan creates it again) rather than kept with a warning.
 	RecreateIfMissing types.Bool `tfsdk:"recreate_if_missing"`
+	// FailFast and MinRunningSeconds say when a wait for the job to run fails, and when it runs.
+	FailFast          types.String `tfsdk:"fail_fast"`
+	MinRunningSeconds types.Int64  `tfsdk:"min_running_seconds"`
 	tensorBoardFields
 	statusModel
 }

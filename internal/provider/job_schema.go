@@ -3,15 +3,20 @@ package provider
 import (
 	"cmp"
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // jobSchemaSpec is what differs between the job resources' schemas.
@@ -46,9 +51,29 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
 			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitAdmitted, waitRunning)},
 			MarkdownDescription: "What create and update wait for: `created` (the job is accepted), `admitted` (Kueue admitted a job " +
-				"with `queue_name`: it holds its quota and starts) or `running` (" + s.running + "). Default `running`. A job that fails, " +
-				"or that its operator rejects, ends the wait at once with the reason. A wait that runs out on a job that is only queued or " +
+				"with `queue_name`: it holds its quota and starts) or `running` (" + s.running + ", every container having run " +
+				"`min_running_seconds`). Default `running`. A job that fails, or that its operator rejects, ends the wait at once with the " +
+				"reason, and so does a pod that cannot run as `fail_fast` says. A wait that runs out on a job that is only queued or " +
 				"not running yet leaves it in state, untainted, with a warning saying why."},
+		"fail_fast": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(jobs.FailFastPermanent)),
+			Validators: []validator.String{stringvalidator.OneOf(jobs.FailFastPolicies...)},
+			MarkdownDescription: "What ends a wait for the job at once besides the job's own failure, which always does. `permanent` (the default): " +
+				"what cannot pass by itself: an invalid image name; an image the registry says does not exist or may not be pulled, still so " +
+				fmt.Sprintf("%d seconds after the pod was scheduled (the kubelet pulls again meanwhile, and a tag pushed a moment ago appears); ", int(jobs.PullGrace.Seconds())) +
+				fmt.Sprintf("a Secret, ConfigMap or key the pods' environment names that is still missing %d minutes after the pod was scheduled; ", int(jobs.MissingGrace.Minutes())) +
+				"a security context the image cannot meet; a command that does not exist; a program that keeps exiting " +
+				fmt.Sprintf("(restarted %d times by the kubelet, about half a minute in). ", jobs.CrashLoopRestarts) +
+				"The error names the pod, the container and the kubelet's reason, and for a program its exit code and last lines. What may pass " +
+				"(a registry's 429 or 5xx, a registry that does not answer, a Secret made a moment later) is waited on, and a wait that runs out " +
+				"says why in its warning. `never`: only the job's failure ends a wait. A create that fails leaves the job in state, tainted " +
+				"(Terraform taints every failed create), so the next apply replaces it; if it runs after all because the cluster was fixed rather " +
+				"than the configuration, `terraform untaint ADDRESS` keeps it. A failed update leaves it untainted. Changing it changes nothing in the cluster."},
+		"min_running_seconds": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMinRunningSeconds),
+			Validators: []validator.Int64{int64validator.Between(0, 3600)},
+			MarkdownDescription: fmt.Sprintf("With `wait_for = \"running\"`, how long every container of the job's pods must have run since it "+
+				"last started before the job counts as running: a program that fails in its first seconds (an import error, a bad flag) fails "+
+				"the apply, with its exit code and last lines, instead of being recorded RUNNING. Default %d; 0 counts the job running as soon "+
+				"as its pods are. Changing it changes nothing in the cluster.", defaultMinRunningSeconds)},
 		"tensorboard_url": tensorBoardURLAttribute(),
 		"recreate_if_missing": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "What a refresh does when the job is gone from the cluster after it was created or imported (deleted by " +
@@ -76,4 +101,9 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 
 // terraformOnly are the job attributes and blocks only Terraform holds: changing them changes
 // nothing in the cluster.
-var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing"}
+var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing", "fail_fast", "min_running_seconds"}
+
+// defaultMinRunningSeconds is min_running_seconds' default: long enough for a Python program's
+// imports and argument parsing, the usual first failures.
+const defaultMinRunningSeconds = 10
+

@@ -17,12 +17,13 @@ import (
 // A suspended job is not waited for: it does not run until it is resumed.
 func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, action, waitFor string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
 	f := m.job()
-	expect := spec.Expect()
+	w := jobs.RunningWait{Expect: spec.Expect(), FailFast: jobs.FailFast(f.FailFast.ValueString()),
+		MinRunning: time.Duration(f.MinRunningSeconds.ValueInt64()) * time.Second}
 	if s, ok := m.(suspendable); ok && s.suspended() {
 		waitFor = waitCreated
 	}
 	observed, ok := r.waitOrObserve(ctx, r.target(f), waitFor, action, written,
-		func(o jobs.Observed) (bool, error) { return r.kind.Running(o, expect) }, diags)
+		func(o jobs.Observed) (bool, time.Duration, error) { return r.kind.Running(o, w, time.Now()) }, diags)
 	if !ok {
 		return
 	}
@@ -41,7 +42,7 @@ func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, ac
 // anyway so its status can be recorded: after a timeout ctx is spent, so the read gets a moment
 // of its own.
 func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor, action string, written *unstructured.Unstructured,
-	running func(jobs.Observed) (bool, error), diags *diag.Diagnostics) (jobs.Observed, bool) {
+	running kube.Check, diags *diag.Diagnostics) (jobs.Observed, bool) {
 	var observed jobs.Observed
 	if waitFor == waitCreated && written != nil {
 		observed.Object = written
@@ -57,11 +58,11 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 	}
 	if waitFor == waitAdmitted {
 		var err error
-		observed, err = r.client.Until(ctx, t, written, func(o jobs.Observed) (bool, error) {
+		observed, err = r.client.Until(ctx, t, written, func(o jobs.Observed) (bool, time.Duration, error) {
 			if reason := r.kind.Failure(o); reason != "" {
-				return false, fmt.Errorf("%s", reason)
+				return false, 0, fmt.Errorf("%s", reason)
 			}
-			return o.Object != nil && jobs.Admitted(o), nil
+			return o.Object != nil && jobs.Admitted(o), 0, nil
 		})
 		switch {
 		case timedOut(err):

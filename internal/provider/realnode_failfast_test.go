@@ -1,26 +1,72 @@
 package provider
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
 	"regexp"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// TestAccRealNode_createFailsFastOnWhatOnlyTheKubeletKnows: an image that cannot be pulled, a
-// Secret that does not exist and a command that does not exist each end the create with the pod,
-// the container and the kubelet's reason, long before the create timeout (which would only warn);
-// the failed job is in state, tainted, and the next apply replaces it with one that runs.
-func TestAccRealNode_createFailsFastOnWhatOnlyTheKubeletKnows(t *testing.T) {
+// localRegistry serves cluster.LocalRegistry to the real node for one test: a registry (in
+// memory) that holds no image, so that it answers a pull of any tag as a registry answers for a
+// tag that does not exist (404, manifest unknown), or, while failing is set, with that status
+// for every manifest, as a registry that limits pulls or is down does.
+type localRegistry struct{ failing atomic.Int32 }
+
+func serveLocalRegistry(t *testing.T) *localRegistry {
+	t.Helper()
+	ln, err := net.Listen("tcp", cluster.LocalRegistryAddress)
+	if err != nil {
+		t.Fatalf("serving the real node's registry: %v", err)
+	}
+	r := &localRegistry{}
+	images := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if status := int(r.failing.Load()); status != 0 && strings.Contains(req.URL.Path, "/manifests/") {
+			http.Error(w, http.StatusText(status), status)
+			return
+		}
+		images.ServeHTTP(w, req)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return r
+}
+
+// TestAccRealNode_createFailsFastOnlyOnWhatCannotPass: what cannot pass by itself ends the create
+// with the pod, the container and the kubelet's reason, long before the create timeout (which
+// would only warn): a tag the registry does not have, a command that does not exist, a program
+// that fails on its first line (with its exit code and its last lines). The failed job is in
+// state, tainted, and the next apply replaces it. What may pass, a registry answering 503, is
+// waited on: the create runs out its timeout with a warning that says so, and the job stays in
+// state untainted (the next plan is empty).
+func TestAccRealNode_createFailsFastOnlyOnWhatCannotPass(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	reg := serveLocalRegistry(t)
 	name := acctest.RandomWithPrefix("tfacc-ff")
 	image := node.Images[cluster.ImageTraining]
-	config := func(image, extra string) string {
+	config := func(image, extra, timeout string) string {
 		return providerConfig() + fmt.Sprintf(`
 resource "training_mpi_job" "test" {
   name         = %[1]q
@@ -30,22 +76,86 @@ resource "training_mpi_job" "test" {
 %[4]s
 %[5]s
   timeouts {
-    create = "4m"
+    create = %[6]q
   }
 }
-`, name, image, cluster.TrainingProgramsDir, onRealNode, extra)
+`, name, image, cluster.TrainingProgramsDir, onRealNode, extra, timeout)
 	}
+	missing := cluster.LocalRegistry + "/training:no-such-tag"
+	ran := knownvalue.StringRegexp(regexp.MustCompile("^(" + jobs.Running + "|" + jobs.Succeeded + ")$"))
+	tainted := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionReplace)}}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
-			{Config: config("kubetrain.local/no-such-image:1", ""),
-				ExpectError: regexp.MustCompile(`pod\s+` + name + `-\S+:\s+container\s+\S+:\s+ImagePullBackOff`)},
-			{Config: config(image, `  env_secret = { TOKEN = { secret = "no-such-secret", key = "token" } }`),
-				ExpectError: regexp.MustCompile(`CreateContainerConfigError:\s+secret\s+"no-such-secret"\s+not\s+found`)},
-			{Config: config(image, `  worker_command = ["no-such-program"]`),
-				ExpectError: regexp.MustCompile(`container\s+worker:\s+(StartError|RunContainerError|CrashLoopBackOff):[\s\S]*no-such-program`)},
-			{Config: config(image, "")},
+			{
+				// The registry limits pulls: the kubelet keeps trying, and the wait with it.
+				PreConfig: func() { reg.failing.Store(http.StatusServiceUnavailable) },
+				Config:    config(cluster.LocalRegistry+"/training:limited", "", "75s"),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Pending))},
+			},
+			{
+				// The same job, once the registry answers again: the tag does not exist.
+				PreConfig: func() { reg.failing.Store(0) },
+				Config:    config(missing, "", "4m"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionReplace)}},
+				ExpectError: regexp.MustCompile(`pod\s+` + name + `-\S+:\s+container\s+\S+:\s+(ImagePullBackOff|ErrImagePull):[\s\S]*no-such-tag:\s+not\s+found`),
+			},
+			{Config: config(image, `  worker_command = ["no-such-program"]`, "4m"), ConfigPlanChecks: tainted,
+				ExpectError: regexp.MustCompile(`container\s+worker:\s+(StartError|RunContainerError):[\s\S]*no-such-program`)},
+			{Config: strings.Replace(config(image, "", "4m"), `["mpirun", "python3", "`+cluster.TrainingProgramsDir+`/mpi_allreduce.py"]`,
+				`["python3", "-c", "import sys; print('train.py: error: unrecognized arguments: --lr'); sys.exit(3)"]`, 1), ConfigPlanChecks: tainted,
+				ExpectError: regexp.MustCompile(`container\s+launcher:\s+CrashLoopBackOff:\s+exited\s+with\s+code\s+3[\s\S]*unrecognized\s+arguments:\s+--lr`)},
+			{Config: config(image, "", "4m"), ConfigPlanChecks: tainted, ConfigStateChecks: []statecheck.StateCheck{
+				statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), ran)}},
 		},
+	})
+}
+
+// TestAccRealNode_aSecretMadeAMomentLaterIsWaitedFor: a job whose environment names a Secret that
+// is not there yet (another resource of the same apply, or a controller, makes it a little later,
+// with nothing telling Terraform to wait) is not failed: the kubelet retries, the job runs, the
+// apply succeeds, and the next plan is empty.
+func TestAccRealNode_aSecretMadeAMomentLaterIsWaitedFor(t *testing.T) {
+	node := realNode(t)
+	a := newAPI(t)
+	name := acctest.RandomWithPrefix("tfacc-late")
+	secret := name + "-token"
+	config := providerConfig() + fmt.Sprintf(`
+resource "training_mpi_job" "test" {
+  name         = %[1]q
+  image        = %[2]q
+  command      = ["mpirun", "python3", "%[3]s/mpi_allreduce.py"]
+  worker_count = 1
+  env_secret   = { TOKEN = { secret = %[5]q, key = "token" } }
+%[4]s
+}
+`, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode, secret)
+	ctx := context.Background()
+	t.Cleanup(func() { _ = a.kube.CoreV1().Secrets("default").Delete(ctx, secret, metav1.DeleteOptions{}) })
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkJobsGone(a),
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				// What the other resource does: the Secret appears 20 seconds into the apply, once
+				// the job's pods have met its absence.
+				go func() {
+					time.Sleep(20 * time.Second)
+					s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"}, StringData: map[string]string{"token": "t"}}
+					if _, err := a.kube.CoreV1().Secrets("default").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+						t.Errorf("making the Secret: %v", err)
+					}
+				}()
+			},
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"),
+				knownvalue.StringRegexp(regexp.MustCompile("^("+jobs.Running+"|"+jobs.Succeeded+")$")))},
+		}, {
+			Config:           config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		}},
 	})
 }

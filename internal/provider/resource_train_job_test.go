@@ -595,7 +595,7 @@ func TestTrainJobChangesInPlaceOnlyWhatTrainersAPILetsChange(t *testing.T) {
 			if !inPlace {
 				t.Errorf("computed attribute %s replaces the job when it changes", name)
 			}
-		case slices.Contains([]string{"suspend", "labels", "annotations", "wait_for", "recreate_if_missing"}, name):
+		case slices.Contains([]string{"suspend", "labels", "annotations"}, name) || slices.Contains(terraformOnly, name):
 			if !inPlace {
 				t.Errorf("%s replaces the job, but Trainer's API (or Terraform alone) lets it change in place", name)
 			}

@@ -13,11 +13,12 @@ import (
 )
 
 // podSchemaVersion is the version of the schema of every resource with the pods' attributes
-// (podAttributes: the job resources and training_runtime). Version 1 added cpu_limit,
+// (podAttributes: the job resources and training_runtime). Version 2 added the jobs' fail_fast
+// and min_running_seconds; version 1 added cpu_limit,
 // host_network, host_ipc, scheduler_name, termination_grace_period_seconds and
 // topology_spread; version 0 is every release before, whose later ones had added
 // security_context, pod_patch, roles and ssh_auth_mount_path without raising it.
-const podSchemaVersion = 1
+const podSchemaVersion = 2
 
 // withDefaultsUpgraders upgrade the state of every version before s's to s: each attribute the
 // state lacks, added since, is given its default, which is what the provider that wrote the
