@@ -23,6 +23,15 @@ import (
 // ErrWaitTimeout is wrapped by Until's error when its context's deadline passed.
 var ErrWaitTimeout = errors.New("timed out")
 
+// DispatchedElsewhere is Until's error for a queued job that Kueue dispatched to a MultiKueue
+// worker cluster the client does not know: it runs there, where nothing here can follow it.
+type DispatchedElsewhere struct{ Worker string }
+
+func (e *DispatchedElsewhere) Error() string {
+	return "Kueue dispatched it to the MultiKueue worker cluster " + e.Worker + ", which the provider block does not give (worker_cluster), " +
+		"so its pods there cannot be followed"
+}
+
 // Check is a wait's verdict on what it sees of the target: done, failed (err), or neither, and
 // then how long until the verdict may change though nothing the wait watches does (recheck; zero
 // when only a change can change it).
@@ -40,7 +49,8 @@ type Check func(jobs.Observed) (done bool, recheck time.Duration, err error)
 // once check has not been met here by the time of the dispatch, the wait goes on in that
 // cluster, with check seeing the copy there (its object, pods, events and that cluster's
 // Workload), and what it returns carries this cluster's Workload as it is then (read once
-// more), which names the worker.
+// more), which names the worker. One dispatched to a worker the client does not know ends the
+// wait at once with DispatchedElsewhere.
 func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unstructured, check Check) (jobs.Observed, error) {
 	var worker *Client
 	o, err := c.until(ctx, t, func(o jobs.Observed) (bool, time.Duration, error) {
@@ -48,8 +58,14 @@ func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unst
 		if done || err != nil {
 			return done, 0, err
 		}
-		worker = c.Worker(jobs.DispatchedTo(o))
-		return worker != nil, recheck, nil
+		dispatched := jobs.DispatchedTo(o)
+		if dispatched == "" {
+			return false, recheck, nil
+		}
+		if worker = c.Worker(dispatched); worker == nil {
+			return false, 0, &DispatchedElsewhere{Worker: dispatched}
+		}
+		return true, 0, nil
 	}, waitOptions{events: true, written: written})
 	if err != nil || worker == nil {
 		return o, err

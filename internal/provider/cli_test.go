@@ -3,6 +3,7 @@ package provider
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -153,4 +154,17 @@ resource "training_mpi_job" %q {
   worker_count = 1
 %s}
 `, label, name, extra)
+}
+
+// exitCode is the exit code of a command that ran and failed (err from try), 0 for none, -1
+// for a command that did not run to its end.
+func exitCode(err error) int {
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &exit):
+		return exit.ExitCode()
+	}
+	return -1
 }

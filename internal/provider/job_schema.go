@@ -106,4 +106,3 @@ var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing", "fai
 // defaultMinRunningSeconds is min_running_seconds' default: long enough for a Python program's
 // imports and argument parsing, the usual first failures.
 const defaultMinRunningSeconds = 10
-

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -67,6 +68,7 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 		switch {
 		case timedOut(err):
 			diags.AddWarning(fmt.Sprintf("%s is not admitted yet (%s)", t, action), notAdmittedYet(err, observed))
+		case dispatchedElsewhere(t, action, err, diags):
 		case err != nil:
 			diags.AddError(fmt.Sprintf("Error waiting for %s to be admitted (%s)", t, action), err.Error())
 		}
@@ -79,6 +81,7 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 			// Not failed, only not running yet (queued, unschedulable, pulling): the job stays
 			// in state as it is, untainted, and the warning says why.
 			diags.AddWarning(fmt.Sprintf("%s is not running yet (%s)", t, action), notRunningYet(err, observed))
+		case dispatchedElsewhere(t, action, err, diags):
 		case err != nil:
 			diags.AddError(fmt.Sprintf("Error waiting for %s to run (%s)", t, action), err.Error())
 		}
@@ -132,4 +135,17 @@ func (r *jobResource) waitDeleted(ctx context.Context, client *kube.Client, diag
 			fmt.Sprintf("%v; still there: %s. Running terraform destroy again resumes the wait.", err, strings.Join(left, ", ")))
 		return
 	}
+}
+
+// dispatchedElsewhere says, with a warning, whether a wait ended because Kueue dispatched the job
+// to a worker cluster the provider block does not give: the job is in state as it is, untainted.
+func dispatchedElsewhere(t kube.Target, action string, err error, diags *diag.Diagnostics) bool {
+	var elsewhere *kube.DispatchedElsewhere
+	if !errors.As(err, &elsewhere) {
+		return false
+	}
+	diags.AddWarning(fmt.Sprintf("%s runs in worker cluster %s (%s)", t, elsewhere.Worker, action),
+		fmt.Sprintf("The wait ended at once: %v. The job stays in state as it is, not tainted, and its status is MultiKueue's mirror of "+
+			"the copy there. Add a worker_cluster block named %q with that cluster's kubeconfig to the provider to follow its pods.", err, elsewhere.Worker))
+	return true
 }

@@ -65,7 +65,9 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 		tflog.Debug(ctx, "plan checks skipped", map[string]any{"error": err.Error()})
 		return
 	}
-	r.checkPodSecurity(ctx, resp, obj, roles)
+	if makesPods(ctx, req, resp, m, r.newModel()) {
+		r.checkPodSecurity(ctx, resp, obj, roles)
+	}
 	if r.placementCheck {
 		r.checkPlacement(ctx, resp, obj, roles)
 	}
@@ -74,10 +76,30 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 	}
 }
 
-// checkPodSecurity fails the plan of a job whose pods the namespace's Pod Security admission
+// makesPods says whether the plan makes pods of the job: it creates or replaces the job, adds
+// workers, or resumes it. A change of its labels, annotations or run policy makes none, and the
+// pods that run keep running whatever their namespace enforces now.
+func makesPods(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan, state jobModel) bool {
+	if req.State.Raw.IsNull() || len(resp.RequiresReplace) > 0 {
+		return true
+	}
+	if getModel(ctx, req.State, state).HasError() {
+		return true
+	}
+	if plan.workers().ValueInt64() > state.workers().ValueInt64() {
+		return true
+	}
+	ps, pok := plan.(suspendable)
+	ss, sok := state.(suspendable)
+	return pok && sok && ss.suspended() && !ps.suspended()
+}
+
+// checkPodSecurity warns in the plan of a job whose pods the namespace's Pod Security admission
 // would refuse (jobs.CheckPodSecurity), naming each role and what it lacks: the operator would
-// create the job and never its pods. What an operator adds to the pods is not seen here; the
-// apply's wait reports the operator's refused pods.
+// create the job and never its pods. A warning, not an error: the API server's admission
+// configuration may exempt them (its users, runtime classes and namespaces), which no client can
+// read. Where it does refuse, the apply's wait fails with its reason. What an operator adds to
+// the pods is not seen here.
 func (r *jobResource) checkPodSecurity(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) {
 	labels, version, err := r.client.PodSecurity(ctx, obj.GetNamespace())
 	if err != nil {
@@ -86,7 +108,8 @@ func (r *jobResource) checkPodSecurity(ctx context.Context, resp *resource.Modif
 	}
 	refusals, err := jobs.CheckPodSecurity(labels, version, roles)
 	if err != nil {
-		resp.Diagnostics.AddError(fmt.Sprintf("Namespace %s has Pod Security labels its admission refuses", obj.GetNamespace()), err.Error())
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Namespace %s has Pod Security labels its admission cannot read", obj.GetNamespace()),
+			err.Error()+". The API server may refuse the job's pods; the plan goes ahead.")
 		return
 	}
 	remedy := "Set security_context as that level asks (the attribute's documentation shows how), or run the job in another namespace."
@@ -94,9 +117,11 @@ func (r *jobResource) checkPodSecurity(ctx context.Context, resp *resource.Modif
 		remedy = "Note: " + r.kind.OperatorDrops + "; run it in a namespace that enforces less."
 	}
 	for _, refusal := range refusals {
-		resp.Diagnostics.AddAttributeError(path.Root("security_context"),
-			fmt.Sprintf("%s %s/%s would be created without its %s pods", r.kind.Object, obj.GetNamespace(), obj.GetName(), refusal.Role),
-			fmt.Sprintf("Namespace %s enforces Pod Security %q, and %s. %s", obj.GetNamespace(), refusal.Level, refusal.Error(), remedy))
+		resp.Diagnostics.AddAttributeWarning(path.Root("security_context"),
+			fmt.Sprintf("%s %s/%s may be created without its %s pods", r.kind.Object, obj.GetNamespace(), obj.GetName(), refusal.Role),
+			fmt.Sprintf("Namespace %s enforces Pod Security %q, and %s. Unless the API server's admission configuration exempts them "+
+				"(its operator's user, a runtime class or the namespace, which the provider cannot see), the operator will make the job "+
+				"and never these pods, and the apply fails with the API server's reason. %s", obj.GetNamespace(), refusal.Level, refusal.Error(), remedy))
 	}
 }
 

@@ -44,8 +44,9 @@ func securityAttribute(role string) schema.Attribute {
 			"read-only root filesystem, which Kubernetes sets per container only, on each container this provider writes " +
 			"(`containers[].securityContext`). A namespace labelled `pod-security.kubernetes.io/enforce=restricted` admits pods with " +
 			"`run_as_non_root = true`, `seccomp_profile = \"RuntimeDefault\"`, `allow_privilege_escalation = false` and " +
-			"`drop_capabilities = [\"ALL\"]`; the plan checks the pods against the namespace's enforced Pod Security level, as the API " +
-			"server will, and says what each role lacks. Changing it replaces the job.",
+			"`drop_capabilities = [\"ALL\"]`; the plan of a job that makes pods checks them against the namespace's enforced Pod Security " +
+			"level, as the API server will, and warns of what each role lacks (the server's admission configuration may exempt them). " +
+			"Changing it replaces the job.",
 		Attributes: map[string]schema.Attribute{
 			"run_as_non_root": schema.BoolAttribute{Optional: true,
 				MarkdownDescription: "The kubelet refuses to start a container whose user is root (`runAsNonRoot`)."},
