@@ -28,7 +28,8 @@ import (
 // instances are read from the worker (each instance is a pod of the worker), after apply,
 // refresh and import. The plan of more jobs says which worker cluster would admit each, by the
 // worker's own queues, and checks their placement on the worker's nodes. A rescale of the MPIJob
-// replaces the queued job, and the new one runs in the worker with the new count. Destroy leaves
+// replaces the queued job, and the new one runs in the worker with the new count. A provider block
+// without the worker says at once that a job dispatched there cannot be followed. Destroy leaves
 // nothing in either cluster: no job, Workload or pod.
 func TestAccMultiKueue_aFleetRunsDispatchedJobsInTheWorkerAndReadsThemThere(t *testing.T) {
 	manager := newAPI(t)
@@ -244,6 +245,32 @@ resource "training_mpi_job" %[1]q {
 	w.run("apply", "-auto-approve", "-input=false")
 	dispatchedJobs[0].pods = 4
 	readFromTheWorker("after the rescale")
+
+	// A provider block that does not give the worker cannot follow a job dispatched there: the
+	// wait for it to run ends at once (not at its ten-minute timeout), saying where it runs and
+	// which block would follow it, and the job is in state, untainted.
+	unfollowed := newWorkspace(t)
+	unfollowed.write(providerConfig() + fmt.Sprintf(`
+resource "training_mpi_job" "unfollowed" {
+  name         = "%[1]s-unfollowed"
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "hostname"]
+  worker_count = 1
+  gpus         = 1
+  tolerations  = ["gpu_node", "ssd_node"]
+  queue_name   = %[1]q
+  timeouts {
+    create = "10m"
+  }
+}
+`, prefix))
+	applied := planDiagnostics(t, unfollowed.run("apply", "-json", "-auto-approve", "-input=false"))
+	if said := fmt.Sprint(applied["training_mpi_job.unfollowed"]); !strings.Contains(said, "runs in worker cluster "+workerName) ||
+		!strings.Contains(said, `Add a worker_cluster block named "`+workerName+`"`) {
+		t.Errorf("the apply of a job dispatched to a worker the provider block does not give does not say so: %v", applied)
+	}
+	unfollowed.planIsEmpty()
+	unfollowed.run("destroy", "-auto-approve", "-input=false")
 
 	w.run("destroy", "-auto-approve", "-input=false")
 	destroyed = true
