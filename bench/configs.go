@@ -141,6 +141,7 @@ resource "training_elastic_job" "elastic" {
   min_workers  = 1
   max_workers  = 4
   tolerations  = ["all"]
+  roles        = { etcd = { tolerations = ["all"] } }
 }
 `, m.mpi, m.tf, m.pytorch, m.elastic, namespace)
 	}

@@ -57,6 +57,13 @@ resource "training_elastic_job" "pet" {
   tolerations   = local.real ? ["training.kubetrain.io/real-node"] : ["gpu_node"]
   node_selector = local.real ? { "training.kubetrain.io/real-node" = "true" } : null
   data_volumes  = local.real ? ["pet-checkpoint:/checkpoint"] : null
+  # The etcd is a CPU helper with a placement of its own; every node here is tainted.
+  roles = {
+    etcd = {
+      tolerations   = local.real ? ["training.kubetrain.io/real-node"] : ["gpu_node"]
+      node_selector = local.real ? { "training.kubetrain.io/real-node" = "true" } : null
+    }
+  }
 }
 
 # The platform team's blueprint: a ClusterTrainingRuntime for torchrun.

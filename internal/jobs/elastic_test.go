@@ -254,3 +254,46 @@ func TestElasticRunning(t *testing.T) {
 		t.Errorf("a failed Framework ends the wait with its diagnostics: %v", err)
 	}
 }
+
+// The rendezvous etcd is a CPU helper: it takes the job's priority (the training cannot outlive
+// it, so it must not be preempted before its workers) but not the GPU nodes the job's node
+// selector and tolerations lead to; roles.etcd gives it a placement and a priority of its own,
+// read back as such.
+func TestTheEtcdIsACPUHelperWithThePlacementItIsGiven(t *testing.T) {
+	spec := seedElasticSpec()
+	spec.Pod.NodeSelector = map[string]string{"nvidia.com/gpu.present": "true"}
+	spec.Pod.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	spec.Pod.PriorityClassName = "training-high"
+	build := func(spec ElasticJobSpec) (*unstructured.Unstructured, corev1.PodSpec) {
+		t.Helper()
+		fw, _, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var f framework
+		if err := fromUnstructured(fw, &f); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range f.Spec.TaskRoles {
+			if r.Name == EtcdRole {
+				return fw, r.Task.Pod.Spec
+			}
+		}
+		t.Fatal("no etcd task role")
+		return nil, corev1.PodSpec{}
+	}
+	bare, p := build(spec)
+	if p.NodeSelector != nil || p.Tolerations != nil || p.PriorityClassName != "training-high" {
+		t.Errorf("the etcd's placement is the job's (node selector %v, tolerations %v) or its priority is not (%q)", p.NodeSelector, p.Tolerations, p.PriorityClassName)
+	}
+	own := RoleOptions{NodeSelector: map[string]string{"pool": "cpu"}, Tolerations: []corev1.Toleration{{Key: "pool", Value: "cpu", Effect: corev1.TaintEffectNoSchedule}},
+		PriorityClassName: "system-cluster-critical"}
+	spec.Pod.Roles = map[string]RoleOptions{EtcdRole: own}
+	live, p := build(spec)
+	if !cmp.Equal(p.NodeSelector, own.NodeSelector) || !cmp.Equal(p.Tolerations, own.Tolerations) || p.PriorityClassName != own.PriorityClassName {
+		t.Errorf("the etcd's roles setting is not its placement and priority: %v %v %q", p.NodeSelector, p.Tolerations, p.PriorityClassName)
+	}
+	if diff := cmp.Diff(own, Elastic.ReadRoleOptions(live, bare, true)[EtcdRole]); diff != "" {
+		t.Errorf("the etcd's roles setting reads back otherwise (-given +read):\n%s", diff)
+	}
+}

@@ -103,15 +103,15 @@ type SecretKey struct {
 	Secret, Key string
 }
 
-// companion is what a job's companion pod (its rendezvous etcd, its TensorBoard) inherits from
-// the job's pods: where they may be scheduled (node selector, tolerations, priority), how images
-// are pulled, and the job's labels and annotations. It runs its own image and gets no resources,
-// environment, volumes or GPUs of the job's.
+// companion is what a job's companion pod (an elastic job's rendezvous etcd) takes of the job's
+// pods: their priority (the training cannot outlive it, so it must not be preempted before the
+// workers it serves), how images are pulled, and the job's labels and annotations. It is a CPU
+// helper: it runs its own image and gets no resources, environment, volumes or GPUs of the job's,
+// nor its placement (the GPU nodes its node selector and tolerations lead to); the job's roles
+// setting for it gives it a placement and a priority of its own.
 func (o PodOptions) companion(image string) PodOptions {
 	return PodOptions{
 		Image:             image,
-		NodeSelector:      o.NodeSelector,
-		Tolerations:       o.Tolerations,
 		PriorityClassName: o.PriorityClassName,
 		ImagePullSecrets:  o.ImagePullSecrets,
 		ImagePullPolicy:   o.ImagePullPolicy,

@@ -13,18 +13,21 @@ import (
 )
 
 // RoleOptions are what one role's pods say otherwise than the job's (PodOptions): its main
-// container's image, CPU and memory (request and limit), environment (added to the job's), and
-// where its pods run. Empty fields are the job's.
+// container's image, CPU and memory (request and limit), environment (added to the job's), where
+// its pods run and their priority. Empty fields are the role's defaults: the job's, or for a
+// companion (an elastic job's etcd) its own (PodOptions.companion).
 type RoleOptions struct {
 	Image, CPU, Memory string
 	Env                map[string]string
 	NodeSelector       map[string]string
-	// Tolerations replace the job's when not nil.
-	Tolerations []corev1.Toleration
+	// Tolerations replace the default ones when not nil.
+	Tolerations       []corev1.Toleration
+	PriorityClassName string
 }
 
 func (r RoleOptions) empty() bool {
-	return r.Image == "" && r.CPU == "" && r.Memory == "" && len(r.Env) == 0 && r.NodeSelector == nil && r.Tolerations == nil
+	return r.Image == "" && r.CPU == "" && r.Memory == "" && len(r.Env) == 0 && r.NodeSelector == nil && r.Tolerations == nil &&
+		r.PriorityClassName == ""
 }
 
 // applyRoleOptions applies each role's options to its pod template (k.templates), before the
@@ -52,6 +55,9 @@ func (r RoleOptions) apply(t *corev1.PodTemplateSpec, noCPULimit bool) error {
 	}
 	if r.Tolerations != nil {
 		t.Spec.Tolerations = r.Tolerations
+	}
+	if r.PriorityClassName != "" {
+		t.Spec.PriorityClassName = r.PriorityClassName
 	}
 	if len(t.Spec.Containers) == 0 {
 		return nil
@@ -140,6 +146,9 @@ func (k *Kind) ReadRoleOptions(live, bare *unstructured.Unstructured, exact bool
 				r.Tolerations = []corev1.Toleration{}
 			}
 		}
+		if l.Spec.PriorityClassName != b.Spec.PriorityClassName {
+			r.PriorityClassName = l.Spec.PriorityClassName
+		}
 		lc, bc := l.Spec.Containers[0], b.Spec.Containers[0]
 		if lc.Image != bc.Image {
 			r.Image = lc.Image
@@ -196,6 +205,9 @@ func MergeRoleOptions(prior, read map[string]RoleOptions) map[string]RoleOptions
 		}
 		if r.Tolerations != nil {
 			o.Tolerations = r.Tolerations
+		}
+		if r.PriorityClassName != "" {
+			o.PriorityClassName = r.PriorityClassName
 		}
 		out[role] = o
 	}
@@ -260,7 +272,8 @@ const primaryRole = WorkerRole
 // job-wide attributes, and some kinds have attributes of their own for another role's.
 func (k *Kind) saidElsewhere(role string, r RoleOptions) error {
 	if role == primaryRole {
-		return fmt.Errorf("the workers' settings are the job's own attributes (image, cpu, memory, env, node_selector, tolerations): set those")
+		return fmt.Errorf("the workers' settings are the job's own attributes (image, cpu, memory, env, node_selector, tolerations, " +
+			"priority_class_name): set those")
 	}
 	for field, set := range map[string]bool{"image": r.Image != "", "cpu": r.CPU != "", "memory": r.Memory != ""} {
 		if attribute, ok := k.roleFieldsElsewhere[role][field]; ok && set {

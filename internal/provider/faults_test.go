@@ -71,6 +71,7 @@ resource "training_elastic_job" "fault" {
   min_workers  = 1
   max_workers  = 4
   tolerations  = ["all"]
+  roles        = { etcd = { tolerations = ["all"] } }
 }
 
 resource "training_tf_job" "fault" {

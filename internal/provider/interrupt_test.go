@@ -135,6 +135,7 @@ resource "training_elastic_job" "test" {
   min_workers  = 1
   max_workers  = 4
   tolerations  = ["all"]
+  roles        = { etcd = { tolerations = ["all"] } }
 }
 `, name, workers)
 }

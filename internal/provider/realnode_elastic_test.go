@@ -33,7 +33,7 @@ resource "training_elastic_job" "test" {
   pod_graceful_deletion_timeout_seconds = 5
 %[6]s
 }
-`, name, image, cluster.TrainingProgramsDir, workers, claim, onRealNode)
+`, name, image, cluster.TrainingProgramsDir, workers, claim, onRealNode+etcdOnRealNode)
 }
 
 // TestAccRealNode_elasticJobTrainsThroughRescales: the training starts at 4 workers, goes on at

@@ -40,6 +40,12 @@ var onRealNode = fmt.Sprintf(`
   tolerations   = [%[2]q]
 `, cluster.RealNodeLabel, cluster.RealNodeTaint)
 
+// etcdOnRealNode puts an elastic job's etcd, a CPU helper that does not follow the workers'
+// placement, on the real node too.
+var etcdOnRealNode = fmt.Sprintf(`
+  roles = { etcd = { node_selector = { %[1]q = "true" }, tolerations = [%[2]q] } }
+`, cluster.RealNodeLabel, cluster.RealNodeTaint)
+
 // sharedVolume makes a PersistentVolumeClaim in the default namespace bound to a folder of this
 // machine (the real node's host): storage every pod of a job shares, as a checkpoint store. It
 // returns the claim's name and the folder, which the test reads and writes directly.

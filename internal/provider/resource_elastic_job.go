@@ -159,7 +159,6 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
 			"Changing `worker_count` rescales the job in place; destroy removes the Framework, its ConfigMap, both Services and every pod, the etcd's included, and waits until all are gone.",
 		roles:     "the workers",
-		tolerated: "the workers and the etcd",
 		running:   "the etcd and exactly `worker_count` workers Running, removed workers gone",
 		own:       own,
 	})

@@ -34,6 +34,8 @@ resource "training_elastic_job" "test" {
   max_workers  = 4
   gpus         = 1
   tolerations  = ["gpu_node"]
+  # Every node of the local cluster is tainted: the etcd, a CPU helper, is told where it may go.
+  roles        = { etcd = { tolerations = ["gpu_node"] } }
 %[3]s
 }
 `, name, workers, extra)

@@ -28,11 +28,13 @@ type roleModel struct {
 	Env          types.Map    `tfsdk:"env"`
 	NodeSelector types.Map    `tfsdk:"node_selector"`
 	Tolerations  types.List   `tfsdk:"tolerations"`
+	Priority     types.String `tfsdk:"priority_class_name"`
 }
 
 var roleType = types.ObjectType{AttrTypes: map[string]attr.Type{
 	"image": types.StringType, "cpu": types.StringType, "memory": types.StringType, "env": types.MapType{ElemType: types.StringType},
 	"node_selector": types.MapType{ElemType: types.StringType}, "tolerations": types.ListType{ElemType: types.StringType},
+	"priority_class_name": types.StringType,
 }}
 
 func rolesNested() schema.NestedAttributeObject {
@@ -51,6 +53,8 @@ func rolesNested() schema.NestedAttributeObject {
 		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 			Validators:          []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
 			MarkdownDescription: "Taints the role's pods tolerate, in the grammar of the job's `tolerations`, in place of the job's (`[]`: none)."},
+		"priority_class_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
+			MarkdownDescription: "PriorityClass of the role's pods, in place of the job's `priority_class_name`."},
 	}}
 }
 
@@ -107,7 +111,8 @@ func roleOptions(ctx context.Context, m types.Map, diags *diag.Diagnostics) map[
 	}
 	out := map[string]jobs.RoleOptions{}
 	for name, r := range roles {
-		o := jobs.RoleOptions{Image: r.Image.ValueString(), CPU: r.CPU.ValueString(), Memory: r.Memory.ValueString()}
+		o := jobs.RoleOptions{Image: r.Image.ValueString(), CPU: r.CPU.ValueString(), Memory: r.Memory.ValueString(),
+			PriorityClassName: r.Priority.ValueString()}
 		diags.Append(r.Env.ElementsAs(ctx, &o.Env, true)...)
 		if !r.NodeSelector.IsNull() {
 			o.NodeSelector = map[string]string{}
@@ -134,7 +139,8 @@ func rolesValue(ctx context.Context, roles map[string]jobs.RoleOptions, diags *d
 	for _, name := range slices.Sorted(maps.Keys(roles)) {
 		r := roles[name]
 		m := roleModel{Image: optionalString(r.Image), CPU: optionalString(r.CPU), Memory: optionalString(r.Memory),
-			Env: optionalMap(ctx, r.Env, diags), NodeSelector: types.MapNull(types.StringType), Tolerations: types.ListNull(types.StringType)}
+			Env: optionalMap(ctx, r.Env, diags), NodeSelector: types.MapNull(types.StringType), Tolerations: types.ListNull(types.StringType),
+			Priority: optionalString(r.PriorityClassName)}
 		if r.NodeSelector != nil {
 			selector, d := types.MapValueFrom(ctx, types.StringType, r.NodeSelector)
 			diags.Append(d...)
