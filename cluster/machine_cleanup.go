@@ -2,26 +2,31 @@ package cluster
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 )
 
-// killContainers kills every process in the pods' cgroups and every runc shim, and waits until
-// they are gone.
+// killContainers kills every process in the pods' cgroups and every shim of the node's
+// containerd, waits until they are gone, and removes the sockets those shims served.
 func killContainers() error {
 	deadline := time.Now().Add(20 * time.Second)
+	sockets := map[string]bool{}
 	for {
-		pids := append(cgroupProcs("kubepods"), shimProcs()...)
+		pids := cgroupProcs("kubepods")
+		for _, s := range nodeShims() {
+			pids = append(pids, s.pid)
+			sockets[s.socket] = true
+		}
 		if len(pids) == 0 {
-			return nil
+			break
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("processes of the real node still running after 20 s: %v", pids)
@@ -31,6 +36,13 @@ func killContainers() error {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	var errs []error
+	for s := range sockets {
+		if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // cgroupProcs are the processes in the cgroup tree named name under every v1 hierarchy (and the
@@ -86,13 +98,21 @@ func isDir(path string) bool {
 	return err == nil && st.IsDir()
 }
 
-// shimProcs are the containerd runc shims serving the real node's containerd.
-func shimProcs() []int {
+// nodeShim is a runc shim of the node's containerd and the socket it serves.
+type nodeShim struct {
+	pid    int
+	socket string
+}
+
+// nodeShims are the runc shims serving the node's containerd (those of another containerd on
+// the machine name another address), each with its socket, which containerd 1.6 places in
+// shimSocketDir, named by the hash of its containerd's address, namespace and id.
+func nodeShims() []nodeShim {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var pids []int
+	var shims []nodeShim
 	for _, e := range entries {
 		var pid int
 		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
@@ -102,12 +122,30 @@ func shimProcs() []int {
 		if err != nil {
 			continue
 		}
-		args := strings.Split(string(cmdline), "\x00")
-		if strings.HasSuffix(args[0], "containerd-shim-runc-v2") && slices.Contains(args, containerdSocket) {
-			pids = append(pids, pid)
+		if s, ok := shimOf(strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")); ok {
+			s.pid = pid
+			shims = append(shims, s)
 		}
 	}
-	return pids
+	return shims
+}
+
+// shimOf reads a process's arguments as a runc shim's of the node's containerd.
+func shimOf(args []string) (nodeShim, bool) {
+	if len(args) == 0 || !strings.HasSuffix(args[0], "containerd-shim-runc-v2") {
+		return nodeShim{}, false
+	}
+	flags := map[string]string{}
+	for i := 1; i+1 < len(args); i++ {
+		if strings.HasPrefix(args[i], "-") {
+			flags[strings.TrimLeft(args[i], "-")] = args[i+1]
+		}
+	}
+	if flags["address"] != containerdSocket {
+		return nodeShim{}, false
+	}
+	sum := sha256.Sum256([]byte(filepath.Join(flags["address"], flags["namespace"], flags["id"])))
+	return nodeShim{socket: filepath.Join(shimSocketDir, fmt.Sprintf("%x", sum))}, true
 }
 
 // removeCgroups removes the cgroup tree named name in every hierarchy, deepest first.
@@ -183,22 +221,50 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// removeChains deletes, in every table, the rules that are in or jump to the node's chains, then
-// the chains themselves.
-func removeChains(tool string) error {
-	var errs []error
-	for _, table := range []string{"filter", "nat", "mangle", "raw"} {
+// chainTables are the iptables tables the node's programs make chains in.
+var chainTables = []string{"filter", "nat", "mangle", "raw"}
+
+// nodeChainNames are the chains of the node's prefixes (ourChains) that tool lists now, as
+// "TABLE CHAIN".
+func nodeChainNames(tool string) []string {
+	var names []string
+	for _, table := range chainTables {
 		out, err := exec.Command(tool, "-w", "-t", table, "-S").Output()
 		if err != nil {
 			continue // the table does not exist in this family
 		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "-N" && hasOurPrefix(fields[1]) {
+				names = append(names, table+" "+fields[1])
+			}
+		}
+	}
+	return names
+}
+
+// removeChains deletes, in every table, the rules that are in or jump to the node's chains, then
+// the chains themselves. The node's are those of its prefixes that were not there before it
+// (before, as nodeChainNames listed them then): a kubelet, kube-proxy or CNI plugin of another
+// runtime on the machine makes chains of the same prefixes, and they are left alone.
+func removeChains(tool string, before []string) error {
+	existed := map[string]bool{}
+	for _, c := range before {
+		existed[c] = true
+	}
+	var errs []error
+	for _, table := range chainTables {
+		out, err := exec.Command(tool, "-w", "-t", table, "-S").Output()
+		if err != nil {
+			continue // the table does not exist in this family
+		}
+		ours := func(chain string) bool { return hasOurPrefix(chain) && !existed[table+" "+chain] }
 		var chains []string
 		for _, line := range strings.Split(string(out), "\n") {
 			fields := strings.Fields(line)
 			switch {
 			case len(fields) >= 2 && fields[0] == "-N" && ours(fields[1]):
 				chains = append(chains, fields[1])
-			case len(fields) >= 2 && fields[0] == "-A" && !ours(fields[1]) && jumpsToOurs(fields):
+			case len(fields) >= 2 && fields[0] == "-A" && !ours(fields[1]) && jumpsTo(fields, ours):
 				// A rule of a built-in chain that jumps to ours: -A becomes -D.
 				errs = append(errs, command(tool, append([]string{"-w", "-t", table, "-D"}, unquoteRule(fields[1:])...)...))
 			}
@@ -213,7 +279,7 @@ func removeChains(tool string) error {
 	return errors.Join(errs...)
 }
 
-func ours(chain string) bool {
+func hasOurPrefix(chain string) bool {
 	for _, p := range ourChains {
 		if strings.HasPrefix(chain, p) {
 			return true
@@ -222,9 +288,10 @@ func ours(chain string) bool {
 	return false
 }
 
-func jumpsToOurs(fields []string) bool {
+// jumpsTo says whether a rule jumps or goes to a chain target says.
+func jumpsTo(fields []string, target func(string) bool) bool {
 	for i := 0; i+1 < len(fields); i++ {
-		if (fields[i] == "-j" || fields[i] == "-g") && ours(fields[i+1]) {
+		if (fields[i] == "-j" || fields[i] == "-g") && target(fields[i+1]) {
 			return true
 		}
 	}

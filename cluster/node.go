@@ -43,10 +43,13 @@ const (
 	nodeDataDir = "/var/lib/kubetrain-node"
 	// nodeRunDir holds one run's CNI address allocations.
 	nodeRunDir = "/run/kubetrain-node"
-	// containerdStateDir is containerd's state folder; its shims put their sockets under it
-	// whatever the configuration says, so it is the default one.
-	containerdStateDir = "/run/containerd"
+	// containerdStateDir is the node's containerd's state folder and containerdSocket its
+	// address, both its own, so that nothing of another containerd on the machine (Docker's, the
+	// system's) is taken for the node's. Its shims put their sockets in shimSocketDir whatever
+	// the configuration says; those are removed one by one (nodeShims).
+	containerdStateDir = nodeRunDir + "/containerd"
 	containerdSocket   = containerdStateDir + "/containerd.sock"
+	shimSocketDir      = "/run/containerd/s"
 	// kubeletPort and kubeletHealthPort are the kubelet's defaults: one kubelet per machine.
 	kubeletPort       = 10250
 	kubeletHealthPort = 10248

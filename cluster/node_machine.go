@@ -26,7 +26,13 @@ type machineState struct {
 	Absent []string `json:"absent"`
 	// NFTables are the nftables tables that existed ("family name").
 	NFTables []string `json:"nftables"`
+	// Chains are, by tool (iptables, ip6tables), the chains of the node's prefixes that existed
+	// ("TABLE CHAIN"): another runtime's, never removed.
+	Chains map[string][]string `json:"chains"`
 }
+
+// chainTools are the iptables front ends of the families the node makes chains in.
+var chainTools = []string{"iptables", "ip6tables"}
 
 // nodeSysctls are set for the node (forwarding and bridge netfilter for pods and Services), or
 // set by its kubelet (kernel defaults it insists on).
@@ -41,7 +47,7 @@ var nodeSysctls = map[string]string{
 
 // nodeFolders are the folders the node's programs create, at fixed paths some of them.
 var nodeFolders = []string{
-	nodeRunDir, containerdStateDir, kubeletRootDir(), "/var/lib/kubelet", "/var/log/containers", "/var/log/pods",
+	nodeRunDir, filepath.Dir(shimSocketDir), kubeletRootDir(), "/var/lib/kubelet", "/var/log/containers", "/var/log/pods",
 	"/var/lib/cni", "/etc/cni", "/opt/cni", "/opt/containerd", "/var/lib/containerd",
 }
 
@@ -108,6 +114,10 @@ func recordMachine() error {
 		}
 	}
 	st.NFTables = nftTables()
+	st.Chains = map[string][]string{}
+	for _, tool := range chainTools {
+		st.Chains[tool] = nodeChainNames(tool)
+	}
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
 		return err
@@ -119,9 +129,10 @@ func recordMachine() error {
 }
 
 // restoreMachine undoes everything the real node did, whatever state it was left in: it kills
-// what runs in the pods' cgroups and the shims, unmounts, removes the cgroups, the bridge, the
-// chains, the new nftables tables and folders, and restores the sysctls. Each step runs even if
-// one before failed.
+// what runs in the pods' cgroups and the node's containerd's shims, unmounts what is under its
+// own folders, removes the cgroups, the bridge, the chains it made, the new nftables tables and
+// folders, and restores the sysctls. Each step runs even if one before failed. What another
+// runtime on the machine made (its shims, mounts and chains) is left alone.
 func restoreMachine() error {
 	var errs []error
 	errs = append(errs, killContainers())
@@ -130,9 +141,8 @@ func restoreMachine() error {
 	if _, err := os.Stat("/sys/class/net/" + nodeBridge); err == nil {
 		errs = append(errs, command("ip", "link", "del", nodeBridge))
 	}
-	for _, tool := range []string{"iptables", "ip6tables"} {
-		errs = append(errs, removeChains(tool))
-	}
+	// The machine as it was is recorded before the node changes anything: without the record,
+	// the node made no chain, table or folder.
 	data, err := os.ReadFile(machineStateFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.Join(errs...)
@@ -143,6 +153,9 @@ func restoreMachine() error {
 	var st machineState
 	if err := json.Unmarshal(data, &st); err != nil {
 		return errors.Join(append(errs, fmt.Errorf("reading %s: %w", machineStateFile, err))...)
+	}
+	for _, tool := range chainTools {
+		errs = append(errs, removeChains(tool, st.Chains[tool]))
 	}
 	errs = append(errs, removeNewTables(st.NFTables))
 	for key, value := range st.Sysctls {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,11 +29,12 @@ import (
 // its own Service (hairpin); the other reaches it through the Service's ClusterIP (kube-proxy) and
 // through its pod DNS name under a headless Service (CoreDNS). The pods' own output says what
 // worked. Stopping the cluster must leave the machine as it was: no bridge, chain, mount, cgroup,
-// sysctl or folder of the node's left.
+// sysctl or folder of the node's left, and what another runtime on the machine has (chains of the
+// same prefixes, a shim of another containerd, a mount and a shim's socket where containerd keeps
+// its own) untouched.
 func TestRealNode_podsTalkByServiceAndNameAndStopRestoresTheMachine(t *testing.T) {
-	if reason := cluster.RealNodeUnavailable(); reason != "" {
-		t.Skip(reason)
-	}
+	clustertest.RequireRealNode(t)
+	foreignShim := plantForeignRuntime(t)
 	before := machineSnapshot(t)
 	wd, err := os.Getwd()
 	if err != nil {
@@ -147,6 +150,60 @@ print("pod name", get("http://server.sub:8080/"), flush=True)
 	if diff := diffLines(before, after); diff != "" {
 		t.Errorf("the machine is not as it was before the real node:\n%s", diff)
 	}
+	if err := foreignShim.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the shim of another containerd was killed by the real node's stop: %v", err)
+	}
+}
+
+// plantForeignRuntime gives the machine what another container runtime there would have, in the
+// places and with the names the real node's own use: iptables chains of kube-proxy's and the CNI
+// plugins' prefixes with a rule that jumps to one, a runc shim of a containerd at the default
+// address, a container's rootfs mount and a shim's socket under /run/containerd. It returns the
+// shim's process, and removes it all when the test ends.
+func plantForeignRuntime(t *testing.T) *os.Process {
+	t.Helper()
+	run := func(name string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s: %v: %s", name, strings.Join(args, " "), err, out)
+		}
+	}
+	const chain, cniChain = "KUBE-FOREIGN-RUNTIME", "CNI-foreign0123456789ab"
+	run("iptables", "-w", "-t", "filter", "-N", chain)
+	run("iptables", "-w", "-t", "filter", "-A", "FORWARD", "-j", chain)
+	run("iptables", "-w", "-t", "nat", "-N", cniChain)
+	rootfs := "/run/containerd/io.containerd.runtime.v2.task/k8s.io/foreign/rootfs"
+	socket := "/run/containerd/s/foreign0123456789"
+	if err := os.MkdirAll(rootfs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("mount", "-t", "tmpfs", "foreign", rootfs)
+	if err := os.WriteFile(socket, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shim := filepath.Join(t.TempDir(), "containerd-shim-runc-v2")
+	if err := os.Symlink(sh, shim); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(shim, "-c", "sleep 3600", "-namespace", "k8s.io", "-id", "foreign", "-address", "/run/containerd/containerd.sock")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = exec.Command("umount", rootfs).Run()
+		_ = exec.Command("iptables", "-w", "-t", "filter", "-D", "FORWARD", "-j", chain).Run()
+		_ = exec.Command("iptables", "-w", "-t", "filter", "-X", chain).Run()
+		_ = exec.Command("iptables", "-w", "-t", "nat", "-X", cniChain).Run()
+		_ = os.Remove(socket)
+		_ = os.RemoveAll("/run/containerd/io.containerd.runtime.v2.task/k8s.io/foreign")
+	})
+	return cmd.Process
 }
 
 func realNodePod(name, image, program string) *corev1.Pod {

@@ -88,6 +88,39 @@ func Kubeconfig() string { return kubeconfig }
 // containers skips with that reason.
 func RealNode() (*cluster.NodeInfo, string) { return realNode, noRealNode }
 
+// RealNodeFor returns the cluster's real node, or ends the test: it is skipped when the run did
+// not ask for the real node (RealNodeEnv, the real node's lane asks), and when the run asked but
+// this machine cannot run one, with the reason; under CI (CI set) that last case fails instead,
+// since the lane is there to prove what runs, and a lane that skips proves nothing.
+func RealNodeFor(t testing.TB) *cluster.NodeInfo {
+	t.Helper()
+	if realNode != nil {
+		return realNode
+	}
+	if noRealNode == "" {
+		t.Skip("no real node: the real node's lane runs this test (" + cluster.RealNodeEnv + "=1, make testacc-real-node)")
+	}
+	withoutRealNode(t, noRealNode)
+	return nil
+}
+
+// RequireRealNode ends a test that starts a real node of its own on a machine that cannot run
+// one: skipped, saying why, or under CI failed.
+func RequireRealNode(t testing.TB) {
+	t.Helper()
+	if reason := cluster.RealNodeUnavailable(); reason != "" {
+		withoutRealNode(t, reason)
+	}
+}
+
+func withoutRealNode(t testing.TB, reason string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatal("the real node's tests run under CI, and this machine cannot run the real node: " + reason)
+	}
+	t.Skip("no real node: " + reason)
+}
+
 // Run provides the cluster, runs the tests and returns their exit code: use it as
 // `os.Exit(clustertest.Run(m))` in TestMain. Each setup runs first, with the cluster's admin
 // kubeconfig; if one fails, no test runs.

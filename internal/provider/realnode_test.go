@@ -24,14 +24,11 @@ import (
 // The real node's lane (make testacc-real-node): jobs whose pods run real containers on the
 // local cluster's real node, judged by what the training programs print in their pods' logs.
 
-// realNode returns the cluster's real node, or skips the test saying why it has none.
+// realNode returns the cluster's real node, or ends the test as clustertest.RealNodeFor says:
+// skipped outside the real node's lane, failed under CI where the lane cannot run.
 func realNode(t *testing.T) *cluster.NodeInfo {
 	t.Helper()
-	node, reason := clustertest.RealNode()
-	if node == nil {
-		t.Skip("no real node: " + reason)
-	}
-	return node
+	return clustertest.RealNodeFor(t)
 }
 
 // onRealNode is the HCL that puts a job's pods on the real node and nowhere else.
