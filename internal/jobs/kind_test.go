@@ -363,3 +363,37 @@ func TestAJobWithoutItsPodTemplatesReadsAsTheWholeJob(t *testing.T) {
 		}
 	}
 }
+
+// A job's PriorityClass is the one Kueue v0.19.2 gives its Workload: the scheduling policy's,
+// else the first replica type's, in Kueue's order of the kind's types, whose pods name one (an
+// MPIJob's launcher before its workers, a PyTorchJob's master before its workers, a TFJob's
+// chief first).
+func TestPriorityClassIsTheOneKueueReads(t *testing.T) {
+	class := func(o *PodOptions, role, name string) {
+		o.Roles = map[string]RoleOptions{role: {PriorityClassName: name}}
+	}
+	mpi := arenaSSDSpec()
+	mpi.Pod.PriorityClassName = "workers"
+	class(&mpi.Pod, "launcher", "launcher")
+	tf := arenaTFSpec()
+	tf.Pod.PriorityClassName = "workers"
+	class(&tf.Pod, "chief", "chief")
+	pytorch := arenaPyTorchSpec()
+	pytorch.Pod.PriorityClassName = "workers"
+	class(&pytorch.Pod, "master", "master")
+	policy := arenaPyTorchSpec()
+	policy.Pod.PriorityClassName = "workers"
+	policy.RunPolicy.Scheduling = &SchedulingPolicy{PriorityClass: "policy"}
+	for _, tc := range []struct {
+		spec Spec
+		want string
+	}{{mpi, "launcher"}, {tf, "chief"}, {pytorch, "master"}, {policy, "policy"}} {
+		obj, _, err := tc.spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := tc.spec.Kind().PriorityClass(obj); got != tc.want {
+			t.Errorf("%s: PriorityClass %q, want %q (Kueue's)", tc.spec.Kind().Object, got, tc.want)
+		}
+	}
+}

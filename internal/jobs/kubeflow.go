@@ -218,10 +218,7 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 			})
 			return patch
 		},
-		priorityClass: func(obj *unstructured.Unstructured) string {
-			s, _, _ := unstructured.NestedString(obj.Object, append(workers, "template", "spec", "priorityClassName")...)
-			return s
-		},
+		priorityClass: kubeflowPriorityClass(replicaSpecs, kubeflowWorker),
 		roles: func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
 		templates: func(obj *unstructured.Unstructured) map[string]map[string]any {
 			return replicaTemplates(obj, replicaSpecs)
@@ -335,6 +332,31 @@ func replicaTemplates(obj *unstructured.Unstructured, field string) map[string]m
 		}
 	}
 	return out
+}
+
+// kubeflowPriorityClass is the PriorityClass Kueue v0.19.2 gives a Kubeflow job's Workload
+// (pkg/controller/jobs/kubeflow/kubeflowjob's PriorityClass): the run policy's scheduling
+// policy's, else that of the first replica spec, in Kueue's order of the kind's replica types,
+// whose pods name one.
+func kubeflowPriorityClass(replicaSpecs string, order ...string) func(*unstructured.Unstructured) string {
+	return func(obj *unstructured.Unstructured) string {
+		if s, _, _ := unstructured.NestedString(obj.Object, "spec", "runPolicy", "schedulingPolicy", "priorityClass"); s != "" {
+			return s
+		}
+		for _, replicaType := range order {
+			if s, _, _ := unstructured.NestedString(obj.Object, "spec", replicaSpecs, replicaType, "template", "spec", "priorityClassName"); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+}
+
+// withPriorityOrder gives a Kubeflow kind Kueue's order of its replica types for the priority
+// class of its Workload (kubeflowPriorityClass).
+func withPriorityOrder(k *Kind, replicaSpecs string, order ...string) *Kind {
+	k.priorityClass = kubeflowPriorityClass(replicaSpecs, order...)
+	return k
 }
 
 // withPatchRoles gives a kind the roles its pod_patch and roles may name, and the role settings

@@ -19,13 +19,13 @@ import (
 //
 // mpi-operator v0.6.0 copies the TTL, backoff limit and deadline into the launcher's batch Job
 // when it creates it and never again; it reads the clean pod policy and suspend on every sync.
-var MPI = withPatchRoles(withSpecDefaults(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
+var MPI = withPatchRoles(withSpecDefaults(withPriorityOrder(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
 	RunPolicyFields{CleanPodPolicy: true, Suspend: true},
 	// The hostfile ConfigMap, the workers' Service and the launcher's Job. Not its SSH key
 	// Secret: the provider does not ask for permission to read Secrets. The garbage collector
 	// deletes it with the rest; a job made again under the name before it has gone waits, as
 	// mpi-operator retries until it has.
-	ConfigMapGVR, ServiceGVR, BatchJobGVR),
+	ConfigMapGVR, ServiceGVR, BatchJobGVR), "mpiReplicaSpecs", mpiLauncher, kubeflowWorker),
 	// mpi-operator v0.8.2's CRD defaults these, which the API server writes into every MPIJob.
 	map[string]any{"spec.launcherCreationPolicy": "AtStartup", "spec.mpiImplementation": "OpenMPI", "spec.runLauncherAsWorker": false,
 		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath}),

@@ -14,8 +14,9 @@ import (
 // PyTorch is training-operator's PyTorchJob (kubeflow.org/v1): a master and workers that
 // training-operator tells where to meet (MASTER_ADDR, WORLD_SIZE, RANK), or, with an elastic
 // policy, workers that meet at a rendezvous and may come and go (PET_* for torchrun).
-var PyTorch = withPatchRoles(kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
+var PyTorch = withPatchRoles(withPriorityOrder(kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
+	"pytorchReplicaSpecs", pytorchMaster, pytorchWorker),
 	nil, "master", "worker")
 
 const (

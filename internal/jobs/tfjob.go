@@ -10,8 +10,9 @@ import (
 
 // TF is training-operator's TFJob (kubeflow.org/v1): workers, parameter servers and a chief,
 // each told of the whole cluster in TF_CONFIG.
-var TF = withPatchRoles(kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
+var TF = withPatchRoles(withPriorityOrder(kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
+	"tfReplicaSpecs", tfChief, "Master", tfPS, tfWorker, "Evaluator"),
 	map[string]map[string]string{"ps": {"cpu": "ps_cpu", "memory": "ps_memory"}}, "chief", "ps", "worker")
 
 // TFJob replica types.

@@ -57,6 +57,7 @@ type Client struct {
 
 	// What PodSecurity read, once per namespace for the whole provider process.
 	podSecurity podSecurityReads
+	limitRanges limitRangesRead
 	// Kueue's state as SharedQueueState read it, once for the whole provider process.
 	queueState queueStateRead
 

@@ -55,6 +55,23 @@ func (c *Client) PodSecurity(ctx context.Context, namespace string) (labels map[
 		// Managed clusters write the minor as "34+".
 		r.minor = fmt.Sprintf("v%s.%s", info.Major, strings.TrimRight(info.Minor, "+"))
 	})
+	if r.versionErr != nil {
+		return nil, "", r.versionErr
+	}
+	labels, err = c.NamespaceLabels(ctx, namespace)
+	return labels, r.minor, err
+}
+
+// NamespaceLabels are a namespace's labels, read once per provider process within
+// sharedNodesTimeout. A namespace that does not exist yet has nil labels and no error: the same
+// apply may create it, with labels not known here; one that exists has at least
+// kubernetes.io/metadata.name.
+func (c *Client) NamespaceLabels(ctx context.Context, namespace string) (map[string]string, error) {
+	core, err := c.coreREST()
+	if err != nil {
+		return nil, err
+	}
+	r := &c.podSecurity
 	r.mu.Lock()
 	if r.namespaces == nil {
 		r.namespaces = map[string]*namespaceRead{}
@@ -76,10 +93,10 @@ func (c *Client) PodSecurity(ctx context.Context, namespace string) (labels map[
 			n.err = fmt.Errorf("reading namespace %s: %w", namespace, err)
 		default:
 			n.labels = ns.Labels
+			if n.labels == nil {
+				n.labels = map[string]string{}
+			}
 		}
 	})
-	if r.versionErr != nil {
-		return nil, "", r.versionErr
-	}
-	return n.labels, r.minor, n.err
+	return n.labels, n.err
 }

@@ -104,7 +104,7 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 		return nil, err
 	}
 	for i := range queues {
-		// A namespace selector the provider's resource cannot say is no matter here.
+		// What the provider's resource cannot say (a selector of expressions) is read all the same.
 		q, _ := kueue.ReadClusterQueue(&queues[i])
 		s.Queues = append(s.Queues, q)
 		s.Fungibility[q.Name] = kueue.ReadFungibility(&queues[i])
@@ -153,11 +153,13 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 	if err != nil {
 		return nil, err
 	}
+	defaulted := false
 	for _, pc := range classes {
 		value, _, _ := unstructured.NestedInt64(pc.Object, "value")
 		s.PriorityClasses[pc.GetName()] = int32(value)
-		if global, _, _ := unstructured.NestedBool(pc.Object, "globalDefault"); global {
-			s.DefaultPriority = int32(value)
+		// Of several global defaults, Kueue (and the API server) take the lowest.
+		if global, _, _ := unstructured.NestedBool(pc.Object, "globalDefault"); global && (!defaulted || int32(value) < s.DefaultPriority) {
+			s.DefaultPriority, defaulted = int32(value), true
 		}
 	}
 	wpcs, err := c.List(ctx, workloadPriorityClassGVR, "", "")

@@ -2,12 +2,16 @@ package kueue
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
 
@@ -19,6 +23,10 @@ type ClusterQueueSpec struct {
 	// NamespaceSelector are the labels a namespace must have for its LocalQueues to submit
 	// here; empty means every namespace.
 	NamespaceSelector map[string]string
+	// Namespaces is the whole namespace selector as Kueue reads it (ReadClusterQueue: a queue
+	// without one admits from no namespace); nil for a spec not read, whose NamespaceSelector
+	// alone says.
+	Namespaces labels.Selector
 	QueueingStrategy  string
 	StopPolicy        string
 	ResourceGroups    []ResourceGroup
@@ -218,22 +226,33 @@ func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
 	return obj, nil
 }
 
-// ReadClusterQueue reads a ClusterQueue back. A namespace selector with expressions, which
-// this spec cannot say, is an error.
+// ReadClusterQueue reads a ClusterQueue back, whole. What the provider's resource cannot say (a
+// namespace selector with expressions, or none, an admission check on some flavors) is the
+// error, beside the spec read in full, which Kueue's scheduling model takes as it is.
 func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) {
 	s := ClusterQueueSpec{Name: obj.GetName()}
+	var unsaid []error
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
 	s.Cohort, _, _ = unstructured.NestedString(spec, "cohortName")
 	s.QueueingStrategy = cmp.Or(str(spec, "queueingStrategy"), defaultQueueingStrategy)
 	s.StopPolicy = cmp.Or(str(spec, "stopPolicy"), defaultStopPolicy)
 	if sel, ok := spec["namespaceSelector"].(map[string]any); ok {
-		if exprs, _, _ := unstructured.NestedSlice(sel, "matchExpressions"); len(exprs) > 0 {
-			return s, fmt.Errorf("ClusterQueue %s selects namespaces with matchExpressions, which namespace_selector cannot say", s.Name)
+		var selector metav1.LabelSelector
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(sel, &selector); err != nil {
+			return s, fmt.Errorf("ClusterQueue %s: namespaceSelector: %w", s.Name, err)
 		}
-		s.NamespaceSelector, _, _ = unstructured.NestedStringMap(sel, "matchLabels")
+		var err error
+		if s.Namespaces, err = metav1.LabelSelectorAsSelector(&selector); err != nil {
+			return s, fmt.Errorf("ClusterQueue %s: namespaceSelector: %w", s.Name, err)
+		}
+		s.NamespaceSelector = selector.MatchLabels
+		if len(selector.MatchExpressions) > 0 {
+			unsaid = append(unsaid, fmt.Errorf("ClusterQueue %s selects namespaces with matchExpressions, which namespace_selector cannot say", s.Name))
+		}
 	} else {
-		// No selector at all matches no namespace; this spec cannot say that either.
-		return s, fmt.Errorf("ClusterQueue %s has no namespaceSelector (it admits from no namespace), which namespace_selector cannot say", s.Name)
+		// Kueue: no selector at all matches no namespace.
+		s.Namespaces = labels.Nothing()
+		unsaid = append(unsaid, fmt.Errorf("ClusterQueue %s has no namespaceSelector (it admits from no namespace), which namespace_selector cannot say", s.Name))
 	}
 	s.ResourceGroups = readResourceGroups(spec)
 	p, _, _ := unstructured.NestedMap(spec, "preemption")
@@ -249,12 +268,25 @@ func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) 
 	for _, c := range checks {
 		m, _ := c.(map[string]any)
 		if on, _, _ := unstructured.NestedSlice(m, "onFlavors"); len(on) > 0 {
-			return s, fmt.Errorf("ClusterQueue %s runs admission check %s on some flavors only, which admission_checks cannot say", s.Name, str(m, "name"))
+			unsaid = append(unsaid, fmt.Errorf("ClusterQueue %s runs admission check %s on some flavors only, which admission_checks cannot say", s.Name, str(m, "name")))
 		}
 		s.AdmissionChecks = append(s.AdmissionChecks, str(m, "name"))
 	}
-	return s, nil
+	return s, errors.Join(unsaid...)
 }
+
+// AdmitsFrom says whether the queue takes workloads from a namespace of those labels, as Kueue
+// does (a workload from any other is held: NamespaceMismatch).
+func (s ClusterQueueSpec) AdmitsFrom(namespaceLabels map[string]string) bool {
+	if s.Namespaces == nil {
+		return labels.SelectorFromSet(s.NamespaceSelector).Matches(labels.Set(namespaceLabels))
+	}
+	return s.Namespaces.Matches(labels.Set(namespaceLabels))
+}
+
+// NamespaceMismatch is Kueue v0.19.2's message for a workload whose namespace its ClusterQueue
+// does not select (pkg/scheduler/scheduler.go).
+const NamespaceMismatch = "workload namespace doesn't match ClusterQueue selector"
 
 // QueueStatus is what a ClusterQueue or LocalQueue reports of its workloads.
 type QueueStatus struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -41,8 +42,56 @@ func TestClusterQueueReadsBackAsWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !back.AdmitsFrom(map[string]string{"team": "vision", "other": "x"}) || back.AdmitsFrom(map[string]string{"team": "speech"}) {
+		t.Errorf("the selector read back is %v, want team=vision", back.Namespaces)
+	}
+	back.Namespaces = nil
 	if !reflect.DeepEqual(back, spec) {
 		t.Errorf("read back\n%+v\nwant\n%+v", back, spec)
+	}
+}
+
+// A ClusterQueue the provider's resource cannot say (a namespace selector with expressions, or
+// none) is still read whole for Kueue's model, quotas and preemption included, and its selector
+// is Kueue's: expressions as written, none matching no namespace.
+func TestAClusterQueueOfAnySelectorIsReadWhole(t *testing.T) {
+	queue := func(selector any) *unstructured.Unstructured {
+		spec := map[string]any{"cohortName": "research",
+			"resourceGroups": []any{map[string]any{"coveredResources": []any{"nvidia.com/gpu"}, "flavors": []any{
+				map[string]any{"name": "gpu", "resources": []any{map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "8"}}}}}},
+			"preemption": map[string]any{"withinClusterQueue": "LowerPriority"}}
+		if selector != nil {
+			spec["namespaceSelector"] = selector
+		}
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+			"metadata": map[string]any{"name": "q"}, "spec": spec}}
+	}
+	expressions := map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "In", "values": []any{"vision", "speech"}}}}
+	for _, tc := range []struct {
+		name     string
+		selector any
+		admits   map[string]bool // by the team label's value
+	}{
+		{"expressions", expressions, map[string]bool{"vision": true, "speech": true, "audio": false}},
+		{"none", nil, map[string]bool{"vision": false, "": false}},
+		{"empty", map[string]any{}, map[string]bool{"vision": true, "": true}},
+	} {
+		q, err := ReadClusterQueue(queue(tc.selector))
+		if (err != nil) != (tc.name != "empty") {
+			t.Errorf("%s: the resource's error %v", tc.name, err)
+		}
+		if len(q.ResourceGroups) != 1 || q.Cohort != "research" || q.Preemption.WithinClusterQueue != "LowerPriority" {
+			t.Errorf("%s: the queue is not read whole: %+v", tc.name, q)
+		}
+		for team, want := range tc.admits {
+			labels := map[string]string{}
+			if team != "" {
+				labels["team"] = team
+			}
+			if got := q.AdmitsFrom(labels); got != want {
+				t.Errorf("%s: admits from a namespace of team %q: %v, want %v", tc.name, team, got, want)
+			}
+		}
 	}
 }
 
@@ -233,5 +282,35 @@ func TestTopologyCheckAndReadBack(t *testing.T) {
 	}
 	if !reflect.DeepEqual(back, spec) {
 		t.Errorf("read back %+v, want %+v", back, spec)
+	}
+}
+
+// A template is counted as Kueue counts it: the RuntimeClass's overhead where it has none, the
+// LimitRange's default limits and requests where a container sets none (the first LimitRange
+// that says one), and then limits standing for missing requests, in that order: a container with
+// a CPU limit alone counts the LimitRange's default CPU request, not its limit.
+func TestAPodSetIsCountedWithItsLimitRangeAndOverhead(t *testing.T) {
+	q := resource.MustParse
+	lr := func(def, req corev1.ResourceList) corev1.LimitRange {
+		return corev1.LimitRange{Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Default: def, DefaultRequest: req}}}}
+	}
+	ranges := []corev1.LimitRange{
+		lr(corev1.ResourceList{"memory": q("2Gi")}, corev1.ResourceList{"cpu": q("1"), "memory": q("1Gi")}),
+		lr(corev1.ResourceList{"memory": q("8Gi")}, corev1.ResourceList{"cpu": q("3")}),
+	}
+	runtimeClass := "kata"
+	spec := corev1.PodSpec{RuntimeClassName: &runtimeClass, Containers: []corev1.Container{
+		{Name: "main", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"cpu": q("4"), "nvidia.com/gpu": q("1")}}},
+		{Name: "sidecar"},
+	}}
+	got := PodSetOf("worker", 2, AdjustPodSpec(spec, ranges, corev1.ResourceList{"cpu": q("250m"), "memory": q("100Mi")})).Requests
+	// main: cpu 1 (the default request, not its limit of 4), memory 1Gi, 1 GPU; sidecar: cpu 1,
+	// memory 1Gi; overhead: cpu 250m, memory 100Mi.
+	want := map[string]int64{"cpu": 2250, "memory": 2*(1<<30) + 100*(1<<20), "nvidia.com/gpu": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("counted %v, want %v", got, want)
+	}
+	if bare := PodSetOf("worker", 2, spec).Requests; bare["cpu"] != 4000 || bare["memory"] != 0 {
+		t.Errorf("without a LimitRange or overhead the limits stand for the requests: %v", bare)
 	}
 }

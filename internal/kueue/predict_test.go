@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 var t0 = time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
@@ -176,5 +177,34 @@ func TestKueueAdmitsAsItsSchedulerWould(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A ClusterQueue holds a job from a namespace its selector does not take, with Kueue's words, and
+// the job takes no quota from the jobs after it; a workload Kueue already holds so is not one it
+// schedules.
+func TestAJobFromANamespaceTheQueueDoesNotSelectIsHeld(t *testing.T) {
+	q := cpuQueue("team", "", Preemption{}, cpuFlavor("default", "4", ""))
+	obj := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "team"}, "spec": map[string]any{
+		"namespaceSelector": map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "In", "values": []any{"vision"}}}}}}}
+	read, _ := ReadClusterQueue(obj)
+	q.Namespaces = read.Namespaces
+	s := snapshot(t, []FlavorSpec{{Name: "default"}}, []ClusterQueueSpec{q})
+	other := job("speech/x", "team", 0, 0, 1, 4)
+	other.NamespaceLabels = map[string]string{"team": "speech"}
+	mine := job("vision/y", "team", 0, time.Second, 1, 4)
+	mine.NamespaceLabels = map[string]string{"team": "vision"}
+	got := s.Predict([]*Workload{other, mine})
+	if got[0].Admitted || got[0].Message != NamespaceMismatch {
+		t.Errorf("a job of another namespace: %+v, want held with %q", got[0], NamespaceMismatch)
+	}
+	if !got[1].Admitted {
+		t.Errorf("the job of a selected namespace after it is not admitted: %+v", got[1])
+	}
+	held := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "speech"},
+		"spec": map[string]any{"queueName": "team"}, "status": map[string]any{"conditions": []any{
+			map[string]any{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": NamespaceMismatch}}}}}
+	if _, ok := ReadSchedulingWorkload(held, map[string]string{"speech/team": "team"}); ok {
+		t.Error("a Workload Kueue holds for its namespace is read as one it schedules")
 	}
 }

@@ -29,11 +29,17 @@ func ReadFungibility(obj *unstructured.Unstructured) Fungibility {
 
 // ReadSchedulingWorkload reads a Workload as Kueue schedules it: pending in the ClusterQueue
 // its LocalQueue (localQueues: "namespace/name" -> ClusterQueue) points at, or holding the quota
-// its admission gives it. ok is false for one Kueue no longer schedules: finished, deactivated,
-// or in no known queue.
+// its admission gives it. What each pod requests is what Kueue last said it counts
+// (status.resourceRequests: with its namespace's LimitRange defaults, its RuntimeClass's overhead
+// and Kueue's own resource settings applied), else what its templates request. ok is false for
+// one Kueue no longer schedules: finished, deactivated, held for its namespace, or in no known
+// queue.
 func ReadSchedulingWorkload(obj *unstructured.Unstructured, localQueues map[string]string) (wl *Workload, ok bool) {
 	if c := condition(obj, "Finished"); c != nil && c["status"] == "True" {
 		return nil, false
+	}
+	if c := condition(obj, "QuotaReserved"); c != nil && c["status"] == "False" && c["message"] == NamespaceMismatch {
+		return nil, false // held out of its queue until its namespace's labels change
 	}
 	if active, found, _ := unstructured.NestedBool(obj.Object, "spec", "active"); found && !active {
 		return nil, false
@@ -51,6 +57,9 @@ func ReadSchedulingWorkload(obj *unstructured.Unstructured, localQueues map[stri
 		}
 		ps := PodSetOf(str(m, "name"), count(m["count"]), template.Spec)
 		ps.RequiredTopology, _, _ = unstructured.NestedString(m, "topologyRequest", "required")
+		if counted := countedRequests(obj, ps.Name, ps.Count); counted != nil {
+			ps.Requests = counted
+		}
 		wl.PodSets = append(wl.PodSets, ps)
 	}
 	if c := condition(obj, "Evicted"); c != nil && c["status"] == "True" {
@@ -79,6 +88,27 @@ func ReadSchedulingWorkload(obj *unstructured.Unstructured, localQueues map[stri
 	}
 	wl.Queue = localQueues[obj.GetNamespace()+"/"+str(spec, "queueName")]
 	return wl, wl.Queue != ""
+}
+
+// countedRequests are what Kueue says it counts for each pod of a Workload's pod set (its
+// status.resourceRequests, the pod set's totals), nil when it has not said.
+func countedRequests(obj *unstructured.Unstructured, podSet string, pods int64) map[string]int64 {
+	requests, _, _ := unstructured.NestedSlice(obj.Object, "status", "resourceRequests")
+	for _, r := range requests {
+		m, _ := r.(map[string]any)
+		if str(m, "name") != podSet || pods <= 0 {
+			continue
+		}
+		totals, _, _ := unstructured.NestedMap(m, "resources")
+		out := map[string]int64{}
+		for name, v := range totals {
+			if q, err := resource.ParseQuantity(quantityString(v)); err == nil && !q.IsZero() {
+				out[name] = Amount(name, q) / pods
+			}
+		}
+		return out
+	}
+	return nil
 }
 
 // PodSetOf is the pod set of count pods of a pod spec: what each requests as Kueue counts it
@@ -144,4 +174,59 @@ func PodRequests(spec corev1.PodSpec) corev1.ResourceList {
 		}
 	}
 	return sum
+}
+
+// AdjustPodSpec is a pod set's template as Kueue v0.19.2 counts it (workload.AdjustResources), in
+// its order: the RuntimeClass's overhead where the template has none; then the namespace's
+// LimitRange defaults for containers (each container's and init container's default limits and
+// default requests where it sets none, the first LimitRange that says one winning); PodRequests
+// then lets each container's limits stand for the requests it still lacks. So a container that
+// sets a limit alone, in a namespace whose LimitRange has a default request, counts that request,
+// as in Kueue. (A LimitRange of type Pod applies only to pods with pod-level resources, which no
+// job of this provider sets.)
+func AdjustPodSpec(spec corev1.PodSpec, limitRanges []corev1.LimitRange, overhead corev1.ResourceList) corev1.PodSpec {
+	out := *spec.DeepCopy()
+	if out.RuntimeClassName != nil && out.Overhead == nil && len(overhead) > 0 {
+		out.Overhead = overhead.DeepCopy()
+	}
+	limits, requests := corev1.ResourceList{}, corev1.ResourceList{}
+	for _, lr := range limitRanges {
+		for _, item := range lr.Spec.Limits {
+			if item.Type != corev1.LimitTypeContainer {
+				continue
+			}
+			for name, q := range item.Default {
+				if _, set := limits[name]; !set {
+					limits[name] = q
+				}
+			}
+			for name, q := range item.DefaultRequest {
+				if _, set := requests[name]; !set {
+					requests[name] = q
+				}
+			}
+		}
+	}
+	for _, containers := range [][]corev1.Container{out.Containers, out.InitContainers} {
+		for i := range containers {
+			r := &containers[i].Resources
+			r.Limits = withDefaults(r.Limits, limits)
+			r.Requests = withDefaults(r.Requests, requests)
+		}
+	}
+	return out
+}
+
+// withDefaults is list with each of defaults it lacks.
+func withDefaults(list, defaults corev1.ResourceList) corev1.ResourceList {
+	for name, q := range defaults {
+		if _, set := list[name]; set {
+			continue
+		}
+		if list == nil {
+			list = corev1.ResourceList{}
+		}
+		list[name] = q.DeepCopy()
+	}
+	return list
 }

@@ -74,6 +74,9 @@ type Workload struct {
 	// Reserved is when it was given its quota; Evicted: it is being evicted.
 	Reserved time.Time
 	Evicted  bool
+	// NamespaceLabels are its namespace's labels, when known (a planned job's): a ClusterQueue
+	// that does not select them holds it.
+	NamespaceLabels map[string]string
 }
 
 // A PodSet is a group of a workload's pods that are alike: how many, what each requests (in

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -50,8 +52,14 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 		tflog.Debug(ctx, "admission prediction skipped: "+why)
 		return
 	}
-	summary := admissionSummary(r.kind, key, here.queue, here.p)
-	detail := admissionDetail(here.state, here.queue, here.p, here.before, here.tally)
+	if here.noWorkload != "" {
+		resp.Diagnostics.AddWarning(fmt.Sprintf("Kueue would not queue %s %s", r.kind.Object, key),
+			"Kueue makes no Workload for the job, so it stays suspended, never admitted: "+here.noWorkload+". Make the class, or name "+
+				"one that exists; the apply goes ahead.")
+		return
+	}
+	summary := admissionSummary(r.kind, key, here.queue, here.p, here.orderDecides)
+	detail := admissionDetail(here.state, here.queue, here.p, here.before, here.tally) + caveats(here)
 	if fleet := here.state.Fleets[here.queue]; len(fleet) > 0 {
 		dispatch, said := r.predictDispatch(ctx, fleet, obj, roles)
 		summary += dispatch
@@ -61,13 +69,20 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 }
 
 // admissionPrediction is what one cluster's Kueue would do with a planned job: its ClusterQueue,
-// the prediction, how many queued jobs of the plan come before it, and the devices they ask for.
+// the prediction, how many queued jobs of the plan come before it, and the devices they ask for;
+// or why Kueue would make no Workload for it (noWorkload).
 type admissionPrediction struct {
 	state  *kube.QueueState
 	queue  string
 	p      kueue.Prediction
 	before int
 	tally  string
+	// orderDecides: the prediction differs had the apply created this job before the plan's
+	// other queued jobs of its ClusterQueue (it creates them in parallel).
+	orderDecides bool
+	// unknown are what the prediction could not read, each said as what it leaves out.
+	unknown    []string
+	noWorkload string
 }
 
 // predictIn predicts what the Kueue of client's cluster would do with the job now, with the
@@ -91,9 +106,35 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 		// Here the apply says so, and creates nothing; in a worker, Kueue holds the copy.
 		return out, "there is no LocalQueue " + localQueue, nil
 	}
-	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: jobPriority(state, kind, obj), Created: time.Now()}
+	priority, noWorkload := jobPriority(state, kind, obj, roles)
+	if noWorkload != "" {
+		return admissionPrediction{state: state, queue: queue, noWorkload: noWorkload}, "", nil
+	}
+	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: priority, Created: time.Now()}
+	var unknown []string
+	if wl.NamespaceLabels, err = client.NamespaceLabels(ctx, obj.GetNamespace()); err != nil || wl.NamespaceLabels == nil {
+		unknown = append(unknown, fmt.Sprintf("whether ClusterQueue %s takes jobs from namespace %s (%s)", queue, obj.GetNamespace(),
+			cmp.Or(fmt.Sprint(err), "it does not exist yet")))
+	}
+	limitRanges, err := client.SharedLimitRanges(ctx, obj.GetNamespace())
+	if err != nil {
+		unknown = append(unknown, "the defaults of the namespace's LimitRanges ("+err.Error()+")")
+	}
+	overheads := map[string]corev1.ResourceList{}
 	for _, role := range roles {
-		ps := kueue.PodSetOf(role.Role, int64(role.Count), role.Template.Spec)
+		spec := role.Template.Spec
+		if name := spec.RuntimeClassName; name != nil && spec.Overhead == nil {
+			if _, read := overheads[*name]; !read {
+				if overheads[*name], err = client.RuntimeClassOverhead(ctx, *name); err != nil {
+					unknown = append(unknown, "the overhead of RuntimeClass "+*name+" ("+err.Error()+")")
+				}
+			}
+		}
+		var overhead corev1.ResourceList
+		if name := spec.RuntimeClassName; name != nil {
+			overhead = overheads[*name]
+		}
+		ps := kueue.PodSetOf(role.Role, int64(role.Count), kueue.AdjustPodSpec(spec, limitRanges, overhead))
 		ps.RequiredTopology = role.Template.Annotations[jobs.RequiredTopologyAnnotation]
 		wl.PodSets = append(wl.PodSets, ps)
 	}
@@ -119,11 +160,51 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	}
 	planned := state.Plan(wl)
 	predictions := snapshot.Predict(append(pending, planned...))
+	p := predictions[len(predictions)-1]
 	tally := kueue.Tally{}
 	for _, w := range planned {
 		tally.Add(w)
 	}
-	return admissionPrediction{state: state, queue: queue, p: predictions[len(predictions)-1], before: len(planned) - 1, tally: tally.String(snapshot)}, "", nil
+	return admissionPrediction{state: state, queue: queue, p: p, before: len(planned) - 1, tally: tally.String(snapshot),
+		orderDecides: orderDecides(snapshot, pending, planned, p), unknown: unknown}, "", nil
+}
+
+// orderDecides says whether the prediction p of the last of planned (this job) would differ had
+// the apply created it before the plan's other queued jobs of its ClusterQueue, which it creates
+// in parallel: Kueue takes workloads of equal priority in the order of their creation.
+func orderDecides(snapshot *kueue.Snapshot, pending, planned []*kueue.Workload, p kueue.Prediction) bool {
+	wl := planned[len(planned)-1]
+	var siblings []*kueue.Workload
+	first := *wl
+	for _, w := range planned[:len(planned)-1] {
+		if w.Queue == wl.Queue {
+			siblings = append(siblings, w)
+			if !w.Created.After(first.Created) {
+				first.Created = w.Created.Add(-time.Millisecond)
+			}
+		}
+	}
+	if len(siblings) == 0 {
+		return false
+	}
+	ahead := snapshot.Predict(append(append(append([]*kueue.Workload(nil), pending...), siblings...), &first))
+	q := ahead[len(ahead)-1]
+	return q.Admitted != p.Admitted || q.Never != p.Never || len(q.Targets) != len(p.Targets)
+}
+
+// caveats says what a prediction assumes: Kueue's configuration, which no client can read, and
+// what it could not read.
+func caveats(p admissionPrediction) string {
+	s := " It assumes Kueue's default configuration (no excluded resources or resource transformations, no fair sharing, " +
+		"no waitForPodsReady that blocks admission), which the provider cannot read."
+	if len(p.unknown) > 0 {
+		s += " Not known to the prediction: " + strings.Join(p.unknown, "; ") + "."
+	}
+	if p.orderDecides {
+		s += " Whether Kueue admits it depends on the order in which the apply creates this plan's queued jobs of ClusterQueue " +
+			p.queue + ", which it creates in parallel: Kueue takes jobs of equal priority in the order their Workloads were made."
+	}
+	return s
 }
 
 // predictDispatch says which of the fleet's worker clusters would admit the job's copy now, each
@@ -162,21 +243,43 @@ func (r *jobResource) predictDispatch(ctx context.Context, fleet []string, obj *
 	return ", dispatched to worker cluster " + strings.Join(would, " or "), strings.Join(answers, "; ")
 }
 
-// jobPriority is the priority Kueue gives a job's Workload: its WorkloadPriorityClass (by
-// Kueue's label), else its pods' PriorityClass, else the cluster's default.
-func jobPriority(state *kube.QueueState, kind *jobs.Kind, obj *unstructured.Unstructured) int32 {
+// jobPriority is the priority Kueue v0.19.2 gives a job's Workload: its WorkloadPriorityClass (by
+// Kueue's label), else its PriorityClass (the kind's, as Kueue reads it; for a kind that has none
+// of its own, the first role whose pods name one), else the cluster's default. noWorkload says
+// why Kueue would make no Workload: the class named does not exist.
+func jobPriority(state *kube.QueueState, kind *jobs.Kind, obj *unstructured.Unstructured, roles []jobs.RolePods) (priority int32, noWorkload string) {
 	if name := obj.GetLabels()["kueue.x-k8s.io/priority-class"]; name != "" {
-		return state.WorkloadPriorityClasses[name]
-	}
-	if name := kind.PriorityClass(obj); name != "" {
-		if v, ok := state.PriorityClasses[name]; ok {
-			return v
+		v, ok := state.WorkloadPriorityClasses[name]
+		if !ok {
+			return 0, "its WorkloadPriorityClass " + name + " (label kueue.x-k8s.io/priority-class) does not exist"
 		}
+		return v, ""
 	}
-	return state.DefaultPriority
+	name := kind.PriorityClass(obj)
+	for _, role := range roles {
+		if name != "" {
+			break
+		}
+		name = role.Template.Spec.PriorityClassName
+	}
+	if name == "" {
+		return state.DefaultPriority, ""
+	}
+	v, ok := state.PriorityClasses[name]
+	if !ok {
+		return 0, "its PriorityClass " + name + " does not exist"
+	}
+	return v, ""
 }
 
-func admissionSummary(kind *jobs.Kind, key, queue string, p kueue.Prediction) string {
+func admissionSummary(kind *jobs.Kind, key, queue string, p kueue.Prediction, orderDecides bool) string {
+	if orderDecides {
+		what := "hold"
+		if p.Admitted {
+			what = "admit"
+		}
+		return fmt.Sprintf("Kueue may %s %s %s, as the apply orders this plan's jobs", what, kind.Object, key)
+	}
 	switch {
 	case p.Admitted && len(p.Targets) > 0:
 		return fmt.Sprintf("Kueue would admit %s %s by preempting %d workload(s)", kind.Object, key, len(p.Targets))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
@@ -268,13 +269,14 @@ func predictedAdmissions(t *testing.T, planJSON string, prefix string) map[strin
 				Summary, Detail, Address string
 			} `json:"diagnostic"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "diagnostic" || !strings.HasPrefix(line.Diagnostic.Summary, "Kueue would") {
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "diagnostic" ||
+			!strings.HasPrefix(line.Diagnostic.Summary, "Kueue would") && !strings.HasPrefix(line.Diagnostic.Summary, "Kueue may") {
 			continue
 		}
 		name := line.Diagnostic.Address[strings.LastIndex(line.Diagnostic.Address, ".")+1:]
 		summary := line.Diagnostic.Summary
 		switch {
-		case strings.Contains(summary, "would admit"):
+		case strings.Contains(summary, "would admit") || strings.Contains(summary, "may admit"):
 			var flavor string
 			if m := gpuFlavorIn.FindStringSubmatch(line.Diagnostic.Detail); m != nil {
 				flavor = m[1]
@@ -579,5 +581,84 @@ resource "training_mpi_job" %[2]q {
 	}
 	if n := proxy.Writes(); n != 0 {
 		t.Errorf("the plans wrote to the API server %d times: %v", n, proxy.Counts())
+	}
+}
+
+// The apply creates a plan's queued jobs in parallel, and Kueue takes jobs of equal priority in
+// the order their Workloads were made: a prediction that the other order would change says so,
+// and one that no order changes (a higher priority, a queue of room for both, no sibling) does
+// not.
+func TestAPredictionThatTheApplysOrderDecidesSaysSo(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	queue := kueue.ClusterQueueSpec{Name: "team", ResourceGroups: []kueue.ResourceGroup{{CoveredResources: []string{"nvidia.com/gpu"},
+		Flavors: []kueue.FlavorQuotas{{Name: "gpu", Resources: []kueue.Quota{{Name: "nvidia.com/gpu", Nominal: "2"}}}}}}}
+	job := func(name string, gpus, priority int32, created time.Time) *kueue.Workload {
+		return &kueue.Workload{Key: "default/" + name, UID: "planned:" + name, Queue: "team", Priority: priority, Created: created,
+			PodSets: []kueue.PodSet{{Name: "worker", Count: int64(gpus), Requests: map[string]int64{"nvidia.com/gpu": 1}}}}
+	}
+	for _, tc := range []struct {
+		name    string
+		planned []*kueue.Workload
+		decides bool
+	}{
+		{"alone", []*kueue.Workload{job("x", 2, 0, now)}, false},
+		{"second of two that cannot both fit", []*kueue.Workload{job("x", 2, 0, now), job("y", 2, 0, now.Add(time.Second))}, true},
+		{"second of two that both fit", []*kueue.Workload{job("x", 1, 0, now), job("y", 1, 0, now.Add(time.Second))}, false},
+		{"second, of a higher priority", []*kueue.Workload{job("x", 2, 0, now), job("y", 2, 100, now.Add(time.Second))}, false},
+	} {
+		snapshot, err := kueue.NewSnapshot(now, []kueue.FlavorSpec{{Name: "gpu"}}, []kueue.ClusterQueueSpec{queue}, nil, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		predictions := snapshot.Predict(tc.planned)
+		p := predictions[len(predictions)-1]
+		decides := orderDecides(snapshot, nil, tc.planned, p)
+		if decides != tc.decides {
+			t.Errorf("%s: the order decides %v, want %v (predicted %+v)", tc.name, decides, tc.decides, p)
+		}
+		said := caveats(admissionPrediction{queue: "team", orderDecides: decides})
+		if strings.Contains(said, "depends on the order") != tc.decides || !strings.Contains(said, "default configuration") {
+			t.Errorf("%s: the prediction says %q", tc.name, said)
+		}
+	}
+}
+
+// A job's priority is the one Kueue gives its Workload: its WorkloadPriorityClass, else the
+// PriorityClass Kueue reads (an MPIJob's launcher's before its workers'), else the lowest global
+// default; a class that does not exist means Kueue makes no Workload, which the plan says.
+func TestJobPriorityIsKueues(t *testing.T) {
+	state := &kube.QueueState{PriorityClasses: map[string]int32{"low": 10, "high": 1000}, DefaultPriority: 5,
+		WorkloadPriorityClasses: map[string]int32{"urgent": 5000}}
+	build := func(launcher, workers, wpc string) *unstructured.Unstructured {
+		s := jobs.MPIJobSpec{Name: "j", Namespace: "default", Workers: 1, Pod: jobs.PodOptions{Image: "i", PriorityClassName: workers}}
+		if launcher != "" {
+			s.Pod.Roles = map[string]jobs.RoleOptions{"launcher": {PriorityClassName: launcher}}
+		}
+		obj, _, err := s.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wpc != "" {
+			obj.SetLabels(map[string]string{"kueue.x-k8s.io/priority-class": wpc})
+		}
+		return obj
+	}
+	for _, tc := range []struct {
+		name       string
+		obj        *unstructured.Unstructured
+		want       int32
+		noWorkload string
+	}{
+		{"the launcher's class before the workers'", build("high", "low", ""), 1000, ""},
+		{"the workers' class", build("", "low", ""), 10, ""},
+		{"no class: the global default", build("", "", ""), 5, ""},
+		{"a WorkloadPriorityClass first", build("high", "low", "urgent"), 5000, ""},
+		{"a PriorityClass that does not exist", build("", "missing", ""), 0, "PriorityClass missing does not exist"},
+		{"a WorkloadPriorityClass that does not exist", build("", "", "gone"), 0, "WorkloadPriorityClass gone"},
+	} {
+		got, noWorkload := jobPriority(state, jobs.MPI, tc.obj, nil)
+		if got != tc.want || (noWorkload == "") != (tc.noWorkload == "") || !strings.Contains(noWorkload, tc.noWorkload) {
+			t.Errorf("%s: priority %d (%q), want %d (%q)", tc.name, got, noWorkload, tc.want, tc.noWorkload)
+		}
 	}
 }

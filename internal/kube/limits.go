@@ -1,0 +1,83 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// What Kueue adds to a pod's requests before it counts them, read for the admission prediction:
+// the LimitRanges of a job's namespace and the overhead of a RuntimeClass.
+var (
+	limitRangeGVR   = schema.GroupVersionResource{Version: "v1", Resource: "limitranges"}
+	runtimeClassGVR = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
+)
+
+type limitRangesRead struct {
+	mu          sync.Mutex
+	byNamespace map[string]*limitRangeRead
+}
+
+type limitRangeRead struct {
+	once   sync.Once
+	ranges []corev1.LimitRange
+	err    error
+}
+
+// SharedLimitRanges are the LimitRanges of a namespace, listed once per provider process.
+func (c *Client) SharedLimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error) {
+	r := &c.limitRanges
+	r.mu.Lock()
+	if r.byNamespace == nil {
+		r.byNamespace = map[string]*limitRangeRead{}
+	}
+	n, ok := r.byNamespace[namespace]
+	if !ok {
+		n = &limitRangeRead{}
+		r.byNamespace[namespace] = n
+	}
+	r.mu.Unlock()
+	n.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+		defer cancel()
+		list, err := c.List(ctx, limitRangeGVR, namespace, "")
+		if err != nil {
+			n.err = fmt.Errorf("listing the LimitRanges of namespace %s: %w", namespace, err)
+			return
+		}
+		for _, u := range list {
+			var lr corev1.LimitRange
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &lr); err != nil {
+				n.err = fmt.Errorf("reading LimitRange %s/%s: %w", namespace, u.GetName(), err)
+				return
+			}
+			n.ranges = append(n.ranges, lr)
+		}
+	})
+	return n.ranges, n.err
+}
+
+// RuntimeClassOverhead is the pod overhead a RuntimeClass adds (its overhead.podFixed), nil for
+// none.
+func (c *Client) RuntimeClassOverhead(ctx context.Context, name string) (corev1.ResourceList, error) {
+	obj, err := c.Get(ctx, Target{GVR: runtimeClassGVR, Kind: "RuntimeClass", Name: name})
+	if err != nil {
+		return nil, fmt.Errorf("reading RuntimeClass %s: %w", name, err)
+	}
+	if obj == nil {
+		return nil, fmt.Errorf("RuntimeClass %s does not exist", name)
+	}
+	var rc nodev1.RuntimeClass
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &rc); err != nil {
+		return nil, fmt.Errorf("reading RuntimeClass %s: %w", name, err)
+	}
+	if rc.Overhead == nil {
+		return nil, nil
+	}
+	return rc.Overhead.PodFixed, nil
+}
