@@ -13,8 +13,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -35,10 +39,12 @@ type scenarioQueue struct {
 
 // A job of an admission scenario: an MPI job of workers × 1 GPU (its launcher asks for
 // nothing), or with kind "pytorch" a PyTorchJob of a master and workers-1 workers of 1 GPU each,
-// in a queue, at a priority ("" none, "low", "high"); after names the job it is created after
-// (the plan checks it after that one, and Kueue sees it later).
+// in a queue, at a priority ("" none, "low", "high") of its pods, of its run policy's scheduling
+// policy (policyPriority) or of its launcher's pods (launcherPriority); after names the job it is
+// created after (the plan checks it after that one, and Kueue sees it later).
 type scenarioJob struct {
 	name, queue, priority, after, kind string
+	policyPriority, launcherPriority   string
 	workers                            int
 }
 
@@ -82,11 +88,15 @@ func (sc admissionScenario) config(prefix string, low, high string, jobsToo []sc
 	}
 	for _, j := range jobsToo {
 		extra := ""
-		switch j.priority {
-		case "low":
-			extra += fmt.Sprintf("  priority_class_name = %q\n", low)
-		case "high":
-			extra += fmt.Sprintf("  priority_class_name = %q\n", high)
+		class := map[string]string{"low": low, "high": high}
+		if j.priority != "" {
+			extra += fmt.Sprintf("  priority_class_name = %q\n", class[j.priority])
+		}
+		if j.policyPriority != "" {
+			extra += fmt.Sprintf("  scheduling_policy = { priority_class = %q }\n", class[j.policyPriority])
+		}
+		if j.launcherPriority != "" {
+			extra += fmt.Sprintf("  roles = { launcher = { priority_class_name = %q } }\n", class[j.launcherPriority])
 		}
 		if j.after != "" {
 			for _, other := range jobsToo {
@@ -218,6 +228,14 @@ var admissionScenarios = []admissionScenario{
 	{name: "a PyTorchJob preempts a lower-priority MPIJob", queues: []scenarioQueue{{name: "a", gpus: "3", within: "LowerPriority"}},
 		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
 		added:   []scenarioJob{{name: "x", queue: "a", workers: 3, kind: "pytorch", priority: "high"}}},
+	// Kueue reads the run policy's priority class before the pods'.
+	{name: "the scheduling policy's priority preempts", queues: []scenarioQueue{{name: "a", gpus: "2", within: "LowerPriority"}},
+		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 2, priority: "low", policyPriority: "high"}}},
+	// Kueue reads an MPIJob's launcher's priority class before its workers'.
+	{name: "the launcher's priority is the job's", queues: []scenarioQueue{{name: "a", gpus: "2", within: "LowerPriority"}},
+		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 2, priority: "low", launcherPriority: "high"}}},
 }
 
 // inCohort says whether the scenario's queue is in its cohort.
@@ -341,8 +359,9 @@ func (a *api) kueueAdmissions(t *testing.T, sc admissionScenario, prefix string,
 // for quota in use, never (held), admitted by preempting a lower priority in its queue (and not an
 // equal one), by borrowing from its cohort (and not beyond its borrowing limit), by reclaiming
 // what its cohort borrowed, the second of two jobs of one plan held for the quota the first
-// takes, on the second flavor when the first is used, and PyTorchJobs (a master and workers)
-// beside and preempting MPIJobs.
+// takes, on the second flavor when the first is used, PyTorchJobs (a master and workers) beside
+// and preempting MPIJobs, and a priority given by the run policy's scheduling policy or by the
+// launcher's pods.
 func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 	a := newAPI(t)
 	t.Parallel()
@@ -659,6 +678,111 @@ func TestJobPriorityIsKueues(t *testing.T) {
 		got, noWorkload := jobPriority(state, jobs.MPI, tc.obj, nil)
 		if got != tc.want || (noWorkload == "") != (tc.noWorkload == "") || !strings.Contains(noWorkload, tc.noWorkload) {
 			t.Errorf("%s: priority %d (%q), want %d (%q)", tc.name, got, noWorkload, tc.want, tc.noWorkload)
+		}
+	}
+}
+
+// What Kueue reads beside the queues is what the plan predicts with, each proven by what Kueue
+// then does: a ClusterQueue whose namespace selector has expressions (which the provider's own
+// resource cannot say) admits a job of a namespace it selects, by its quota; one that does not
+// select the namespace holds the job with Kueue's words; the namespace's LimitRange gives pods
+// that ask for no CPU its default request, so a job of more pods than the queue's CPU holds is
+// held; and a RuntimeClass's overhead counts on the pods that name it.
+func TestAccKueue_namespaceSelectorsLimitRangesAndOverheadPredictedAsKueueDoes(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	ctx := context.Background()
+	prefix := acctest.RandomWithPrefix("tf-acc-qsel")
+	ns := a.namespace(prefix, map[string]string{"team": "vision"})
+	limitRange := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "defaults"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type: corev1.LimitTypeContainer, Default: corev1.ResourceList{"cpu": resource.MustParse("2")}, DefaultRequest: corev1.ResourceList{"cpu": resource.MustParse("2")}}}}}
+	if _, err := a.kube.CoreV1().LimitRanges(ns).Create(ctx, limitRange, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runtimeClass := &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: prefix}, Handler: "runc",
+		Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{"cpu": resource.MustParse("1")}}}
+	if _, err := a.kube.NodeV1().RuntimeClasses().Create(ctx, runtimeClass, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = a.kube.NodeV1().RuntimeClasses().Delete(ctx, prefix, metav1.DeleteOptions{}) })
+	create := func(gvr schema.GroupVersionResource, namespace string, obj map[string]any) {
+		t.Helper()
+		u := &unstructured.Unstructured{Object: obj}
+		u.SetAPIVersion(kueue.Group + "/" + kueue.Version)
+		if _, err := a.dyn.Resource(gvr).Namespace(namespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = a.dyn.Resource(gvr).Namespace(namespace).Delete(ctx, u.GetName(), metav1.DeleteOptions{}) })
+	}
+	create(kueue.ResourceFlavorGVR, "", map[string]any{"kind": "ResourceFlavor", "metadata": map[string]any{"name": prefix}})
+	// Each queue: CPU for 2 pods of 2 CPUs and a half, GPUs aplenty.
+	queue := func(name string, selector map[string]any) {
+		create(kueue.ClusterQueueGVR, "", map[string]any{"kind": "ClusterQueue", "metadata": map[string]any{"name": prefix + "-" + name},
+			"spec": map[string]any{"namespaceSelector": selector, "resourceGroups": []any{map[string]any{
+				"coveredResources": []any{"cpu", "nvidia.com/gpu"}, "flavors": []any{map[string]any{"name": prefix, "resources": []any{
+					map[string]any{"name": "cpu", "nominalQuota": "4500m"}, map[string]any{"name": "nvidia.com/gpu", "nominalQuota": "16"}}}}}}}})
+		create(kueue.LocalQueueGVR, ns, map[string]any{"kind": "LocalQueue", "metadata": map[string]any{"name": name, "namespace": ns},
+			"spec": map[string]any{"clusterQueue": prefix + "-" + name}})
+	}
+	in := map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "In", "values": []any{"vision", "speech"}}}}
+	out := map[string]any{"matchExpressions": []any{map[string]any{"key": "team", "operator": "NotIn", "values": []any{"vision"}}}}
+	queue("in", in)
+	queue("out", out)
+	queue("overhead", in)
+	queue("more", in)
+	job := func(name, queue string, workers int, extra string) string {
+		return fmt.Sprintf(`
+resource "training_mpi_job" %[1]q {
+  name         = %[1]q
+  namespace    = %[2]q
+  image        = "registry.example/train:1"
+  command      = ["mpirun", "hostname"]
+  worker_count = %[4]d
+  gpus         = 1
+  tolerations  = ["node-role.kubernetes.io/control-plane", "gpu_node", "ssd_node"]
+  queue_name   = %[3]q
+  wait_for     = "created"
+%[5]s}
+`, name, ns, queue, workers, extra)
+	}
+	w := newWorkspace(t)
+	// fits: a launcher and a worker of 2 CPUs each (the LimitRange's); more: 3 pods of 2, past
+	// the queue's 4.5; elsewhere: a queue that does not select the namespace; overhead: the
+	// worker's RuntimeClass adds 1 CPU, past 4.5.
+	w.write(providerConfig() + job("fits", "in", 1, "") + job("more", "more", 2, "") + job("elsewhere", "out", 1, "") +
+		job("overhead", "overhead", 1, fmt.Sprintf("  pod_patch = { worker = yamlencode({ spec = { runtimeClassName = %q } }) }\n", prefix)))
+	t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
+	plan := w.run("plan", "-json", "-input=false")
+	predicted := predictedAdmissions(t, plan, ns)
+	want := map[string]string{"fits": "admit", "more": "never", "elsewhere": "never", "overhead": "never"}
+	for name, w := range want {
+		if !strings.HasPrefix(predicted[name], w) {
+			t.Errorf("%s: the plan predicted %q, want %q:\n%v", name, predicted[name], w, planDiagnostics(t, plan))
+		}
+	}
+	if said := fmt.Sprint(planDiagnostics(t, plan)["training_mpi_job.elsewhere"]); !strings.Contains(said, kueue.NamespaceMismatch) {
+		t.Errorf("the plan of the job its queue does not take from its namespace does not say so in Kueue's words: %s", said)
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	// What Kueue did, once it has had its time (it admits within a second here).
+	time.Sleep(15 * time.Second)
+	for name := range want {
+		job, err := a.get(jobs.MPI.GVR, ns, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := a.dyn.Resource(kueue.WorkloadGVR).Namespace(ns).List(ctx, metav1.ListOptions{LabelSelector: kueue.JobUIDLabel + "=" + string(job.GetUID())})
+		if err != nil || len(list.Items) != 1 {
+			t.Fatalf("%s: its Workload: %v (%d)", name, err, len(list.Items))
+		}
+		admitted := conditionTrue(&list.Items[0], "QuotaReserved")
+		if admitted != (want[name] == "admit") {
+			t.Errorf("%s: Kueue reserved quota: %v; the plan predicted %q (%s)", name, admitted, predicted[name], kueue.ReadWorkload(&list.Items[0]).Reason)
+		}
+		if name == "elsewhere" && !strings.Contains(kueue.ReadWorkload(&list.Items[0]).Reason, kueue.NamespaceMismatch) {
+			t.Errorf("Kueue holds the job of the unselected namespace otherwise than predicted: %s", kueue.ReadWorkload(&list.Items[0]).Reason)
 		}
 	}
 }
