@@ -87,6 +87,10 @@ var invalidInputs = []invalidInput{
 	{badMPI("  tensorboard {\n    log_dir = \" \"\n  }"), `log_dir = " ".*empty or only spaces`},
 	{badMPI(`  namespace = "Not_A_Namespace"`), `namespace = "Not_A_Namespace".*Invalid namespace`},
 	{badMPI(`  priority_class_name = "Bad_Class"`), `priority_class_name = "Bad_Class".*Invalid object name`},
+	{badMPI(`  roles = { launcher = { priority_class_name = "Bad_Class" } }`), `priority_class_name.*Invalid object name`},
+	// Waits.
+	{badMPI(`  fail_fast = "sometimes"`), `fail_fast = "sometimes".*value must be one of`},
+	{badMPI(`  min_running_seconds = -1`), `min_running_seconds = -1.*value must be between 0 and 3600`},
 	// Counts and bounds.
 	{badMPI(`  worker_count = 0`), `worker_count = 0.*worker_count value must be between 1 and 10000`},
 	{badTF(`  worker_count = 20000`), `worker_count = 20000.*worker_count value must be between 1 and 10000`},
