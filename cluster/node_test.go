@@ -174,8 +174,12 @@ func plantForeignRuntime(t *testing.T) *os.Process {
 	run("iptables", "-w", "-t", "nat", "-N", cniChain)
 	rootfs := "/run/containerd/io.containerd.runtime.v2.task/k8s.io/foreign/rootfs"
 	socket := "/run/containerd/s/foreign0123456789"
-	if err := os.MkdirAll(rootfs, 0o755); err != nil {
-		t.Fatal(err)
+	_, statErr := os.Stat("/run/containerd")
+	hadContainerd := statErr == nil
+	for _, dir := range []string{rootfs, filepath.Dir(socket)} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	run("mount", "-t", "tmpfs", "foreign", rootfs)
 	if err := os.WriteFile(socket, nil, 0o600); err != nil {
@@ -202,6 +206,9 @@ func plantForeignRuntime(t *testing.T) *os.Process {
 		_ = exec.Command("iptables", "-w", "-t", "nat", "-X", cniChain).Run()
 		_ = os.Remove(socket)
 		_ = os.RemoveAll("/run/containerd/io.containerd.runtime.v2.task/k8s.io/foreign")
+		if !hadContainerd {
+			_ = os.RemoveAll("/run/containerd")
+		}
 	})
 	return cmd.Process
 }
