@@ -308,11 +308,14 @@ func TestAccJobsNeedOnlyTheJobsRole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Locked once running in parallel: a test that paused holding the lock would keep the tests
+	// that wait for it from ever giving up their places.
+	t.Parallel()
 	nodeTaintsMu.RLock()
 	defer nodeTaintsMu.RUnlock()
 	name := mpiJobName()
 	config := fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig) + mpiJobBlock("test", name, "  tolerations = [\"ssd_node\"]\n")
-	resource.ParallelTest(t, resource.TestCase{
+	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkNothingLeft(a, name),
 		Steps: []resource.TestStep{
