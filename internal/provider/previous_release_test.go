@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -35,10 +36,11 @@ func TestAccPreviousRelease_stateItWroteReadsWithoutAChange(t *testing.T) {
 		return strings.ReplaceAll(string(raw), "NAMESPACE", ns)
 	}
 	w := newWorkspace(t)
-	w.write(providerConfig() + read("main.tf"))
-	// The jobs, made by this release; then the previous release's state of them in its place,
-	// with their UIDs.
+	// The jobs, made by this release without waiting for them to run (what runs is not what this
+	// test is about); then the previous release's state of them in its place, with their UIDs.
+	w.write(providerConfig() + regexp.MustCompile(`(?m)^(resource "training_[a-z]+_job" .*\{)$`).ReplaceAllString(read("main.tf"), "$1\n  wait_for = \"created\""))
 	w.run("apply", "-auto-approve", "-input=false")
+	w.write(providerConfig() + read("main.tf"))
 	t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
 	current, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
 	if err != nil {

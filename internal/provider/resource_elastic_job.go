@@ -158,9 +158,9 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchrun (or the torchelastic launcher), " +
 			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
 			"Changing `worker_count` rescales the job in place; destroy removes the Framework, its ConfigMap, both Services and every pod, the etcd's included, and waits until all are gone.",
-		roles:     "the workers",
-		running:   "the etcd and exactly `worker_count` workers Running, removed workers gone",
-		own:       own,
+		roles:   "the workers",
+		running: "the etcd and exactly `worker_count` workers Running, removed workers gone",
+		own:     own,
 	})
 }
 

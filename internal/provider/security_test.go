@@ -316,8 +316,8 @@ func TestAccSecretEnvNeverPassesThroughTerraform(t *testing.T) {
 	// empty, nothing replaced), and neither the import, the plan nor the configuration Terraform
 	// generates for the job shows it.
 	imported := newWorkspace(t)
-	imported.write(providerConfig() + mpiJobBlock("test", name, fmt.Sprintf(`  wait_for         = "created"
-  env_secret       = { API_KEY = { secret = %[1]q, key = "api-key" } }
+	// wait_for is Terraform's alone and reads as its default after an import.
+	imported.write(providerConfig() + mpiJobBlock("test", name, fmt.Sprintf(`  env_secret       = { API_KEY = { secret = %[1]q, key = "api-key" } }
   env_from_secrets = [%[1]q]
   sensitive_env    = { TOKEN = %[2]q }
 `, secret.Name, inlineValue)))

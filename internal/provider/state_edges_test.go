@@ -38,7 +38,8 @@ func TestAccJob_goneIsKeptWhateverStatusItWasSavedWith(t *testing.T) {
 	names := map[string]string{}
 	var jobsHCL strings.Builder
 	for _, saved := range []struct{ label, extra string }{
-		{"pending", "  tolerations = [\"ssd_node\"]\n  wait_for = \"created\"\n"},
+		// No node has the label: the job stays pending.
+		{"pending", "  tolerations = [\"ssd_node\"]\n  node_selector = { \"kubetrain.test/no-such-pool\" = \"none\" }\n  wait_for = \"created\"\n"},
 		{"suspended", "  tolerations = [\"ssd_node\"]\n  suspend = true\n"},
 		{"running", "  tolerations = [\"ssd_node\"]\n"},
 		{"finished", "  tolerations = [\"ssd_node\"]\n"},
