@@ -169,13 +169,30 @@ func plantForeignRuntime(t *testing.T) *os.Process {
 		}
 	}
 	const chain, cniChain = "KUBE-FOREIGN-RUNTIME", "CNI-foreign0123456789ab"
-	run("iptables", "-w", "-t", "filter", "-N", chain)
-	run("iptables", "-w", "-t", "filter", "-A", "FORWARD", "-j", chain)
-	run("iptables", "-w", "-t", "nat", "-N", cniChain)
 	rootfs := "/run/containerd/io.containerd.runtime.v2.task/k8s.io/foreign/rootfs"
 	socket := "/run/containerd/s/foreign0123456789"
 	_, statErr := os.Stat("/run/containerd")
 	hadContainerd := statErr == nil
+	// Undone from the start, so that a plant that fails half-way leaves nothing for the next run.
+	var cmd *exec.Cmd
+	t.Cleanup(func() {
+		if cmd != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		_ = exec.Command("umount", rootfs).Run()
+		_ = exec.Command("iptables", "-w", "-t", "filter", "-D", "FORWARD", "-j", chain).Run()
+		_ = exec.Command("iptables", "-w", "-t", "filter", "-X", chain).Run()
+		_ = exec.Command("iptables", "-w", "-t", "nat", "-X", cniChain).Run()
+		_ = os.Remove(socket)
+		_ = os.RemoveAll("/run/containerd/io.containerd.runtime.v2.task/k8s.io/foreign")
+		if !hadContainerd {
+			_ = os.RemoveAll("/run/containerd")
+		}
+	})
+	run("iptables", "-w", "-t", "filter", "-N", chain)
+	run("iptables", "-w", "-t", "filter", "-A", "FORWARD", "-j", chain)
+	run("iptables", "-w", "-t", "nat", "-N", cniChain)
 	for _, dir := range []string{rootfs, filepath.Dir(socket)} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -193,23 +210,10 @@ func plantForeignRuntime(t *testing.T) *os.Process {
 	if err := os.Symlink(sh, shim); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(shim, "-c", "sleep 3600", "-namespace", "k8s.io", "-id", "foreign", "-address", "/run/containerd/containerd.sock")
+	cmd = exec.Command(shim, "-c", "sleep 3600", "-namespace", "k8s.io", "-id", "foreign", "-address", "/run/containerd/containerd.sock")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		_ = exec.Command("umount", rootfs).Run()
-		_ = exec.Command("iptables", "-w", "-t", "filter", "-D", "FORWARD", "-j", chain).Run()
-		_ = exec.Command("iptables", "-w", "-t", "filter", "-X", chain).Run()
-		_ = exec.Command("iptables", "-w", "-t", "nat", "-X", cniChain).Run()
-		_ = os.Remove(socket)
-		_ = os.RemoveAll("/run/containerd/io.containerd.runtime.v2.task/k8s.io/foreign")
-		if !hadContainerd {
-			_ = os.RemoveAll("/run/containerd")
-		}
-	})
 	return cmd.Process
 }
 
