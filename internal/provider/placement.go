@@ -35,6 +35,18 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 	if diags := getPlanModel(ctx, req.Plan, m); diags.HasError() {
 		return
 	}
+	// A TrainJob's runtime is read first: the job's runtime patch names each of its replicated
+	// jobs (an MPI runtime's launcher as well as its nodes), so the job is built after it.
+	var runtime *unstructured.Unstructured
+	runtimeRead := true
+	if p, ok := m.(runtimePlaced); ok && r.client != nil {
+		rt, err := p.runtime(ctx, r.client)
+		if err != nil || rt == nil {
+			tflog.Debug(ctx, "plan checks skipped: the job's runtime cannot be read, or is made by this apply", map[string]any{"error": fmt.Sprint(err)})
+			runtimeRead = false
+		}
+		runtime = rt
+	}
 	spec, diags := m.spec(ctx)
 	if diags.HasError() {
 		tflog.Debug(ctx, "plan checks skipped: the job is not known until apply")
@@ -48,17 +60,8 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 		}
 		return // anything else, the apply says
 	}
-	if r.client == nil {
+	if r.client == nil || !runtimeRead {
 		return
-	}
-	var runtime *unstructured.Unstructured
-	if p, ok := m.(runtimePlaced); ok {
-		rt, err := p.runtime(ctx, r.client)
-		if err != nil || rt == nil {
-			tflog.Debug(ctx, "plan checks skipped: the job's runtime cannot be read, or is made by this apply", map[string]any{"error": fmt.Sprint(err)})
-			return
-		}
-		runtime = rt
 	}
 	roles, err := r.kind.Roles(obj, runtime)
 	if err != nil {

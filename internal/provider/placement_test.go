@@ -64,8 +64,9 @@ func TestAccPlacement_planWarnings(t *testing.T) {
 }
 
 // A TrainJob's pods are made from its runtime: the plan checks those Trainer will make, on
-// Trainer's own torch-distributed runtime, with the job's placement merged in; a runtime this
-// apply makes cannot be read yet, so that plan says nothing.
+// Trainer's own torch-distributed and deepspeed-distributed (MPI: a launcher and nodes)
+// runtimes, with the job's placement merged in; a runtime this apply makes cannot be read yet,
+// so that plan says nothing.
 func TestAccPlacement_trainJobOnItsRuntime(t *testing.T) {
 	plan := placementPlans(t)
 	warning := regexp.MustCompile(`Warning: TrainJob default/tf-acc-placement-tj cannot run on this cluster as it is: its node pods`)
@@ -85,6 +86,11 @@ resource "training_train_job" "p" {
 	}
 	if out := plan(providerConfig(), job(`"torch-distributed"`, "  tolerations = [\"gpu_node\"]\n")); warning.MatchString(out) {
 		t.Errorf("a TrainJob tolerating gpu_node: want no warning, got:\n%s", out)
+	}
+	// On an MPI runtime the job's placement reaches the launcher too (its runtime patch names
+	// every replicated job the runtime has), and the plan checks it so.
+	if out := plan(providerConfig(), job(`"deepspeed-distributed"`, "  tolerations = [\"gpu_node\"]\n")); strings.Contains(out, "cannot run on this cluster") {
+		t.Errorf("a TrainJob on an MPI runtime tolerating gpu_node: want no warning, got:\n%s", out)
 	}
 	if out := plan(providerConfig(), job("training_runtime.new.name", "")+`
 resource "training_runtime" "new" {
