@@ -101,7 +101,7 @@ resource "training_mpi_job" "mpi" {
   command      = ["python", "train.py"]
   worker_count = var.workers
   tolerations  = ["all"]
-  elastic {
+  elastic = {
     min_workers = 1
     max_workers = 4
   }
@@ -125,7 +125,7 @@ resource "training_pytorch_job" "pytorch" {
   command      = ["torchrun", "train.py"]
   worker_count = var.workers
   tolerations  = ["all"]
-  elastic {
+  elastic = {
     min_workers = 1
     max_workers = 4
   }
@@ -138,8 +138,7 @@ resource "training_elastic_job" "elastic" {
   image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
   script       = "train.py"
   worker_count = var.workers
-  min_workers  = 1
-  max_workers  = 4
+  elastic  = { min_workers = 1, max_workers = 4 }
   tolerations  = ["all"]
   roles        = { etcd = { tolerations = ["all"] } }
 }

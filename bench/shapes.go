@@ -43,7 +43,7 @@ func schemaShapes(work string) ([]schemaShape, error) {
 func shapeConfig(shape string, n int) string {
 	config := trainingConfig(n)
 	if shape == "nested-attributes" {
-		config = strings.ReplaceAll(config, "  elastic {\n    min_workers = 1\n    max_workers = 4\n  }",
+		config = strings.ReplaceAll(config, "  elastic = {\n    min_workers = 1\n    max_workers = 4\n  }",
 			"  elastic = [{\n    min_workers = 1\n    max_workers = 4\n  }]")
 	}
 	return config

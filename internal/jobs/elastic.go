@@ -22,9 +22,8 @@ import (
 var Elastic = &Kind{
 	Name: "elastic", Object: "Framework", Operator: "FrameworkController", RoleLabel: TaskRoleLabel,
 	GVR:                 schema.GroupVersionResource{Group: "frameworkcontroller.microsoft.com", Version: "v1", Resource: "frameworks"},
-	InstancesFromObject: true, RunningPhase: "AttemptRunning", OperatorDrops: frameworkControllerDrops,
+	InstancesFromObject: true, OperatorDrops: frameworkControllerDrops,
 	templates: frameworkTemplates, patchRoles: []string{EtcdRole, WorkerRole},
-	roleFieldsElsewhere: map[string]map[string]string{EtcdRole: {"image": "etcd_image", "cpu": "etcd_cpu", "memory": "etcd_memory"}},
 	// FrameworkController keeps each attempt's ConfigMap; the Services and NetworkPolicy are
 	// the provider's own dependents, deleted and waited for by name.
 	Owns:        []schema.GroupVersionResource{ConfigMapGVR},
@@ -147,11 +146,9 @@ type ElasticJobSpec struct {
 	Workers    int32
 	MinWorkers int32
 	MaxWorkers int32
-	// ProcsPerNode is torchelastic's --nproc_per_node.
+	// ProcsPerNode is torchelastic's --nproc_per_node. The etcd's image (DefaultEtcdImage
+	// unless its role says another) and resources are its role's (PodOptions.Roles).
 	ProcsPerNode int32
-
-	EtcdImage           string
-	EtcdCPU, EtcdMemory string
 
 	// MaxRetryCount is the framework's and each worker's retry count (fancy retry policy).
 	MaxRetryCount              int32
@@ -252,9 +249,9 @@ func shellQuote(s string) string {
 // NewElasticJob builds the Framework and its two Services: one for the etcd, so workers find
 // it, and a headless one for the workers, so they find each other.
 func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstructured.Unstructured, err error) {
-	if spec.EtcdImage != "" {
-		if err := CheckEtcdImage(spec.EtcdImage); err != nil {
-			return nil, nil, nil, err
+	if image := spec.Pod.Roles[EtcdRole].Image; image != "" {
+		if err := CheckEtcdImage(image); err != nil {
+			return nil, nil, nil, &PodPatchError{Attribute: "roles", Role: EtcdRole, Err: err}
 		}
 	}
 	if spec.Launcher == "" && len(spec.Command) == 0 {
@@ -263,10 +260,6 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	workerResources, err := spec.Pod.WorkerResources()
 	if err != nil {
 		return nil, nil, nil, err
-	}
-	etcdResources, err := Resources(spec.EtcdCPU, spec.EtcdMemory, 0, "")
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("etcd: %w", err)
 	}
 	workerPod := spec.Pod
 	// PyTorch's data loaders need more shared memory than a container's default 64Mi.
@@ -279,8 +272,8 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	worker.Spec.Hostname = "{{FC_TASKROLE_NAME}}-{{FC_TASK_INDEX}}"
 	worker.Spec.Subdomain = "{{FC_FRAMEWORK_NAME}}-{{FC_TASKROLE_NAME}}"
 
-	etcdPod := spec.Pod.companion(ptr.Deref(optional(spec.EtcdImage), DefaultEtcdImage))
-	etcd, err := etcdPod.podTemplate(container{name: "etcd", command: etcdCommand, resources: etcdResources,
+	etcdPod := spec.Pod.companion(DefaultEtcdImage)
+	etcd, err := etcdPod.podTemplate(container{name: "etcd", command: etcdCommand,
 		ports: []corev1.ContainerPort{{ContainerPort: etcdPort}}}, corev1.RestartPolicyAlways)
 	if err != nil {
 		return nil, nil, nil, err

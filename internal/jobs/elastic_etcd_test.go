@@ -18,8 +18,8 @@ func TestCheckEtcdImage(t *testing.T) {
 		}
 	}
 	spec := seedElasticSpec()
-	spec.EtcdImage = "quay.io/coreos/etcd:v3.6.8"
-	if _, _, _, err := NewElasticJob(spec); err == nil {
+	spec.Pod.Roles = map[string]RoleOptions{EtcdRole: {Image: "quay.io/coreos/etcd:v3.6.8"}}
+	if _, _, err := spec.Build(); err == nil {
 		t.Error("an etcd 3.6 image must be refused: it exits on --enable-v2")
 	}
 }

@@ -14,6 +14,15 @@ import (
 
 // ReadElasticJob recovers the spec of an elastic job from its Framework (for import).
 func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
+	spec, err := readElasticSpec(obj)
+	if err == nil {
+		spec.Pod.Roles = readRoles(Elastic, spec, obj)
+	}
+	return spec, err
+}
+
+// readElasticSpec is ReadElasticJob but for its roles.
+func readElasticSpec(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	var f framework
 	if err := fromUnstructured(obj, &f); err != nil {
 		return ElasticJobSpec{}, err
@@ -56,8 +65,6 @@ func ReadElasticJob(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	spec.Workers = worker.TaskNumber
 	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
 	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)
-	etcdPod := readPodOptions(etcd.Task.Pod)
-	spec.EtcdImage, spec.EtcdCPU, spec.EtcdMemory = etcdPod.Image, etcdPod.CPU, etcdPod.Memory
 	// The annotation says what the command was made from; a command edited since (kubectl
 	// edit) is what the workers run, and is read as such, so that a refresh shows the change.
 	if !ok {

@@ -30,8 +30,9 @@ func TestReadElasticJobMadeByHandFromTheSeed(t *testing.T) {
 	}
 	command := f.Spec.TaskRoles[1].Task.Pod.Spec.Containers[0].Command
 	want := ElasticJobSpec{Name: "pet", Namespace: "default", Pod: PodOptions{Image: "torchelastic/examples:0.2.0", GPUs: 1, GPUResource: "nvidia.com/gpu"},
-		Command: command, Workers: 4, MinWorkers: 1, MaxWorkers: 4, ProcsPerNode: 1, MaxRetryCount: 2, PodGracefulDeletionTimeout: 1800,
-		EtcdImage: "quay.io/coreos/etcd:v3.4.9"}
+		Command: command, Workers: 4, MinWorkers: 1, MaxWorkers: 4, ProcsPerNode: 1, MaxRetryCount: 2, PodGracefulDeletionTimeout: 1800}
+	// The seed's etcd image is not the default: its role says it.
+	want.Pod.Roles = map[string]RoleOptions{EtcdRole: {Image: "quay.io/coreos/etcd:v3.4.9"}}
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("read (-want +got):\n%s", diff)
 	}
@@ -142,8 +143,7 @@ func TestReadElasticJobRoundTrip(t *testing.T) {
 	spec := seedElasticSpec()
 	spec.Pod.Tolerations = []corev1.Toleration{{Key: "gpu_node", Operator: corev1.TolerationOpExists}}
 	spec.Pod.Labels = map[string]string{"team": "vision"}
-	spec.EtcdImage = DefaultEtcdImage
-	spec.EtcdCPU = "1"
+	spec.Pod.Roles = nil // a role's settings are read by ReadRoleOptions
 	fw, _, _, err := NewElasticJob(spec)
 	if err != nil {
 		t.Fatal(err)

@@ -26,7 +26,6 @@ func seedElasticSpec() ElasticJobSpec {
 	return ElasticJobSpec{
 		Name:                       "pet",
 		Namespace:                  "default",
-		Pod:                        PodOptions{Image: "torchelastic/examples:0.2.0", GPUs: 1},
 		Launcher:                   LauncherTorchelastic,
 		Script:                     "/workspace/examples/imagenet/main.py",
 		ScriptArgs:                 []string{"--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"},
@@ -36,8 +35,8 @@ func seedElasticSpec() ElasticJobSpec {
 		ProcsPerNode:               1,
 		MaxRetryCount:              DefaultMaxRetryCount,
 		PodGracefulDeletionTimeout: DefaultPodGracefulDeletionTimeout,
-		// The seed's etcd; the provider's default is a maintained 3.5.
-		EtcdImage: "quay.io/coreos/etcd:v3.4.9",
+		// The seed's etcd (its role's image); the provider's default is a maintained 3.5.
+		Pod: PodOptions{Image: "torchelastic/examples:0.2.0", GPUs: 1, Roles: map[string]RoleOptions{EtcdRole: {Image: "quay.io/coreos/etcd:v3.4.9"}}},
 	}
 }
 
@@ -131,10 +130,11 @@ func seedObjects(t *testing.T) []map[string]any {
 
 func TestNewElasticJobMatchesSeed(t *testing.T) {
 	seed := seedObjects(t)
-	fw, etcdSvc, workerSvc, err := NewElasticJob(seedElasticSpec())
+	fw, services, err := seedElasticSpec().Build()
 	if err != nil {
 		t.Fatal(err)
 	}
+	etcdSvc, workerSvc := services[0], services[1]
 	for i, got := range []*unstructured.Unstructured{etcdSvc, workerSvc, fw} {
 		want := comparableObject(t, seed[i])
 		if f, ok := want.(*framework); ok {
@@ -261,6 +261,7 @@ func TestElasticRunning(t *testing.T) {
 // read back as such.
 func TestTheEtcdIsACPUHelperWithThePlacementItIsGiven(t *testing.T) {
 	spec := seedElasticSpec()
+	spec.Pod.Roles = nil // the default etcd image
 	spec.Pod.NodeSelector = map[string]string{"nvidia.com/gpu.present": "true"}
 	spec.Pod.Tolerations = []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 	spec.Pod.PriorityClassName = "training-high"

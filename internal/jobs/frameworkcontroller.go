@@ -179,8 +179,13 @@ type frameworkStatus struct {
 					State         string       `json:"state"`
 					StartTime     *metav1.Time `json:"startTime"`
 					AttemptStatus struct {
-						PodName     string  `json:"podName"`
-						PodNodeName *string `json:"podNodeName"`
+						PodName          string  `json:"podName"`
+						PodNodeName      *string `json:"podNodeName"`
+						CompletionStatus *struct {
+							Type struct {
+								Name string `json:"name"`
+							} `json:"type"`
+						} `json:"completionStatus"`
 					} `json:"attemptStatus"`
 				} `json:"taskStatuses"`
 			} `json:"taskRoleStatuses"`
@@ -231,7 +236,7 @@ func readFrameworkStatus(obj *unstructured.Unstructured, now time.Time) (Status,
 				Name:  task.AttemptStatus.PodName,
 				Role:  role.Name,
 				Index: task.Index,
-				Phase: task.State,
+				Phase: taskPhase(task.State, task.AttemptStatus.CompletionStatus != nil && task.AttemptStatus.CompletionStatus.Type.Name == "Succeeded"),
 				Node:  ptr.Deref(task.AttemptStatus.PodNodeName, ""),
 			}
 			if task.StartTime != nil {
@@ -253,4 +258,20 @@ func frameworkFailure(obj *unstructured.Unstructured) string {
 		return fmt.Sprintf("the job failed: %s: %s", cs.Type.Name, cs.Diagnostics)
 	}
 	return ""
+}
+
+// taskPhase is a FrameworkController task's state in the words of a pod's phase, as every other
+// kind's instances say theirs: Running while its attempt runs, Succeeded or Failed once it has
+// completed, Pending otherwise (being created, or between attempts).
+func taskPhase(state string, succeeded bool) string {
+	switch state {
+	case "AttemptRunning":
+		return string(corev1.PodRunning)
+	case "Completed", "AttemptCompleted":
+		if succeeded {
+			return string(corev1.PodSucceeded)
+		}
+		return string(corev1.PodFailed)
+	}
+	return string(corev1.PodPending)
 }

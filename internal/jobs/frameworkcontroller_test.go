@@ -89,9 +89,9 @@ func TestFrameworkStatus(t *testing.T) {
 	}
 	got, _ := readFrameworkStatus(status("AttemptRunning", ""), start)
 	want := []Instance{
-		{Name: "pet-etcd-0", Role: "etcd", Phase: "AttemptRunning", Node: "n1"},
-		{Name: "pet-worker-0", Role: "worker", Phase: "AttemptRunning", Node: "n1"},
-		{Name: "pet-worker-1", Role: "worker", Index: 1, Phase: "AttemptCreationPending"},
+		{Name: "pet-etcd-0", Role: "etcd", Phase: "Running", Node: "n1"},
+		{Name: "pet-worker-0", Role: "worker", Phase: "Running", Node: "n1"},
+		{Name: "pet-worker-1", Role: "worker", Index: 1, Phase: "Pending"},
 	}
 	if diff := cmp.Diff(want, got.Instances); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)
@@ -121,10 +121,12 @@ func TestFrameworkStatusOfSeedCompletedFramework(t *testing.T) {
 		t.Errorf("phase %s duration %s, want SUCCEEDED 1h3m49s", got.Phase, got.Duration)
 	}
 	want := []Instance{
-		{Name: "pet-etcd-0", Role: "etcd", Phase: "Completed", Node: "node11"},
-		{Name: "pet-worker-0", Role: "worker", Phase: "Completed", Node: "node9"},
-		{Name: "pet-worker-1", Role: "worker", Index: 1, Phase: "Completed", Node: "node10"},
-		{Name: "pet-worker-2", Role: "worker", Index: 2, Phase: "Completed", Node: "node6"},
+		// The etcd was stopped when the attempt completed (FrameworkController's completion code
+		// -220, of type Failed); the workers succeeded. In pods' words, as every kind's instances.
+		{Name: "pet-etcd-0", Role: "etcd", Phase: "Failed", Node: "node11"},
+		{Name: "pet-worker-0", Role: "worker", Phase: "Succeeded", Node: "node9"},
+		{Name: "pet-worker-1", Role: "worker", Index: 1, Phase: "Succeeded", Node: "node10"},
+		{Name: "pet-worker-2", Role: "worker", Index: 2, Phase: "Succeeded", Node: "node6"},
 	}
 	if diff := cmp.Diff(want, got.Instances, cmpopts.IgnoreFields(Instance{}, "Created")); diff != "" {
 		t.Errorf("instances (-want +got):\n%s", diff)

@@ -36,9 +36,6 @@ type Kind struct {
 	// OperatorDrops says what its operator leaves out of the pods it makes of a job's templates
 	// (Roles leaves it out too); "" when it keeps them whole.
 	OperatorDrops string
-	// RunningPhase is an instance's phase while it runs: "Running" for pods,
-	// "AttemptRunning" for FrameworkController's tasks.
-	RunningPhase string
 	// LiveRunPolicy are the run-policy fields its operator honours when they change on a
 	// running job; none for a kind without a Kubeflow run policy.
 	LiveRunPolicy RunPolicyFields
@@ -70,10 +67,6 @@ type Kind struct {
 	// runtime's, which Trainer patches with a few fields only).
 	templates  func(obj *unstructured.Unstructured) map[string]map[string]any
 	patchRoles []string
-	// roleFieldsElsewhere are the role settings (RoleOptions' fields, by their attribute names)
-	// the kind's own attributes already say, by role, with the attribute that does; the workers'
-	// are all the job-wide attributes.
-	roleFieldsElsewhere map[string]map[string]string
 	// suspended says whether the job object asks its operator to hold its pods back (a kind
 	// without a suspend says false).
 	suspended func(obj *unstructured.Unstructured) bool
@@ -110,7 +103,7 @@ func (k *Kind) check() error {
 		absent bool
 	}{
 		{"Name", k.Name == ""}, {"Object", k.Object == ""}, {"GVR", k.GVR.Resource == "" || k.GVR.Version == ""},
-		{"RoleLabel", k.RoleLabel == ""}, {"Operator", k.Operator == ""}, {"RunningPhase", k.RunningPhase == ""},
+		{"RoleLabel", k.RoleLabel == ""}, {"Operator", k.Operator == ""},
 		{"podSelector", k.podSelector == nil}, {"status", k.status == nil}, {"failure", k.failure == nil},
 		{"workers", k.workers == nil}, {"priorityClass", k.priorityClass == nil}, {"roles", k.roles == nil}, {"patchRoles (it has templates)", k.templates != nil && len(k.patchRoles) == 0},
 		{"suspended", k.suspended == nil},
@@ -329,7 +322,7 @@ func (k *Kind) Running(o Observed, w RunningWait, now time.Time) (done bool, rec
 	if k.InstancesFromObject {
 		tasks := map[string]int{}
 		for _, in := range s.Instances {
-			if in.Phase != k.RunningPhase {
+			if in.Phase != string(corev1.PodRunning) {
 				return false, recheck, nil
 			}
 			tasks[in.Role]++
@@ -344,6 +337,35 @@ func (k *Kind) Running(o Observed, w RunningWait, now time.Time) (done bool, rec
 		return false, soonest(recheck, left), nil
 	}
 	return true, 0, nil
+}
+
+// Finished says whether the job has run to its end (wait_for = "succeeded"): done when its
+// operator reports it succeeded; failed, with the reason, as Running fails (its failure, with how
+// its programs exited; its pods' troubles as w.FailFast says).
+func (k *Kind) Finished(o Observed, w RunningWait, now time.Time) (done bool, recheck time.Duration, err error) {
+	if reason := k.failure(o); reason != "" {
+		if exits := ProgramExits(o.Pods); exits != "" {
+			reason += "\n" + exits
+		}
+		return false, 0, fmt.Errorf("%s", reason)
+	}
+	if w.FailFast != FailFastNever {
+		var failure string
+		if failure, recheck = PodFailure(o.Pods, now); failure != "" {
+			return false, 0, fmt.Errorf("%s", failure)
+		}
+	}
+	if o.Object == nil {
+		return false, recheck, nil
+	}
+	if o.Object.GetDeletionTimestamp() != nil {
+		return false, 0, fmt.Errorf("the %s is being deleted", k.Object)
+	}
+	s, err := k.status(o, time.Time{})
+	if err != nil {
+		return false, 0, err
+	}
+	return s.Phase == Succeeded, recheck, nil
 }
 
 // runningFor is how much longer the expected roles' containers must run before every one of them

@@ -238,7 +238,6 @@ func TestRegisterNamesWhatAKindLacks(t *testing.T) {
 		"GVR":           func(k *Kind) { k.GVR.Resource = "" },
 		"RoleLabel":     func(k *Kind) { k.RoleLabel = "" },
 		"Operator":      func(k *Kind) { k.Operator = "" },
-		"RunningPhase":  func(k *Kind) { k.RunningPhase = "" },
 		"podSelector":   func(k *Kind) { k.podSelector = nil },
 		"status":        func(k *Kind) { k.status = nil },
 		"failure":       func(k *Kind) { k.failure = nil },

@@ -191,7 +191,7 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 	workers := []string{"spec", replicaSpecs, kubeflowWorker}
 	replicasPath := "/spec/" + replicaSpecs + "/" + kubeflowWorker + "/replicas"
 	return &Kind{
-		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, RunningPhase: string(corev1.PodRunning), LiveRunPolicy: live,
+		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, LiveRunPolicy: live,
 		GVR: schema.GroupVersionResource{Group: "kubeflow.org", Version: version, Resource: resource}, Owns: owns,
 		podSelector: func(job string) string {
 			return JobNameLabel + "=" + job + "," + OperatorNameLabel + "=" + controller
@@ -219,7 +219,7 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 			return patch
 		},
 		priorityClass: kubeflowPriorityClass(replicaSpecs, kubeflowWorker),
-		roles: func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
+		roles:         func(obj, _ *unstructured.Unstructured) ([]RolePods, error) { return replicaRoles(obj, replicaSpecs) },
 		templates: func(obj *unstructured.Unstructured) map[string]map[string]any {
 			return replicaTemplates(obj, replicaSpecs)
 		},
@@ -359,9 +359,8 @@ func withPriorityOrder(k *Kind, replicaSpecs string, order ...string) *Kind {
 	return k
 }
 
-// withPatchRoles gives a kind the roles its pod_patch and roles may name, and the role settings
-// its own attributes say (see Kind.roleFieldsElsewhere).
-func withPatchRoles(k *Kind, elsewhere map[string]map[string]string, roles ...string) *Kind {
-	k.patchRoles, k.roleFieldsElsewhere = roles, elsewhere
+// withPatchRoles gives a kind the roles its pod_patch and roles may name.
+func withPatchRoles(k *Kind, roles ...string) *Kind {
+	k.patchRoles = roles
 	return k
 }

@@ -29,7 +29,7 @@ var MPI = withPatchRoles(withSpecDefaults(withPriorityOrder(kubeflowKind("mpi", 
 	// mpi-operator v0.8.2's CRD defaults these, which the API server writes into every MPIJob.
 	map[string]any{"spec.launcherCreationPolicy": "AtStartup", "spec.mpiImplementation": "OpenMPI", "spec.runLauncherAsWorker": false,
 		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath}),
-	map[string]map[string]string{"launcher": {"cpu": "launcher_cpu", "memory": "launcher_memory"}}, "launcher", "worker")
+	"launcher", "worker")
 
 const (
 	mpiLauncher = "Launcher"
@@ -48,10 +48,10 @@ type MPIJobSpec struct {
 	LauncherCommand []string
 	WorkerCommand   []string
 	Workers         int32
-	// SlotsPerWorker defaults to the GPUs per worker, at least 1.
-	SlotsPerWorker              int32
-	LauncherCPU, LauncherMemory string
-	RunPolicy                   RunPolicy
+	// SlotsPerWorker (processes per worker) defaults to the GPUs per worker, at least 1. The
+	// launcher's resources are its role's (PodOptions.Roles).
+	SlotsPerWorker int32
+	RunPolicy      RunPolicy
 	// Elastic runs elastic Horovod: the launcher runs LauncherCommand under horovodrun with
 	// mpi-operator's host discovery script, so workers may be added and removed while it runs.
 	// Without it the job runs plain mpirun, whose ranks are fixed when it starts.
@@ -185,10 +185,6 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	launcherResources, err := Resources(spec.LauncherCPU, spec.LauncherMemory, 0, "")
-	if err != nil {
-		return nil, fmt.Errorf("launcher: %w", err)
-	}
 	workerCommand := spec.WorkerCommand
 	if len(workerCommand) == 0 {
 		workerCommand = DefaultWorkerCommand
@@ -208,7 +204,7 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if !spec.MountDataOnLauncher {
 		launcherPod.DataVolumes = nil
 	}
-	launcher, err := launcherPod.podTemplate(container{name: "launcher", command: launcherCommand, resources: launcherResources, gpusDecidedElsewhere: true}, "")
+	launcher, err := launcherPod.podTemplate(container{name: "launcher", command: launcherCommand, gpusDecidedElsewhere: true}, "")
 	if err != nil {
 		return nil, err
 	}
@@ -280,17 +276,12 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 			spec.Elastic, spec.LauncherCommand = &e, command
 		}
 		spec.MountDataOnLauncher = len(readPodOptions(launcher.Template).DataVolumes) > 0
-		if q, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
-			spec.LauncherCPU = q.String()
-		}
-		if q, ok := c.Resources.Limits[corev1.ResourceMemory]; ok {
-			spec.LauncherMemory = q.String()
-		}
 	}
 	spec.SlotsPerWorker = ptr.Deref(job.Spec.SlotsPerWorker, 1)
 	if p := job.Spec.SSHAuthMountPath; p != DefaultSSHAuthMountPath {
 		spec.SSHAuthMountPath = p
 	}
+	spec.Pod.Roles = readRoles(MPI, spec, obj)
 	return spec, nil
 }
 

@@ -40,11 +40,11 @@ func arenaSSDSpec() MPIJobSpec {
 			ImagePullPolicy:    corev1.PullIfNotPresent,
 			DataVolumes:        []DataVolume{{Claim: "imagenet", MountPath: "/data"}},
 			ShmSize:            "2Gi",
+			// launcher_cpu and launcher_memory, as the launcher's role says them.
+			Roles: map[string]RoleOptions{"launcher": {CPU: "1", Memory: "1Gi"}},
 		},
 		LauncherCommand: []string{"mpirun", "python", "/benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py", "--model", "resnet101"},
 		Workers:         1,
-		LauncherCPU:     "1",
-		LauncherMemory:  "1Gi",
 		RunPolicy: RunPolicy{
 			CleanPodPolicy:          "Running",
 			TTLSecondsAfterFinished: ptr.To[int32](3600),
@@ -58,7 +58,7 @@ func arenaSSDSpec() MPIJobSpec {
 // The MPIJob of Arena's walkthrough with every optional setting is, field for field, the one
 // written by hand in testdata from mpi-operator's API and Arena's MPIJob.
 func TestNewMPIJobGolden(t *testing.T) {
-	obj, err := NewMPIJob(arenaSSDSpec())
+	obj, _, err := arenaSSDSpec().Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestNewMPIJobGolden(t *testing.T) {
 
 func TestReadMPIJobRoundTrip(t *testing.T) {
 	spec := arenaSSDSpec()
-	obj, err := NewMPIJob(spec)
+	obj, _, err := spec.Build()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 var PyTorch = withPatchRoles(withPriorityOrder(kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
 	"pytorchReplicaSpecs", pytorchMaster, pytorchWorker),
-	nil, "master", "worker")
+	"master", "worker")
 
 const (
 	pytorchMaster = "Master"
@@ -189,5 +189,6 @@ func ReadPyTorchJob(obj *unstructured.Unstructured) (PyTorchJobSpec, error) {
 			spec.Elastic.RendezvousEndpoint = net.JoinHostPort(*e.RDZVHost, strconv.Itoa(int(*e.RDZVPort)))
 		}
 	}
+	spec.Pod.Roles = readRoles(PyTorch, spec, obj)
 	return spec, nil
 }

@@ -177,6 +177,16 @@ func (k *Kind) ReadRoleOptions(live, bare *unstructured.Unstructured, exact bool
 	return out
 }
 
+// readRoles are what each role of the job object obj says otherwise than spec (read from obj,
+// without roles) builds, as an import reads them: a reader gives back the whole spec.
+func readRoles(k *Kind, spec Spec, obj *unstructured.Unstructured) map[string]RoleOptions {
+	bare, _, err := spec.Build()
+	if err != nil {
+		return nil
+	}
+	return k.ReadRoleOptions(obj, bare, true)
+}
+
 // MergeRoleOptions is prior (the state's roles) with what read found otherwise (ReadRoleOptions
 // of the live job against the job built with prior): each field read replaces the prior's.
 func MergeRoleOptions(prior, read map[string]RoleOptions) map[string]RoleOptions {
@@ -268,17 +278,11 @@ func hasToleration(a, b []corev1.Toleration) bool {
 // primaryRole is the role the job-wide attributes are read from and say first.
 const primaryRole = WorkerRole
 
-// saidElsewhere refuses what another attribute of the job says: the workers' settings are the
-// job-wide attributes, and some kinds have attributes of their own for another role's.
-func (k *Kind) saidElsewhere(role string, r RoleOptions) error {
+// saidElsewhere refuses a workers' entry: the workers' settings are the job-wide attributes.
+func (k *Kind) saidElsewhere(role string, _ RoleOptions) error {
 	if role == primaryRole {
 		return fmt.Errorf("the workers' settings are the job's own attributes (image, cpu, memory, env, node_selector, tolerations, " +
 			"priority_class_name): set those")
-	}
-	for field, set := range map[string]bool{"image": r.Image != "", "cpu": r.CPU != "", "memory": r.Memory != ""} {
-		if attribute, ok := k.roleFieldsElsewhere[role][field]; ok && set {
-			return fmt.Errorf("the %s's %s is %s: set that", role, field, attribute)
-		}
 	}
 	return nil
 }

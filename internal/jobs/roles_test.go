@@ -73,8 +73,6 @@ func TestRoleOptionsOverrideTheJobsForTheirRoleAndReadBack(t *testing.T) {
 	}{
 		{withRoles(arenaPyTorchSpec(), map[string]RoleOptions{"ps": {CPU: "1"}}), `roles["ps"]: this job has no role "ps"`},
 		{withRoles(arenaPyTorchSpec(), map[string]RoleOptions{"worker": {CPU: "1"}}), `roles["worker"]: the workers' settings are the job's own attributes`},
-		{withRoles(arenaSSDSpec(), map[string]RoleOptions{"launcher": {CPU: "1"}}), `roles["launcher"]: the launcher's cpu is launcher_cpu`},
-		{withRoles(seedElasticSpec(), map[string]RoleOptions{"etcd": {Image: "etcd:3"}}), `roles["etcd"]: the etcd's image is etcd_image`},
 	} {
 		if _, _, err := tc.spec.Build(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.spec.Kind().Name, err, tc.want)

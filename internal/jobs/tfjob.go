@@ -13,7 +13,7 @@ import (
 var TF = withPatchRoles(withPriorityOrder(kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
 	"tfReplicaSpecs", tfChief, "Master", tfPS, tfWorker, "Evaluator"),
-	map[string]map[string]string{"ps": {"cpu": "ps_cpu", "memory": "ps_memory"}}, "chief", "ps", "worker")
+	"chief", "ps", "worker")
 
 // TFJob replica types.
 const (
@@ -31,11 +31,10 @@ type TFJobSpec struct {
 	Pod             PodOptions
 	Command         []string
 	Workers         int32
-	// PS are parameter servers; they get PSCPU and PSMemory but no GPUs.
-	PS              int32
-	PSCPU, PSMemory string
-	Chief           bool
-	RunPolicy       RunPolicy
+	// PS are parameter servers, with no GPUs; their resources are their role's (PodOptions.Roles).
+	PS        int32
+	Chief     bool
+	RunPolicy RunPolicy
 	// DynamicWorkers sets training-operator's enableDynamicWorker: workers may come and go while
 	// the job runs. It changes TF_CONFIG to the sparse form (each worker lists only itself and the
 	// parameter servers) and a failed worker no longer fails the job, so it suits only a
@@ -114,11 +113,7 @@ func NewTFJob(spec TFJobSpec) (*unstructured.Unstructured, error) {
 		replicas[tfChief] = &replicaSpec{Replicas: ptr.To[int32](1), Template: worker, RestartPolicy: "OnFailure"}
 	}
 	if spec.PS > 0 {
-		psResources, err := Resources(spec.PSCPU, spec.PSMemory, 0, "")
-		if err != nil {
-			return nil, fmt.Errorf("parameter servers: %w", err)
-		}
-		ps, err := spec.Pod.podTemplate(container{name: tfContainer, command: spec.Command, resources: psResources}, "")
+		ps, err := spec.Pod.podTemplate(container{name: tfContainer, command: spec.Command}, "")
 		if err != nil {
 			return nil, err
 		}
@@ -149,10 +144,9 @@ func ReadTFJob(obj *unstructured.Unstructured) (TFJobSpec, error) {
 	spec := TFJobSpec{Name: job.Name, Namespace: job.Namespace, Pod: w.Pod, RunPolicy: w.RunPolicy, Workers: w.Workers, Command: w.Command}
 	if ps := job.Spec.TFReplicaSpecs[tfPS]; ps != nil {
 		spec.PS = ptr.Deref(ps.Replicas, 1)
-		psPod := readPodOptions(ps.Template)
-		spec.PSCPU, spec.PSMemory = psPod.CPU, psPod.Memory
 	}
 	spec.Chief = job.Spec.TFReplicaSpecs[tfChief] != nil
 	spec.DynamicWorkers = job.Spec.EnableDynamicWorker
+	spec.Pod.Roles = readRoles(TF, spec, obj)
 	return spec, nil
 }

@@ -16,15 +16,16 @@ func arenaTFSpec() TFJobSpec {
 	gpu, _ := ParseToleration("gpu_node")
 	return TFJobSpec{
 		Name: "tf-dist", Namespace: "default",
-		Pod:     PodOptions{Image: "tensorflow/tensorflow:2.15.0-gpu", GPUs: 1, GPUResource: DefaultGPUResource, Tolerations: []corev1.Toleration{gpu}},
+		Pod: PodOptions{Image: "tensorflow/tensorflow:2.15.0-gpu", GPUs: 1, GPUResource: DefaultGPUResource, Tolerations: []corev1.Toleration{gpu},
+			Roles: map[string]RoleOptions{"ps": {CPU: "2"}}},
 		Command: []string{"python", "train.py"},
-		Workers: 2, PS: 1, PSCPU: "2", Chief: true,
+		Workers: 2, PS: 1, Chief: true,
 		RunPolicy: RunPolicy{CleanPodPolicy: "Running", BackoffLimit: ptr.To[int32](2)},
 	}
 }
 
 func TestNewTFJob(t *testing.T) {
-	obj, err := NewTFJob(arenaTFSpec())
+	obj, _, err := arenaTFSpec().Build()
 	if err != nil {
 		t.Fatal(err)
 	}

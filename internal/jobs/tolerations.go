@@ -112,10 +112,15 @@ func CheckToleration(t corev1.Toleration) error {
 }
 
 // FormatToleration writes a toleration in Arena's grammar; ok is false when it has no such form
-// (a toleration period, or operator Exists with a value).
+// (operator Exists with a value, Equal with none, an effect without a key).
 func FormatToleration(t corev1.Toleration) (s string, ok bool) {
 	if t.TolerationSeconds != nil {
-		return "", false
+		// KEY[=VALUE]:EFFECT:OPERATOR:SECONDS, the one form with seconds.
+		s, ok = FormatToleration(corev1.Toleration{Key: t.Key, Operator: t.Operator, Value: t.Value})
+		if !ok || t.Key == "" || t.Effect == "" {
+			return "", false
+		}
+		return fmt.Sprintf("%s:%s:%s:%d", s, t.Effect, cmp.Or(t.Operator, corev1.TolerationOpEqual), *t.TolerationSeconds), true
 	}
 	switch {
 	case t.Operator == corev1.TolerationOpExists && t.Key == "" && t.Value == "" && t.Effect == "":

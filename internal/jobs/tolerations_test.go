@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -93,13 +94,30 @@ func TestParseToleration(t *testing.T) {
 	}
 }
 
-func TestFormatTolerationWithoutStringForm(t *testing.T) {
+// A toleration with seconds has its string form, read back as itself; the few without one (an
+// effect without a key, Equal without a value) are said by pod_patch.
+func TestFormatTolerationWithAndWithoutStringForm(t *testing.T) {
+	for want, tol := range map[string]corev1.Toleration{
+		"k:NoExecute:Exists:30": {Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)},
+		"k=v:NoExecute:Equal:0": {Key: "k", Operator: corev1.TolerationOpEqual, Value: "v", Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](0)},
+		"node.kubernetes.io/unreachable:NoExecute:Exists:300": {Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists,
+			Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+	} {
+		s, ok := FormatToleration(tol)
+		if !ok || s != want {
+			t.Errorf("FormatToleration(%+v) = %q, %v; want %q", tol, s, ok, want)
+			continue
+		}
+		if back, err := ParseToleration(s); err != nil || !reflect.DeepEqual(back, tol) {
+			t.Errorf("ParseToleration(%q) = %+v, %v; want %+v", s, back, err, tol)
+		}
+	}
 	for _, tol := range []corev1.Toleration{
-		{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](30)},
 		{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule},
+		{Key: "k", Operator: corev1.TolerationOpEqual},
 	} {
 		if s, ok := FormatToleration(tol); ok {
-			t.Errorf("FormatToleration(%+v) = %q; it has no string form and belongs in a toleration block", tol, s)
+			t.Errorf("FormatToleration(%+v) = %q; it has no string form", tol, s)
 		}
 	}
 }
@@ -159,10 +177,9 @@ func TestSecretEnvRoundTrips(t *testing.T) {
 func TestFormatTolerationsSplitsWhatArenaCanSay(t *testing.T) {
 	gpu, _ := ParseToleration("gpu_node")
 	ssd, _ := ParseToleration("ssd=fast:NoSchedule")
-	timed := corev1.Toleration{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute,
-		TolerationSeconds: ptr.To[int64](30)}
-	said, rest := FormatTolerations([]corev1.Toleration{gpu, timed, ssd})
-	if !slices.Equal(said, []string{"gpu_node", "ssd=fast:NoSchedule"}) || len(rest) != 1 || rest[0].Key != timed.Key {
+	keyless := corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
+	said, rest := FormatTolerations([]corev1.Toleration{gpu, keyless, ssd})
+	if !slices.Equal(said, []string{"gpu_node", "ssd=fast:NoSchedule"}) || len(rest) != 1 || rest[0] != keyless {
 		t.Errorf("FormatTolerations = %q, %v", said, rest)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // and JobSet a Job per replicated job of the runtime.
 var Train = &Kind{
 	Name: "train", Object: "TrainJob", GVR: TrainJobGVR, RoleLabel: ReplicatedJobLabel,
-	Operator: "Kubeflow Trainer", RunningPhase: string(corev1.PodRunning),
+	Operator: "Kubeflow Trainer",
 	// Trainer makes the JobSet, JobSet the Jobs and a headless Service.
 	Owns:        []schema.GroupVersionResource{JobSetGVR, BatchJobGVR, ServiceGVR},
 	podSelector: func(job string) string { return JobSetNameLabel + "=" + job },

@@ -93,7 +93,7 @@ func (sc admissionScenario) config(prefix string, low, high string, jobsToo []sc
 			extra += fmt.Sprintf("  priority_class_name = %q\n", class[j.priority])
 		}
 		if j.policyPriority != "" {
-			extra += fmt.Sprintf("  scheduling_policy = { priority_class = %q }\n", class[j.policyPriority])
+			extra += fmt.Sprintf("  gang_scheduling = { priority_class_name = %q }\n", class[j.policyPriority])
 		}
 		if j.launcherPriority != "" {
 			extra += fmt.Sprintf("  roles = { launcher = { priority_class_name = %q } }\n", class[j.launcherPriority])
@@ -585,7 +585,7 @@ resource "training_mpi_job" %[2]q {
 		}
 	}
 
-	w.write(queues + job("never", "  launcher_cpu = \"1\"\n"))
+	w.write(queues + job("never", "  roles = { launcher = { cpu = \"1\" } }\n"))
 	out, err := w.try(nil, "plan", "-input=false")
 	if err == nil {
 		t.Fatalf("a job its declared queue could never admit was planned:\n%s", out)

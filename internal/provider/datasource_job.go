@@ -29,7 +29,7 @@ type jobDataModel struct {
 	Namespace types.String `tfsdk:"namespace"`
 	Name      types.String `tfsdk:"name"`
 	Priority  types.String `tfsdk:"priority"`
-	Queue     types.String `tfsdk:"queue"`
+	QueueName types.String `tfsdk:"queue_name"`
 	statusModel
 }
 
@@ -53,10 +53,10 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 				MarkdownDescription: "Namespace of the job. Default `default`."},
 			"name":            schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule}, MarkdownDescription: "Name of the job."},
 			"status":          schema.StringAttribute{Computed: true, MarkdownDescription: "One of " + codeList(jobs.Phases) + "; `QUEUED` while Kueue has not admitted it."},
-			"queue":           schema.StringAttribute{Computed: true, MarkdownDescription: "The Kueue LocalQueue the job was submitted to; null for none."},
+			"queue_name":      schema.StringAttribute{Computed: true, MarkdownDescription: "The Kueue LocalQueue the job was submitted to; null for none."},
 			"queue_reason":    schema.StringAttribute{Computed: true, MarkdownDescription: "Why Kueue has not admitted the job while it is `QUEUED`; null otherwise."},
 			"worker_cluster":  dataWorkerClusterAttribute(),
-			"priority":        schema.StringAttribute{Computed: true, MarkdownDescription: "The workers' PriorityClass, or `N/A` as `arena get` says when there is none."},
+			"priority":        schema.StringAttribute{Computed: true, MarkdownDescription: "The job's PriorityClass as Kueue reads it (`arena get`'s PRIORITY); null for none."},
 			"start_time":      schema.StringAttribute{Computed: true, MarkdownDescription: "When the job started (RFC 3339); null before it has."},
 			"completion_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the job finished (RFC 3339); null while it has not."},
 			"duration":        schema.StringAttribute{Computed: true, MarkdownDescription: "Training duration: from start to completion, or to now."},
@@ -113,14 +113,9 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 		resp.Diagnostics.AddError("Error reading the status of "+t.String(), err.Error())
 		return
 	}
-	priority := kind.PriorityClass(observed.Object)
-	if priority == "" {
-		priority = "N/A"
-	}
-
 	m.Namespace = types.StringValue(namespace)
-	m.Priority = types.StringValue(priority)
-	m.Queue = optionalString(jobs.QueueName(observed.Object))
+	m.Priority = optionalString(kind.PriorityClass(observed.Object))
+	m.QueueName = optionalString(jobs.QueueName(observed.Object))
 	resp.Diagnostics.Append(m.setAt(status, now)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -28,12 +29,20 @@ func TestAccJobDataSource_matchesAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Create(context.Background(), obj, metav1.CreateOptions{}); err != nil {
+	// A job with no priority class and no queue: both read as null, never as a word for none.
+	plain, err := jobs.NewMPIJob(jobs.MPIJobSpec{Name: name + "-plain", Namespace: "default", Workers: 1, LauncherCommand: []string{"mpirun", "true"},
+		Pod: jobs.PodOptions{Image: "horovod", Tolerations: []corev1.Toleration{ssd}}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
+	for _, o := range []*unstructured.Unstructured{obj, plain} {
+		if _, err := a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Create(context.Background(), o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = a.dyn.Resource(jobs.MPI.GVR).Namespace("default").Delete(context.Background(), o.GetName(), metav1.DeleteOptions{})
+		})
+	}
 	running := a.waitPods(jobs.MPI.PodSelector(name), func(pods []corev1.Pod) bool {
 		n := 0
 		for _, p := range pods {
@@ -52,12 +61,19 @@ func TestAccJobDataSource_matchesAPI(t *testing.T) {
 			Config: providerConfig() + fmt.Sprintf(`
 data "training_job" "get" {
   kind = "mpi"
-  name = %q
+  name = %[1]q
+}
+
+data "training_job" "plain" {
+  kind = "mpi"
+  name = "%[1]s-plain"
 }
 `, name),
 			Check: resource.ComposeAggregateTestCheckFunc(
 				resource.TestCheckResourceAttr("data.training_job.get", "status", jobs.Running),
 				resource.TestCheckResourceAttr("data.training_job.get", "priority", "system-cluster-critical"),
+				resource.TestCheckNoResourceAttr("data.training_job.plain", "priority"),
+				resource.TestCheckNoResourceAttr("data.training_job.plain", "queue_name"),
 				resource.TestCheckResourceAttr("data.training_job.get", "namespace", "default"),
 				resource.TestCheckResourceAttr("data.training_job.get", "instances.#", "3"),
 				func(s *terraform.State) error {

@@ -154,13 +154,7 @@ const richAttributes = `  wait_for      = "created"
   annotations   = { owner = "ml" }
   node_selector = { accelerator = "nvidia" }
   data_volumes  = ["training-data:/data"]
-  toleration {
-    key                = "dedicated"
-    value              = "ml"
-    effect             = "NoExecute"
-    toleration_seconds = 60
-  }
-  tensorboard {
+  tensorboard = {
     log_dir = "/data/logs"
   }
 `
@@ -264,7 +258,7 @@ func TestAccMPIJob_driftShowsInPlan(t *testing.T) {
 			drifts[i].want = append(drifts[i].want, "roles")
 		}
 	}
-	testDrift(t, jobs.MPI, "training_mpi_job.test", name, mpiJobConfig(name, 2, richAttributes), append(drifts, kubeflowDrifts()...))
+	testDrift(t, jobs.MPI, "training_mpi_job.test", name, mpiJobConfig(name, 2, richAttributes+"  tolerations = [\"dedicated=ml:NoExecute:Equal:60\"]\n"), append(drifts, kubeflowDrifts()...))
 }
 
 func TestAccTFJob_driftShowsInPlan(t *testing.T) {
@@ -300,7 +294,7 @@ func TestAccElasticJob_driftShowsInPlan(t *testing.T) {
 				return a.kube.NetworkingV1().NetworkPolicies("default").Delete(context.Background(), job+"-etcd", metav1.DeleteOptions{})
 			}, want: []string{"dependents"}},
 			drift{name: "worker command", patch: []map[string]any{op("replace", "/spec/taskRoles/1/task/pod/spec/containers/0/command", []string{"sleep", "1"})},
-				want: []string{"command", "script", "script_args"}, replace: true}))
+				want: []string{"script", "script_args", "worker_command"}, replace: true}))
 }
 
 // reimport makes Terraform forget the job without deleting it (a `removed` block), then

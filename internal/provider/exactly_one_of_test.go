@@ -29,14 +29,14 @@ func TestExactlyOneOfSaysWhatTheValidatorsExactlyOneOfSays(t *testing.T) {
 		"set": tftypes.NewValue(commands, []tftypes.Value{tftypes.NewValue(tftypes.String, "torchrun")}), "null": tftypes.NewValue(commands, nil),
 		"unknown": tftypes.NewValue(commands, tftypes.UnknownValue),
 	}
-	ours := exactlyOneOf{"script", "command"}
-	theirs := resourcevalidator.ExactlyOneOf(path.MatchRoot("script"), path.MatchRoot("command"))
+	ours := exactlyOneOf{"script", "worker_command"}
+	theirs := resourcevalidator.ExactlyOneOf(path.MatchRoot("script"), path.MatchRoot("worker_command"))
 	if ours.Description(ctx) != theirs.Description(ctx) || ours.MarkdownDescription(ctx) != theirs.MarkdownDescription(ctx) {
 		t.Errorf("described as %q, the framework's validator as %q", ours.Description(ctx), theirs.Description(ctx))
 	}
 	for s, sv := range script {
 		for c, cv := range command {
-			config := tfsdk.Config{Schema: sch.Schema, Raw: withAttribute(withAttribute(base, "script", sv), "command", cv)}
+			config := tfsdk.Config{Schema: sch.Schema, Raw: withAttribute(withAttribute(base, "script", sv), "worker_command", cv)}
 			var got, want resource.ValidateConfigResponse
 			ours.ValidateResource(ctx, resource.ValidateConfigRequest{Config: config}, &got)
 			theirs.ValidateResource(ctx, resource.ValidateConfigRequest{Config: config}, &want)

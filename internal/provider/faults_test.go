@@ -56,7 +56,7 @@ resource "training_mpi_job" "fault" {
   command      = ["python", "/train.py"]
   worker_count = %[3]d
   tolerations  = ["all"]
-  elastic {
+  elastic = {
     min_workers = 1
     max_workers = 4
   }
@@ -68,8 +68,7 @@ resource "training_elastic_job" "fault" {
   image        = "torchelastic/examples:0.2.0"
   script       = "/workspace/train.py"
   worker_count = %[3]d
-  min_workers  = 1
-  max_workers  = 4
+  elastic  = { min_workers = 1, max_workers = 4 }
   tolerations  = ["all"]
   roles        = { etcd = { tolerations = ["all"] } }
 }

@@ -113,7 +113,7 @@ resource "training_mpi_job" "fleet" {
   image        = "registry.example/horovod:0.13.11"
   command      = ["python", "train.py"]
   worker_count = 2
-  elastic {
+  elastic = {
     min_workers = 1
     max_workers = 4
   }

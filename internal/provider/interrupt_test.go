@@ -132,8 +132,7 @@ resource "training_elastic_job" "test" {
   image        = "torchelastic/examples:0.2.0"
   script       = "/workspace/train.py"
   worker_count = %d
-  min_workers  = 1
-  max_workers  = 4
+  elastic  = { min_workers = 1, max_workers = 4 }
   tolerations  = ["all"]
   roles        = { etcd = { tolerations = ["all"] } }
 }

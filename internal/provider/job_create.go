@@ -71,7 +71,9 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	f.ID = types.StringValue(importID)
 	f.UID = types.StringValue(string(created.GetUID()))
 	resp.Diagnostics.Append(f.set(jobs.Status{Phase: jobs.Pending})...)
-	f.TensorBoardURL = types.StringNull()
+	if tb := tensorBoardOf(m); tb != nil {
+		tb.TensorBoardURL = types.StringNull()
+	}
 	// Saved before anything else can fail: from here on the job is in state (tainted if need be),
 	// and destroy removes its dependents with it, by name, as this provider's.
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, m)...)
@@ -93,7 +95,9 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	if d, ok := m.(withDependents); ok {
 		*d.dependents() = dependentsValue(made)
 	}
-	r.createTensorBoard(ctx, &f.tensorBoardFields, created, spec.Pods(), &resp.Diagnostics)
+	if tb := tensorBoardOf(m); tb != nil {
+		r.createTensorBoard(ctx, tb, created, spec.Pods(), &resp.Diagnostics)
+	}
 	r.settle(ctx, m, spec, actionCreate, f.WaitFor.ValueString(), created, &resp.Diagnostics)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, m)...)
 	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)

@@ -45,7 +45,7 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		resp.Diagnostics.AddError("Error deleting "+t.String(), err.Error())
 		return
 	}
-	targets := f.deletionTargets(t)
+	targets := deletionTargets(m, t)
 	for _, d := range r.kind.Dependents(t.Name) {
 		dependent := dependentTarget(t, d)
 		left, err := r.client.DeleteIf(ctx, dependent, r.theJobs(t, d))

@@ -57,7 +57,9 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if d, ok := m.(withDependents); ok {
 		*d.dependents() = r.existingDependents(ctx, f, &resp.Diagnostics)
 	}
-	r.readTensorBoard(ctx, &f.tensorBoardFields, t, m, imported, &resp.Diagnostics)
+	if tb := tensorBoardOf(m); tb != nil {
+		r.readTensorBoard(ctx, tb, t, m, imported, &resp.Diagnostics)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}

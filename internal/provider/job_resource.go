@@ -59,7 +59,6 @@ type jobFields struct {
 	// FailFast and MinRunningSeconds say when a wait for the job to run fails, and when it runs.
 	FailFast          types.String `tfsdk:"fail_fast"`
 	MinRunningSeconds types.Int64  `tfsdk:"min_running_seconds"`
-	tensorBoardFields
 	statusModel
 }
 

@@ -22,17 +22,20 @@ import (
 // jobSchemaSpec is what differs between the job resources' schemas.
 type jobSchemaSpec struct {
 	description string
-	// roles names the pods the shared pod attributes apply to, for their descriptions;
-	// tolerated, those the tolerations apply to, when they differ (companions).
-	roles, tolerated string
+	// roles names the pods the shared pod attributes apply to, for their descriptions.
+	roles string
 	// running says what `wait_for = "running"` waits for.
 	running string
 	// metadata says what the labels and annotations go to and what changing them does; by
 	// default jobMetadata(roles).
 	metadata metadataDoc
-	// own are the kind's attributes (name and worker_count among them) and blocks.
-	own    map[string]schema.Attribute
-	blocks map[string]schema.Block
+	// own are the kind's attributes (name and worker_count among them).
+	own map[string]schema.Attribute
+	// without are the shared attributes the kind cannot take: what a resource cannot take is not
+	// in its schema.
+	without []string
+	// unqueued: the kind has no queue_name (Kueue does not run it), so nothing is admitted.
+	unqueued bool
 }
 
 // jobSchema is a job resource's schema: the kind's own attributes and blocks, and those every
@@ -49,12 +52,8 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
 			MarkdownDescription: "Namespace of the job. Default `default`."},
 		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
-			Validators: []validator.String{stringvalidator.OneOf(waitCreated, waitAdmitted, waitRunning)},
-			MarkdownDescription: "What create and update wait for: `created` (the job is accepted), `admitted` (Kueue admitted a job " +
-				"with `queue_name`: it holds its quota and starts) or `running` (" + s.running + ", every container having run " +
-				"`min_running_seconds`). Default `running`. A job that fails, or that its operator rejects, ends the wait at once with the " +
-				"reason, and so does a pod that cannot run as `fail_fast` says. A wait that runs out on a job that is only queued or " +
-				"not running yet leaves it in state, untainted, with a warning saying why."},
+			Validators:          []validator.String{stringvalidator.OneOf(waitValues(s.unqueued)...)},
+			MarkdownDescription: waitForDescription(s.running, s.unqueued)},
 		"fail_fast": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(jobs.FailFastPermanent)),
 			Validators: []validator.String{stringvalidator.OneOf(jobs.FailFastPolicies...)},
 			MarkdownDescription: "What ends a wait for the job at once besides the job's own failure, which always does. `permanent` (the default): " +
@@ -82,21 +81,41 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 				"since, and Terraform never runs a training again by itself; `terraform apply -replace=ADDRESS` runs it again. With true the " +
 				"resource is dropped from state and the next apply creates the job again. Changing it changes nothing in the cluster."},
 	}
-	blocks := map[string]schema.Block{
-		"toleration":  tolerationBlock(cmp.Or(s.tolerated, s.roles)),
-		"timeouts":    timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true}),
-		"tensorboard": tensorBoardBlock(),
-	}
-	for name, b := range s.blocks {
-		blocks[name] = b
+	shared["tensorboard"] = tensorBoardAttribute()
+	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles))), statusAttributes(), s.own)
+	for _, name := range s.without {
+		delete(attributes, name)
 	}
 	return schema.Schema{
-		// See withDefaultsUpgraders.
+		// See upgrade.go.
 		Version:             podSchemaVersion,
 		MarkdownDescription: s.description,
-		Attributes:          mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles))), statusAttributes(), s.own),
-		Blocks:              blocks,
+		Attributes:          attributes,
+		// timeouts is a block, as in every provider built on the plugin framework's timeouts.
+		Blocks: map[string]schema.Block{"timeouts": timeouts.Block(ctx, timeouts.Opts{Create: true, Update: true, Delete: true})},
 	}
+}
+
+// waitValues are the values of wait_for: admitted only for a kind Kueue queues.
+func waitValues(unqueued bool) []string {
+	if unqueued {
+		return []string{waitCreated, waitRunning, waitSucceeded}
+	}
+	return []string{waitCreated, waitAdmitted, waitRunning, waitSucceeded}
+}
+
+func waitForDescription(running string, unqueued bool) string {
+	admitted := "`admitted` (Kueue admitted a job with `queue_name`: it holds its quota and starts), "
+	if unqueued {
+		admitted = ""
+	}
+	return "What create waits for: `created` (the job is accepted), " + admitted + "`running` (" + running + ", every container having run " +
+		"`min_running_seconds`) or `succeeded` (the job has run to its end: a pipeline's training step; a job that fails fails the apply " +
+		"with its operator's reason, and for its programs their exit codes and last lines). Default `running`. An update that rescales or " +
+		"resumes the job waits as for `running` (with `succeeded` too). A job that fails, or that its operator rejects, ends the wait at " +
+		"once with the reason, and so does a pod that cannot run as `fail_fast` says. A wait that runs out on a job that is only queued or " +
+		"not running yet (or, with `succeeded`, still running) leaves it in state, untainted, with a warning saying why; the create " +
+		"timeout bounds it (see Timeouts), so give a `succeeded` wait a `timeouts.create` longer than the training."
 }
 
 // terraformOnly are the job attributes and blocks only Terraform holds: changing them changes

@@ -21,9 +21,10 @@ import (
 
 // What a job resource waits for after create and update.
 const (
-	waitCreated  = "created"
-	waitRunning  = "running"
-	waitAdmitted = "admitted"
+	waitCreated   = "created"
+	waitRunning   = "running"
+	waitAdmitted  = "admitted"
+	waitSucceeded = "succeeded"
 )
 
 // statusModel is the computed status every job resource shares, like `arena get` shows it.
@@ -218,6 +219,12 @@ func notRunningYet(err error, o jobs.Observed) string {
 	return fmt.Sprintf("The wait %v. Not running because: %s. The job was created and stays in state as it is, not tainted, "+
 		"and keeps trying to start; its status shows where it is. Fix the cause, or raise the timeout (timeouts.create, "+
 		"timeouts.update) to wait longer next time.", err, why)
+}
+
+// notFinishedYet explains a wait for a job's end that ran out while it runs.
+func notFinishedYet(err error) string {
+	return fmt.Sprintf("The wait %v. The job runs and has not finished; it stays in state as it is, not tainted, and its status "+
+		"shows where it is. Raise timeouts.create to wait for a training of this length next time.", err)
 }
 
 // notAdmittedYet explains a wait for admission that ran out: Kueue's reason, and what the

@@ -53,7 +53,10 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	if from == to && jobPatch == nil && sameCompanions(plan, state) {
 		// Only what Terraform alone holds changed (wait_for, timeouts, recreate_if_missing): the
 		// cluster is not touched, and the job may even be gone (kept in state, see keptWhenGone).
-		p.statusModel, p.TensorBoardURL = s.statusModel, s.TensorBoardURL
+		p.statusModel = s.statusModel
+		if tp, ts := tensorBoardOf(plan), tensorBoardOf(state); tp != nil && ts != nil {
+			tp.TensorBoardURL = ts.TensorBoardURL
+		}
 		if d, ok := plan.(withDependents); ok {
 			if sd, ok := state.(withDependents); ok {
 				*d.dependents() = *sd.dependents()
@@ -83,7 +86,9 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	if d, ok := plan.(withDependents); ok {
 		*d.dependents() = r.reconcileDependents(ctx, p, job, dependents, &resp.Diagnostics)
 	}
-	r.updateTensorBoard(ctx, &s.tensorBoardFields, &p.tensorBoardFields, job, prior.Pods(), spec.Pods(), &resp.Diagnostics)
+	if tp, ts := tensorBoardOf(plan), tensorBoardOf(state); tp != nil && ts != nil {
+		r.updateTensorBoard(ctx, ts, tp, job, prior.Pods(), spec.Pods(), &resp.Diagnostics)
+	}
 	if resp.Diagnostics.HasError() {
 		return
 	}
@@ -109,7 +114,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 // sameCompanions says whether the plan keeps the job's TensorBoard and dependents as the state
 // has them.
 func sameCompanions(plan, state jobModel) bool {
-	if !reflect.DeepEqual(plan.job().TensorBoard, state.job().TensorBoard) {
+	if tp, ts := tensorBoardOf(plan), tensorBoardOf(state); tp != nil && ts != nil && !reflect.DeepEqual(tp.TensorBoard, ts.TensorBoard) {
 		return false
 	}
 	if d, ok := plan.(withDependents); ok {

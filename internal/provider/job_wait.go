@@ -23,8 +23,14 @@ func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, ac
 	if s, ok := m.(suspendable); ok && s.suspended() {
 		waitFor = waitCreated
 	}
-	observed, ok := r.waitOrObserve(ctx, r.target(f), waitFor, action, written,
-		func(o jobs.Observed) (bool, time.Duration, error) { return r.kind.Running(o, w, time.Now()) }, diags)
+	check := func(o jobs.Observed) (bool, time.Duration, error) { return r.kind.Running(o, w, time.Now()) }
+	switch {
+	case waitFor == waitSucceeded && action == actionCreate:
+		check = func(o jobs.Observed) (bool, time.Duration, error) { return r.kind.Finished(o, w, time.Now()) }
+	case waitFor == waitSucceeded:
+		waitFor = waitRunning // a rescale or a resume waits until the job runs as it now is
+	}
+	observed, ok := r.waitOrObserve(ctx, r.target(f), waitFor, action, written, check, diags)
 	if !ok {
 		return
 	}
@@ -73,10 +79,12 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 			diags.AddError(fmt.Sprintf("Error waiting for %s to be admitted (%s)", t, action), err.Error())
 		}
 	}
-	if waitFor == waitRunning {
+	if waitFor == waitRunning || waitFor == waitSucceeded {
 		var err error
 		observed, err = r.client.Until(ctx, t, written, running)
 		switch {
+		case timedOut(err) && waitFor == waitSucceeded && r.runs(observed):
+			diags.AddWarning(fmt.Sprintf("%s has not finished yet (%s)", t, action), notFinishedYet(err))
 		case timedOut(err):
 			// Not failed, only not running yet (queued, unschedulable, pulling): the job stays
 			// in state as it is, untainted, and the warning says why.
@@ -148,4 +156,10 @@ func dispatchedElsewhere(t kube.Target, action string, err error, diags *diag.Di
 		fmt.Sprintf("The wait ended at once: %v. The job stays in state as it is, not tainted, and its status is MultiKueue's mirror of "+
 			"the copy there. Add a worker_cluster block named %q with that cluster's kubeconfig to the provider to follow its pods.", err, elsewhere.Worker))
 	return true
+}
+
+// runs says whether the kind's operator reports the job running.
+func (r *jobResource) runs(o jobs.Observed) bool {
+	s, err := r.kind.Status(o, time.Now())
+	return err == nil && s.Phase == jobs.Running
 }

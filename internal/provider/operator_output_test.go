@@ -218,7 +218,7 @@ resource "training_mpi_job" "test" {
   command      = ["python", "/horovod/examples/elastic/pytorch/pytorch_mnist_elastic.py"]
   worker_count = %[2]d
   tolerations  = ["ssd_node"]
-  elastic {
+  elastic = {
     min_workers = 1
     max_workers = 4
   }

@@ -35,41 +35,118 @@ type podModel struct {
 	// firstRead: the read that fills the model is the first after an import (see imported).
 	firstRead bool
 
-	Image              types.String      `tfsdk:"image"`
-	GPUs               types.Int64       `tfsdk:"gpus"`
-	GPUResourceName    types.String      `tfsdk:"gpu_resource_name"`
-	ExtendedResources  types.Map         `tfsdk:"extended_resources"`
-	CPU                types.String      `tfsdk:"cpu"`
-	Memory             types.String      `tfsdk:"memory"`
-	Env                types.Map         `tfsdk:"env"`
-	SensitiveEnv       types.Map         `tfsdk:"sensitive_env"`
-	EnvSecret          types.Map         `tfsdk:"env_secret"`
-	EnvFromSecrets     types.List        `tfsdk:"env_from_secrets"`
-	Labels             types.Map         `tfsdk:"labels"`
-	Annotations        types.Map         `tfsdk:"annotations"`
-	NodeSelector       types.Map         `tfsdk:"node_selector"`
-	Tolerations        types.List        `tfsdk:"tolerations"`
-	Toleration         []tolerationModel `tfsdk:"toleration"`
-	PriorityClassName  types.String      `tfsdk:"priority_class_name"`
-	ServiceAccountName types.String      `tfsdk:"service_account_name"`
-	ImagePullSecrets   types.List        `tfsdk:"image_pull_secrets"`
-	ImagePullPolicy    types.String      `tfsdk:"image_pull_policy"`
-	DataVolumes        types.List        `tfsdk:"data_volumes"`
-	ShmSize            types.String      `tfsdk:"shm_size"`
-	SecurityContext    types.Object      `tfsdk:"security_context"`
-	CPULimit           types.Bool        `tfsdk:"cpu_limit"`
-	SchedulerName      types.String      `tfsdk:"scheduler_name"`
-	HostNetwork        types.Bool        `tfsdk:"host_network"`
-	HostIPC            types.Bool        `tfsdk:"host_ipc"`
-	GracePeriod        types.Int64       `tfsdk:"termination_grace_period_seconds"`
-	TopologySpread     types.List        `tfsdk:"topology_spread"`
-	PodPatch           types.Map         `tfsdk:"pod_patch"`
-	Roles              types.Map         `tfsdk:"roles"`
-	RequiredTopology   types.Map         `tfsdk:"required_topology"`
-	PreferredTopology  types.Map         `tfsdk:"preferred_topology"`
+	Image              types.String `tfsdk:"image"`
+	GPUs               types.Int64  `tfsdk:"gpus"`
+	GPUResourceName    types.String `tfsdk:"gpu_resource_name"`
+	ExtendedResources  types.Map    `tfsdk:"extended_resources"`
+	CPU                types.String `tfsdk:"cpu"`
+	Memory             types.String `tfsdk:"memory"`
+	Env                types.Map    `tfsdk:"env"`
+	SensitiveEnv       types.Map    `tfsdk:"sensitive_env"`
+	EnvSecret          types.Map    `tfsdk:"env_secret"`
+	Labels             types.Map    `tfsdk:"labels"`
+	Annotations        types.Map    `tfsdk:"annotations"`
+	NodeSelector       types.Map    `tfsdk:"node_selector"`
+	Tolerations        types.List   `tfsdk:"tolerations"`
+	ServiceAccountName types.String `tfsdk:"service_account_name"`
+	ImagePullSecrets   types.List   `tfsdk:"image_pull_secrets"`
+	DataVolumes        types.List   `tfsdk:"data_volumes"`
+	ShmSize            types.String `tfsdk:"shm_size"`
+	SecurityContext    types.Object `tfsdk:"security_context"`
+	CPULimit           types.Bool   `tfsdk:"cpu_limit"`
 }
 
 func (m *podModel) pod() *podModel { return m }
+
+// podTemplateModel are the pod attributes of the resources whose pod templates the provider
+// writes whole: every job kind but the TrainJob (whose pods are its runtime's, which Trainer
+// patches with a few fields only), and the runtime.
+type podTemplateModel struct {
+	EnvFromSecrets    types.List   `tfsdk:"env_from_secrets"`
+	PriorityClassName types.String `tfsdk:"priority_class_name"`
+	ImagePullPolicy   types.String `tfsdk:"image_pull_policy"`
+	SchedulerName     types.String `tfsdk:"scheduler_name"`
+	HostNetwork       types.Bool   `tfsdk:"host_network"`
+	HostIPC           types.Bool   `tfsdk:"host_ipc"`
+	GracePeriod       types.Int64  `tfsdk:"termination_grace_period_seconds"`
+	TopologySpread    types.List   `tfsdk:"topology_spread"`
+	PodPatch          types.Map    `tfsdk:"pod_patch"`
+}
+
+func (m *podTemplateModel) podTemplate() *podTemplateModel { return m }
+
+// rolesModel is the roles of the job kinds with roles of their own (a runtime's replicated jobs
+// are set by its framework's attributes; a TrainJob's are its runtime's).
+type rolesModel struct {
+	Roles types.Map `tfsdk:"roles"`
+}
+
+func (m *rolesModel) roles() *rolesModel { return m }
+
+// tasModel is Kueue's Topology Aware Scheduling of the kinds Kueue queues with it.
+type tasModel struct {
+	RequiredTopology  types.Map `tfsdk:"required_topology"`
+	PreferredTopology types.Map `tfsdk:"preferred_topology"`
+}
+
+func (m *tasModel) tas() *tasModel { return m }
+
+// podParts is a model with pod attributes, and of the other groups those its kind has.
+type podParts interface{ pod() *podModel }
+
+type withPodTemplate interface{ podTemplate() *podTemplateModel }
+type withRoles interface{ roles() *rolesModel }
+type withTAS interface{ tas() *tasModel }
+
+// podOptionsOf converts every pod attribute the model has into the plain spec.
+func podOptionsOf(ctx context.Context, m podParts) (jobs.PodOptions, diag.Diagnostics) {
+	o, diags := m.pod().podOptions(ctx)
+	if t, ok := m.(withPodTemplate); ok {
+		t.podTemplate().addTo(ctx, &o, &diags)
+	}
+	if r, ok := m.(withRoles); ok {
+		o.Roles = roleOptions(ctx, r.roles().Roles, &diags)
+	}
+	if t, ok := m.(withTAS); ok {
+		diags.Append(t.tas().RequiredTopology.ElementsAs(ctx, &o.RequiredTopology, true)...)
+		diags.Append(t.tas().PreferredTopology.ElementsAs(ctx, &o.PreferredTopology, true)...)
+	}
+	return o, diags
+}
+
+// setPodOf sets the model's pod attributes from what the cluster holds (setFromPodOptions); its
+// roles, pod patches and topology are read with the job (readRolesAndPatches).
+func setPodOf(ctx context.Context, m podParts, o jobs.PodOptions) diag.Diagnostics {
+	diags := m.pod().setFromPodOptions(ctx, o)
+	if t, ok := m.(withPodTemplate); ok {
+		t.podTemplate().setFrom(ctx, o, &diags)
+	}
+	return diags
+}
+
+// addTo converts the pod template's attributes into o.
+func (m podTemplateModel) addTo(ctx context.Context, o *jobs.PodOptions, diags *diag.Diagnostics) {
+	o.PriorityClassName = m.PriorityClassName.ValueString()
+	o.ImagePullPolicy = corev1.PullPolicy(m.ImagePullPolicy.ValueString())
+	o.SchedulerName = m.SchedulerName.ValueString()
+	o.HostNetwork, o.HostIPC = m.HostNetwork.ValueBool(), m.HostIPC.ValueBool()
+	o.TerminationGracePeriod = m.GracePeriod.ValueInt64Pointer()
+	o.Spread = spreadOf(ctx, m.TopologySpread, diags)
+	diags.Append(m.PodPatch.ElementsAs(ctx, &o.Patches, true)...)
+	diags.Append(m.EnvFromSecrets.ElementsAs(ctx, &o.EnvFromSecrets, true)...)
+}
+
+// setFrom sets the pod template's attributes from what the cluster holds; the pod patches are
+// read with the roles (readRolesAndPatches).
+func (m *podTemplateModel) setFrom(ctx context.Context, o jobs.PodOptions, diags *diag.Diagnostics) {
+	m.PriorityClassName = optionalString(o.PriorityClassName)
+	m.ImagePullPolicy = optionalString(string(o.ImagePullPolicy))
+	m.EnvFromSecrets = optionalList(ctx, o.EnvFromSecrets, diags)
+	m.SchedulerName = optionalString(o.SchedulerName)
+	m.HostNetwork, m.HostIPC = types.BoolValue(o.HostNetwork), types.BoolValue(o.HostIPC)
+	m.GracePeriod = types.Int64PointerValue(o.TerminationGracePeriod)
+	m.TopologySpread = spreadValue(o.Spread)
+}
 
 // secretKeyModel is one env_secret entry: a key of a Secret in the job's namespace.
 type secretKeyModel struct {
@@ -216,8 +293,9 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 	}
 }
 
-// podOptions converts the shared attributes into the plain spec. Values were validated at plan
-// time, so parse errors here can only come from unknown values, which are reported.
+// podOptions converts the attributes every resource with pods has into the plain spec (see
+// podOptionsOf for the rest). Values were validated at plan time, so parse errors here can only
+// come from unknown values, which are reported.
 func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	o := jobs.PodOptions{
@@ -226,23 +304,11 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		GPUResource:        m.GPUResourceName.ValueString(),
 		CPU:                m.CPU.ValueString(),
 		Memory:             m.Memory.ValueString(),
-		PriorityClassName:  m.PriorityClassName.ValueString(),
 		ServiceAccountName: m.ServiceAccountName.ValueString(),
-		ImagePullPolicy:    corev1.PullPolicy(m.ImagePullPolicy.ValueString()),
 		ShmSize:            m.ShmSize.ValueString(),
 		NoCPULimit:         !m.CPULimit.IsNull() && !m.CPULimit.ValueBool(),
-		SchedulerName:      m.SchedulerName.ValueString(),
-		HostNetwork:        m.HostNetwork.ValueBool(),
-		HostIPC:            m.HostIPC.ValueBool(),
-
-		TerminationGracePeriod: m.GracePeriod.ValueInt64Pointer(),
 	}
-	o.Spread = spreadOf(ctx, m.TopologySpread, &diags)
 	o.Security = security(ctx, m.SecurityContext, &diags)
-	diags.Append(m.PodPatch.ElementsAs(ctx, &o.Patches, true)...)
-	o.Roles = roleOptions(ctx, m.Roles, &diags)
-	diags.Append(m.RequiredTopology.ElementsAs(ctx, &o.RequiredTopology, true)...)
-	diags.Append(m.PreferredTopology.ElementsAs(ctx, &o.PreferredTopology, true)...)
 	var sensitive map[string]string
 	diags.Append(m.ExtendedResources.ElementsAs(ctx, &o.ExtendedResources, true)...)
 	diags.Append(m.Env.ElementsAs(ctx, &o.Env, true)...)
@@ -257,13 +323,12 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		}
 		o.SecretEnv[name] = jobs.SecretKey{Secret: ref.Secret.ValueString(), Key: ref.Key.ValueString()}
 	}
-	diags.Append(m.EnvFromSecrets.ElementsAs(ctx, &o.EnvFromSecrets, true)...)
 	diags.Append(m.Labels.ElementsAs(ctx, &o.Labels, true)...)
 	diags.Append(m.Annotations.ElementsAs(ctx, &o.Annotations, true)...)
 	diags.Append(m.NodeSelector.ElementsAs(ctx, &o.NodeSelector, true)...)
 	diags.Append(m.ImagePullSecrets.ElementsAs(ctx, &o.ImagePullSecrets, true)...)
 
-	o.Tolerations = tolerationsOf(ctx, m.Tolerations, m.Toleration, &diags)
+	o.Tolerations = tolerationsOf(ctx, m.Tolerations, path.Root("tolerations"), &diags)
 	var volumes []string
 	diags.Append(m.DataVolumes.ElementsAs(ctx, &volumes, true)...)
 	for i, s := range volumes {

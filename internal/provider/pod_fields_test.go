@@ -18,7 +18,7 @@ import (
 )
 
 // gangPolicy is a gang scheduler's PodGroup policy for a Kubeflow job.
-const gangPolicy = "  scheduling_policy = { min_available = 2, queue = \"research\", schedule_timeout_seconds = 600 }\n"
+const gangPolicy = "  gang_scheduling = { min_available = 2, volcano_queue = \"research\", schedule_timeout_seconds = 600 }\n"
 
 // productionPodFields are the typed pod fields a platform team's job sets beside its GPUs.
 const productionPodFields = `  cpu                              = "1"

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"cmp"
 	"context"
 	"maps"
 	"slices"
@@ -9,7 +8,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -46,9 +44,7 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.CPU = sameQuantity(m.CPU, o.CPU)
 	m.Memory = sameQuantity(m.Memory, o.Memory)
 	m.ShmSize = sameQuantity(m.ShmSize, o.ShmSize)
-	m.PriorityClassName = optionalString(o.PriorityClassName)
 	m.ServiceAccountName = optionalString(o.ServiceAccountName)
-	m.ImagePullPolicy = optionalString(string(o.ImagePullPolicy))
 	// Variables the state has as sensitive stay so, and so do those the job object names as
 	// sensitive (the only way an import knows).
 	plain, sensitive := map[string]string{}, map[string]string{}
@@ -70,24 +66,14 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 		}
 		m.EnvSecret = types.MapValueMust(secretKeyType, refs)
 	}
-	m.EnvFromSecrets = optionalList(ctx, o.EnvFromSecrets, &diags)
 	m.Labels = optionalMap(ctx, usersKeys(o.Labels, prior.Labels, imported), &diags)
 	m.Annotations = optionalMap(ctx, usersKeys(o.Annotations, prior.Annotations, imported), &diags)
 	m.NodeSelector = optionalMap(ctx, o.NodeSelector, &diags)
 	m.ImagePullSecrets = optionalList(ctx, o.ImagePullSecrets, &diags)
 
 	if imported || !equality.Semantic.DeepEqual(normalTolerations(prior.Tolerations), normalTolerations(o.Tolerations)) {
-		tolerations, rest := jobs.FormatTolerations(o.Tolerations)
-		m.Toleration = nil
-		for _, t := range rest {
-			m.Toleration = append(m.Toleration, tolerationModel{
-				Key:               optionalString(t.Key),
-				Operator:          types.StringValue(cmp.Or(string(t.Operator), string(corev1.TolerationOpEqual))),
-				Value:             optionalString(t.Value),
-				Effect:            optionalString(string(t.Effect)),
-				TolerationSeconds: types.Int64PointerValue(t.TolerationSeconds),
-			})
-		}
+		// What the grammar cannot say (an effect without a key) is the pod patches' (readRolesAndPatches).
+		tolerations, _ := jobs.FormatTolerations(o.Tolerations)
 		m.Tolerations = optionalList(ctx, tolerations, &diags)
 	}
 	var volumes []string
@@ -97,10 +83,6 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.DataVolumes = optionalList(ctx, volumes, &diags)
 	m.SecurityContext = securityValue(ctx, o.Security, &diags)
 	m.CPULimit = types.BoolValue(!o.NoCPULimit)
-	m.SchedulerName = optionalString(o.SchedulerName)
-	m.HostNetwork, m.HostIPC = types.BoolValue(o.HostNetwork), types.BoolValue(o.HostIPC)
-	m.GracePeriod = types.Int64PointerValue(o.TerminationGracePeriod)
-	m.TopologySpread = spreadValue(o.Spread)
 	return diags
 }
 

@@ -80,8 +80,7 @@ resource "training_elastic_job" "elastic" {
   image        = "torchelastic/examples:0.2.0"
   script       = "/workspace/train.py"
   worker_count = 2
-  min_workers  = 1
-  max_workers  = 3
+  elastic  = { min_workers = 1, max_workers = 3 }
 %[2]s}
 `, ns, "  tolerations = [\"gpu_node\"]\n"+extra)
 }

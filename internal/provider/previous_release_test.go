@@ -2,6 +2,7 @@ package provider
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,74 +21,80 @@ type tfState struct {
 	} `json:"resources"`
 }
 
-// State written by the previous release (testdata/previous-release: a job of every kind and a
-// runtime, applied by the provider before security_context, pod_patch and ssh_auth_mount_path
-// existed) is read by this one, whose schema only added attributes (version 0 still, no
-// upgrader), and plans no change against the configuration it was applied with.
+// State written by earlier releases (testdata/previous-release: each folder a job of every kind
+// and a runtime, applied by the provider at that schema version with written.tf) is upgraded by
+// this one and plans no change against main.tf, the same configuration in this release's
+// vocabulary: without a refresh (the upgrade alone must say what the old provider did) and with
+// one. Version 0 is the provider before security_context, pod_patch and ssh_auth_mount_path;
+// version 2 the one before the one vocabulary (slots_per_worker, scheduling_policy, launcher_cpu,
+// ps_cpu, etcd_image, toleration and single blocks).
 func TestAccPreviousRelease_stateItWroteReadsWithoutAChange(t *testing.T) {
-	a := newAPI(t)
-	t.Parallel()
-	ns := a.namespace("tf-acc-previous", nil)
-	read := func(name string) string {
-		raw, err := os.ReadFile(filepath.Join("testdata", "previous-release", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.ReplaceAll(string(raw), "NAMESPACE", ns)
-	}
-	w := newWorkspace(t)
-	// The jobs, made by this release without waiting for them to run (what runs is not what this
-	// test is about); then the previous release's state of them in its place, with their UIDs.
-	w.write(providerConfig() + regexp.MustCompile(`(?m)^(resource "training_[a-z]+_job" .*\{)$`).ReplaceAllString(read("main.tf"), "$1\n  wait_for = \"created\""))
-	w.run("apply", "-auto-approve", "-input=false")
-	w.write(providerConfig() + read("main.tf"))
-	t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
-	current, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var now tfState
-	if err := json.Unmarshal(current, &now); err != nil {
-		t.Fatal(err)
-	}
-	uids := map[string]any{}
-	for _, r := range now.Resources {
-		if len(r.Instances) == 1 {
-			uids[r.Type+"."+r.Name] = r.Instances[0].Attributes["uid"]
-		}
-	}
-	var previous map[string]any
-	if err := json.Unmarshal([]byte(read("state.json")), &previous); err != nil {
-		t.Fatal(err)
-	}
-	resources, _ := previous["resources"].([]any)
-	for _, r := range resources {
-		m, _ := r.(map[string]any)
-		instances, _ := m["instances"].([]any)
-		typ, _ := m["type"].(string)
-		name, _ := m["name"].(string)
-		for _, i := range instances {
-			instance, _ := i.(map[string]any)
-			attributes, _ := instance["attributes"].(map[string]any)
-			if _, has := attributes["uid"]; has {
-				attributes["uid"] = uids[typ+"."+name]
+	for _, version := range []int{0, 2} {
+		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
+			a := newAPI(t)
+			t.Parallel()
+			ns := a.namespace(fmt.Sprintf("tf-acc-previous-v%d", version), nil)
+			read := func(name string) string {
+				raw, err := os.ReadFile(filepath.Join("testdata", "previous-release", fmt.Sprintf("v%d", version), name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return strings.ReplaceAll(string(raw), "NAMESPACE", ns)
 			}
-			for _, added := range []string{"security_context", "pod_patch", "ssh_auth_mount_path", "cpu_limit", "host_network"} {
-				if _, has := attributes[added]; has {
-					t.Fatalf("the previous release's state has %s: it is not that release's", added)
+			w := newWorkspace(t)
+			// The jobs, made by this release without waiting for them to run (what runs is not
+			// what this test is about); then the earlier release's state of them in its place,
+			// with their UIDs.
+			made := regexp.MustCompile(`(?m)^\s*wait_for\s*=.*\n`).ReplaceAllString(read("main.tf"), "")
+			made = regexp.MustCompile(`(?m)^(resource "training_[a-z]+_job" .*\{)$`).ReplaceAllString(made, "$1\n  wait_for = \"created\"")
+			w.write(providerConfig() + made)
+			w.run("apply", "-auto-approve", "-input=false")
+			t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
+			w.write(providerConfig() + read("main.tf"))
+			current, err := os.ReadFile(filepath.Join(w.dir, "terraform.tfstate"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var now tfState
+			if err := json.Unmarshal(current, &now); err != nil {
+				t.Fatal(err)
+			}
+			uids := map[string]any{}
+			for _, r := range now.Resources {
+				if len(r.Instances) == 1 {
+					uids[r.Type+"."+r.Name] = r.Instances[0].Attributes["uid"]
 				}
 			}
-		}
+			var previous map[string]any
+			if err := json.Unmarshal([]byte(read("state.json")), &previous); err != nil {
+				t.Fatal(err)
+			}
+			resources, _ := previous["resources"].([]any)
+			for _, r := range resources {
+				m, _ := r.(map[string]any)
+				instances, _ := m["instances"].([]any)
+				typ, _ := m["type"].(string)
+				name, _ := m["name"].(string)
+				for _, i := range instances {
+					instance, _ := i.(map[string]any)
+					if v, _ := instance["schema_version"].(float64); int(v) != version {
+						t.Fatalf("%s.%s of the v%d state is at schema version %v: it is not that release's", typ, name, version, v)
+					}
+					attributes, _ := instance["attributes"].(map[string]any)
+					if _, has := attributes["uid"]; has {
+						attributes["uid"] = uids[typ+"."+name]
+					}
+				}
+			}
+			state, err := json.Marshal(previous)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.dir, "terraform.tfstate"), state, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			w.planIsEmpty("-refresh=false")
+			w.planIsEmpty()
+		})
 	}
-	state, err := json.Marshal(previous)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(w.dir, "terraform.tfstate"), state, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Without a refresh the plan compares the configuration with the old state alone: an
-	// attribute added since must read as what the old provider did, not as a change.
-	w.planIsEmpty("-refresh=false")
-	w.planIsEmpty()
 }

@@ -230,12 +230,11 @@ resource "training_elastic_job" "pet" {
   name                 = "pet"
   namespace            = %[1]q
   image                = "torchelastic/examples:0.2.0"
-  command              = %[2]s
+  worker_command       = %[2]s
   worker_count         = %[3]d
-  min_workers          = 1
-  max_workers          = 4
+  elastic              = { min_workers = 1, max_workers = 4 }
   gpus                 = 1
-  etcd_image           = "quay.io/coreos/etcd:v3.4.9"
+  roles                = { etcd = { image = "quay.io/coreos/etcd:v3.4.9" } }
 %[4]s}
 `, ns, strings.ReplaceAll(string(command), "${", "$${"), workers, extra)
 	}

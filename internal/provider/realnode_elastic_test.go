@@ -27,10 +27,8 @@ resource "training_elastic_job" "test" {
   script       = "%[3]s/elastic_train.py"
   script_args  = ["--checkpoint=/checkpoint", "--finish-when=/checkpoint/finish", "--step-seconds=0.2"]
   worker_count = %[4]d
-  min_workers  = 1
-  max_workers  = 4
+  elastic  = { min_workers = 1, max_workers = 4 }
   data_volumes = ["%[5]s:/checkpoint"]
-  pod_graceful_deletion_timeout_seconds = 5
 %[6]s
 }
 `, name, image, cluster.TrainingProgramsDir, workers, claim, onRealNode+etcdOnRealNode)
@@ -39,7 +37,8 @@ resource "training_elastic_job" "test" {
 // TestAccRealNode_elasticJobTrainsThroughRescales: the training starts at 4 workers, goes on at
 // 2 and then at 3, each rescale an in-place apply, each time from the last checkpoint (never from
 // step 0), as the program's own output says; it completes, the job reads SUCCEEDED, and destroy
-// leaves nothing.
+// leaves nothing. Nothing but the bounds is set (besides where it runs and its checkpoint's
+// volume): the defaults alone carry the training through a scale-down.
 func TestAccRealNode_elasticJobTrainsThroughRescales(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)

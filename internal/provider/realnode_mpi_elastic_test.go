@@ -34,7 +34,7 @@ resource "training_mpi_job" "test" {
   command      = ["python3", "train.py"]
   worker_count = %[3]d
   env          = { PATH = "%[4]s/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" }
-  elastic {
+  elastic = {
     min_workers = 1
     max_workers = 3
   }

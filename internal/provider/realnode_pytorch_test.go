@@ -44,8 +44,9 @@ resource "training_pytorch_job" "test" {
 
 // TestAccRealNode_elasticPyTorchJobRescalesInPlaceAndTheProgramSeesIt: an elastic PyTorchJob
 // (c10d on the first worker) trains at 2 workers, is scaled up to 3 and down to 1 in place, and
-// the running program goes on at each new world size from its last checkpoint. Without
-// max_restarts the scale-down ends the job (the plan warns).
+// the running program goes on at each new world size from its last checkpoint. Nothing but the
+// bounds is set (besides where it runs and its checkpoint's volume): the defaults alone, torchrun's
+// max_restarts among them, carry the training through a scale-down.
 func TestAccRealNode_elasticPyTorchJobRescalesInPlaceAndTheProgramSeesIt(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
@@ -59,11 +60,7 @@ resource "training_pytorch_job" "test" {
   command      = ["torchrun", "%[3]s/elastic_train.py", "--checkpoint=/checkpoint", "--step-seconds=0.2"]
   worker_count = %[4]d
   data_volumes = ["%[5]s:/checkpoint"]
-  elastic {
-    min_workers  = 1
-    max_workers  = 3
-    max_restarts = 10
-  }
+  elastic      = { min_workers = 1, max_workers = 3 }
 %[6]s
 }
 `, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, workers, claim, onRealNode)

@@ -65,7 +65,7 @@ resource "training_runtime" "mpi" {
   framework = "mpi"
   image     = %[2]q
   command   = ["mpirun", "python3", "%[3]s/mpi_allreduce.py"]
-  mpi {}
+  mpi = {}
 }
 
 resource "training_train_job" "test" {

@@ -4,9 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -84,12 +88,15 @@ func validateQueueing(ctx context.Context, config tfsdk.Config, diags *diag.Diag
 		diags.Append(config.GetAttribute(ctx, path.Root("queue_name"), &queue)...)
 	}
 	for _, name := range []string{"required_topology", "preferred_topology"} {
+		if _, ok := config.Schema.GetAttributes()[name]; !ok {
+			continue
+		}
 		var topology types.Map
 		diags.Append(config.GetAttribute(ctx, path.Root(name), &topology)...)
 		if len(topology.Elements()) > 0 && queue.IsNull() {
 			diags.AddAttributeError(path.Root(name), "Topology without a queue",
 				name+" asks Kueue's Topology Aware Scheduling to place the pods, which places only the jobs it admits: it needs queue_name "+
-					"(a LocalQueue of a ClusterQueue whose flavor has a topology_name). A training_elastic_job is not queued by Kueue.")
+					"(a LocalQueue of a ClusterQueue whose flavor has a topology_name).")
 		}
 	}
 	if waitFor.ValueString() == waitAdmitted && queue.IsNull() {
@@ -120,16 +127,16 @@ func inPlaceWhenTrue(attribute string) func(context.Context, tfsdk.Plan) (bool, 
 	}
 }
 
-// inPlaceWithBlock is inPlace for jobs that rescale in place when a block is present.
-func inPlaceWithBlock(block string) func(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) {
+// inPlaceWhenSet is inPlace for jobs that rescale in place when an object attribute is set.
+func inPlaceWhenSet(attribute string) func(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) {
 	return func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics) {
-		var v types.List
-		diags := plan.GetAttribute(ctx, path.Root(block), &v)
-		return len(v.Elements()) > 0, diags
+		var v types.Object
+		diags := plan.GetAttribute(ctx, path.Root(attribute), &v)
+		return !v.IsNull() && !v.IsUnknown(), diags
 	}
 }
 
-// boundsModel is what every elastic block says: the fewest and most workers.
+// boundsModel is what every job's elastic says: the fewest and most workers.
 type boundsModel struct {
 	MinWorkers types.Int64 `tfsdk:"min_workers"`
 	MaxWorkers types.Int64 `tfsdk:"max_workers"`
@@ -137,20 +144,32 @@ type boundsModel struct {
 
 func (b boundsModel) bounds() boundsModel { return b }
 
-// elasticBlock reads a job's elastic block (a model holding its bounds) and checks its bounds
-// against worker_count at plan time; ok says whether there is a block (and no error reading it).
-func elasticBlock[T interface{ bounds() boundsModel }](ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (block T, at path.Path, ok bool) {
-	var workers types.Int64
-	var blocks []T
-	diags.Append(config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
-	diags.Append(config.GetAttribute(ctx, path.Root("elastic"), &blocks)...)
-	at = path.Root("elastic").AtListIndex(0)
-	if diags.HasError() || len(blocks) == 0 {
-		return block, at, false
+// boundsAttributes are the attributes of every job's elastic: the fewest workers the training
+// goes on with (default 1) and the most it may be scaled to; what each means to the kind.
+func boundsAttributes(fewest, most string) map[string]schema.Attribute {
+	return map[string]schema.Attribute{
+		"min_workers": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
+			Validators:          []validator.Int64{int64validator.Between(1, 10000)},
+			MarkdownDescription: "Fewest workers the training goes on with" + fewest + ". Default 1."},
+		"max_workers": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
+			MarkdownDescription: "Most workers the job may be scaled to" + most + "."},
 	}
-	b := blocks[0].bounds()
+}
+
+// elasticBounds reads a job's elastic (a model holding its bounds) and checks its bounds against
+// worker_count at plan time; ok says whether it is set (and read without an error).
+func elasticBounds[T interface{ bounds() boundsModel }](ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) (elastic T, at path.Path, ok bool) {
+	var workers types.Int64
+	var e *T
+	diags.Append(config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
+	diags.Append(config.GetAttribute(ctx, path.Root("elastic"), &e)...)
+	at = path.Root("elastic")
+	if diags.HasError() || e == nil {
+		return elastic, at, false
+	}
+	b := (*e).bounds()
 	validateBounds(workers, b.MinWorkers, b.MaxWorkers, at, diags)
-	return blocks[0], at, true
+	return *e, at, true
 }
 
 // validateBounds checks min <= workers <= max at plan time (elastic Horovod's --min-np/--max-np,

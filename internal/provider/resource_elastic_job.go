@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -44,18 +46,17 @@ type elasticJobResource struct {
 
 type elasticJobModel struct {
 	jobFields
+	tensorBoardFields
 	workersField
 	podModel
+	podTemplateModel
+	rolesModel
 	Launcher                   types.String `tfsdk:"launcher"`
 	Script                     types.String `tfsdk:"script"`
 	ScriptArgs                 types.List   `tfsdk:"script_args"`
-	Command                    types.List   `tfsdk:"command"`
-	MinWorkers                 types.Int64  `tfsdk:"min_workers"`
-	MaxWorkers                 types.Int64  `tfsdk:"max_workers"`
+	WorkerCommand              types.List   `tfsdk:"worker_command"`
+	Elastic                    *boundsModel `tfsdk:"elastic"`
 	ProcessesPerWorker         types.Int64  `tfsdk:"processes_per_worker"`
-	EtcdImage                  types.String `tfsdk:"etcd_image"`
-	EtcdCPU                    types.String `tfsdk:"etcd_cpu"`
-	EtcdMemory                 types.String `tfsdk:"etcd_memory"`
 	MaxRetryCount              types.Int64  `tfsdk:"max_retry_count"`
 	PodGracefulDeletionTimeout types.Int64  `tfsdk:"pod_graceful_deletion_timeout_seconds"`
 	EtcdNetworkPolicy          types.Bool   `tfsdk:"etcd_network_policy"`
@@ -102,40 +103,30 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"`python-etcd` package in the image: the upstream PyTorch images do not ship it (`pip install python-etcd` in yours). " +
 				"Each worker waits until the etcd answers before it starts the launcher (python-etcd does not retry), and the launcher " +
 				"restarts its training processes up to " + strconv.Itoa(jobs.ElasticMaxRestarts) + " times (`--max_restarts`): each scale-down " +
-				"costs the remaining workers one restart, as the processes of a removed worker leave their collectives. Ignored with `command`."},
+				"costs the remaining workers one restart, as the processes of a removed worker leave their collectives. Ignored with `worker_command`."},
 		"script": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
 			Validators:          []validator.String{nonBlankRule},
-			MarkdownDescription: "The training script the launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `command` is set."},
+			MarkdownDescription: "The training script the launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `worker_command` is set."},
 		"script_args": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			Validators:          []validator.List{listvalidator.ConflictsWith(path.MatchRoot("command"))},
+			Validators:          []validator.List{listvalidator.ConflictsWith(path.MatchRoot("worker_command"))},
 			MarkdownDescription: "Arguments of the script."},
-		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
+		"worker_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
 			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
-			MarkdownDescription: "Escape hatch: the workers' whole command, in exec form, instead of the generated " +
+			MarkdownDescription: "What the workers run in place of the generated command, in exec form: " +
 				"`torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N --max_restarts=" +
 				strconv.Itoa(jobs.ElasticMaxRestarts) + " SCRIPT ARGS`, which `sh -c` runs once the etcd answers. The command must wait for the etcd itself."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
 			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.Elastic, inPlace: alwaysInPlace, description: "in place"}},
-			MarkdownDescription: "Number of workers, within `min_workers` and `max_workers`. Changing it rescales the running job in place " +
+			MarkdownDescription: "Number of workers, within `elastic`'s bounds. Changing it rescales the running job in place " +
 				"(the seed's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
-		"min_workers": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(1),
-			PlanModifiers: replaceInt, Validators: count,
-			MarkdownDescription: "Fewest workers the training goes on with: the MIN of the launcher's `--nnodes=MIN:MAX`. Default 1. Changing it replaces the job."},
-		"max_workers": schema.Int64Attribute{Required: true, PlanModifiers: replaceInt, Validators: count,
-			MarkdownDescription: "Most workers the job can be scaled to: the MAX of `--nnodes=MIN:MAX`. Changing it replaces the job."},
+		"elastic": schema.SingleNestedAttribute{Required: true,
+			MarkdownDescription: "The bounds of the training's workers, as the launcher's `--nnodes=MIN:MAX`. Changing them replaces the job.",
+			PlanModifiers:       []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+			Attributes:          boundsAttributes(" (the MIN of `--nnodes=MIN:MAX`)", " (the MAX of `--nnodes=MIN:MAX`)")},
 		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
 			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per worker (the launcher's `--nproc_per_node`). Default: the GPUs per worker, at least 1."},
-		"etcd_image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultEtcdImage),
-			PlanModifiers: []planmodifier.String{defaultForNewJobsOnly{}, stringplanmodifier.RequiresReplace()}, Validators: []validator.String{nonBlankRule, etcdImageRule},
-			MarkdownDescription: "Image of the job's own rendezvous etcd. Default `" + jobs.DefaultEtcdImage + "` for new jobs; a job made " +
-				"with an earlier default keeps its image (a new default never replaces a running job). The etcd serves the " +
-				"v2 API the rendezvous speaks (`--enable-v2`), which etcd 3.6 removed: an image tagged 3.6 or later is a plan-time error."},
-		"etcd_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "CPU of the etcd pod as a Kubernetes quantity."},
-		"etcd_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "Memory of the etcd pod as a Kubernetes quantity."},
 		"max_retry_count": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(jobs.DefaultMaxRetryCount),
 			PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.Between(-2, 1000)},
 			MarkdownDescription: "Retries of the job and of each worker (FrameworkController's fancy retry policy: transient failures retry, permanent ones do not). Default 2; -1 retries without limit, -2 always."},
@@ -158,15 +149,17 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 			"(`frameworkcontroller.microsoft.com/v1`) with an `etcd` task role and a `worker` task role running torchrun (or the torchelastic launcher), " +
 			"a Service `NAME-etcd` the workers find the etcd through, and a headless Service `NAME-worker` they find each other through. " +
 			"Changing `worker_count` rescales the job in place; destroy removes the Framework, its ConfigMap, both Services and every pod, the etcd's included, and waits until all are gone.",
-		roles:   "the workers",
-		running: "the etcd and exactly `worker_count` workers Running, removed workers gone",
-		own:     own,
+		roles:    "the workers",
+		running:  "the etcd and exactly `worker_count` workers Running, removed workers gone",
+		own:      own,
+		without:  []string{"required_topology", "preferred_topology"},
+		unqueued: true,
 	})
 }
 
 func (r *elasticJobResource) ConfigValidators(context.Context) []resource.ConfigValidator {
 	return []resource.ConfigValidator{
-		exactlyOneOf{"script", "command"},
+		exactlyOneOf{"script", "worker_command"},
 	}
 }
 
@@ -174,25 +167,19 @@ func (r *elasticJobResource) ConfigValidators(context.Context) []resource.Config
 func (r *elasticJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	validateQueueing(ctx, req.Config, &resp.Diagnostics)
 	var name types.String
-	var tensorBoard types.List
+	var tensorBoard types.Object
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("name"), &name)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("tensorboard"), &tensorBoard)...)
 	if !name.IsUnknown() && !name.IsNull() && !tensorBoard.IsUnknown() {
-		if err := jobs.CheckElasticName(name.ValueString(), len(tensorBoard.Elements()) > 0); err != nil {
+		if err := jobs.CheckElasticName(name.ValueString(), !tensorBoard.IsNull()); err != nil {
 			resp.Diagnostics.AddAttributeError(path.Root("name"), "Invalid job name", err.Error())
 		}
 	}
-	var workers, minWorkers, maxWorkers types.Int64
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("worker_count"), &workers)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("min_workers"), &minWorkers)...)
-	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("max_workers"), &maxWorkers)...)
-	if !resp.Diagnostics.HasError() {
-		validateBounds(workers, minWorkers, maxWorkers, path.Empty(), &resp.Diagnostics)
-	}
+	elasticBounds[boundsModel](ctx, req.Config, &resp.Diagnostics)
 }
 
 func (m *elasticJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
-	pod, diags := m.podOptions(ctx)
+	pod, diags := podOptionsOf(ctx, m)
 	spec := jobs.ElasticJobSpec{
 		Name:                       m.Name.ValueString(),
 		Namespace:                  m.Namespace.ValueString(),
@@ -200,17 +187,15 @@ func (m *elasticJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics
 		Launcher:                   m.Launcher.ValueString(),
 		Script:                     m.Script.ValueString(),
 		ScriptArgs:                 stringList(ctx, m.ScriptArgs, &diags),
-		Command:                    stringList(ctx, m.Command, &diags),
+		Command:                    stringList(ctx, m.WorkerCommand, &diags),
 		Workers:                    int32(m.WorkerCount.ValueInt64()),
-		MinWorkers:                 int32(m.MinWorkers.ValueInt64()),
-		MaxWorkers:                 int32(m.MaxWorkers.ValueInt64()),
 		ProcsPerNode:               int32(m.ProcessesPerWorker.ValueInt64()),
-		EtcdImage:                  m.EtcdImage.ValueString(),
-		EtcdCPU:                    m.EtcdCPU.ValueString(),
-		EtcdMemory:                 m.EtcdMemory.ValueString(),
 		MaxRetryCount:              int32(m.MaxRetryCount.ValueInt64()),
 		PodGracefulDeletionTimeout: m.PodGracefulDeletionTimeout.ValueInt64(),
 		EtcdNetworkPolicy:          m.EtcdNetworkPolicy.ValueBool(),
+	}
+	if e := m.Elastic; e != nil {
+		spec.MinWorkers, spec.MaxWorkers = int32(e.MinWorkers.ValueInt64()), int32(e.MaxWorkers.ValueInt64())
 	}
 	return spec, diags
 }
@@ -220,43 +205,43 @@ func (m *elasticJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	if err != nil {
 		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing elastic job", err.Error())}
 	}
-	diags := m.setFromPodOptions(ctx, s.Pod)
+	diags := setPodOf(ctx, m, s.Pod)
 	m.Launcher = types.StringValue(s.Launcher)
 	if s.Launcher == "" {
 		m.Launcher = types.StringValue(jobs.LauncherTorchrun) // made with a command: the default, unused
 	}
 	m.Script = optionalString(s.Script)
 	m.ScriptArgs = optionalList(ctx, s.ScriptArgs, &diags)
-	m.Command = optionalList(ctx, s.Command, &diags)
+	m.WorkerCommand = optionalList(ctx, s.Command, &diags)
 	m.WorkerCount = types.Int64Value(int64(s.Workers))
-	m.MinWorkers = types.Int64Value(int64(s.MinWorkers))
-	m.MaxWorkers = types.Int64Value(int64(s.MaxWorkers))
+	m.Elastic = &boundsModel{MinWorkers: types.Int64Value(int64(s.MinWorkers)), MaxWorkers: types.Int64Value(int64(s.MaxWorkers))}
 	m.ProcessesPerWorker = types.Int64Value(int64(s.ProcsPerNode))
-	m.EtcdImage = types.StringValue(s.EtcdImage)
-	m.EtcdCPU = sameQuantity(m.EtcdCPU, s.EtcdCPU)
-	m.EtcdMemory = sameQuantity(m.EtcdMemory, s.EtcdMemory)
 	m.MaxRetryCount = types.Int64Value(int64(s.MaxRetryCount))
 	m.PodGracefulDeletionTimeout = types.Int64Value(s.PodGracefulDeletionTimeout)
 	m.EtcdNetworkPolicy = types.BoolValue(s.EtcdNetworkPolicy)
 	return diags
 }
 
-// defaultForNewJobsOnly keeps, for an attribute left unset, the value the job has: the
-// attribute's default applies to new jobs, and a provider release that changes it does not
-// replace the jobs made with the old one.
-type defaultForNewJobsOnly struct{}
+// defaultForNewJobsOnlyInt64 gives an unset number its default for a new job and keeps, for a
+// job that exists, the value it has: a provider release that changes a default does not replace
+// the jobs made with the old one.
+type defaultForNewJobsOnlyInt64 struct{ value int64 }
 
-func (defaultForNewJobsOnly) Description(context.Context) string {
-	return "an unset value keeps the job's current one; the default applies to new jobs"
+func (d defaultForNewJobsOnlyInt64) Description(context.Context) string {
+	return fmt.Sprintf("unset, %d for a new job; a job that exists keeps its value", d.value)
 }
-func (d defaultForNewJobsOnly) MarkdownDescription(ctx context.Context) string {
+func (d defaultForNewJobsOnlyInt64) MarkdownDescription(ctx context.Context) string {
 	return d.Description(ctx)
 }
 
-func (defaultForNewJobsOnly) keepsUnchangedPlan() {}
+func (defaultForNewJobsOnlyInt64) keepsUnchangedPlan() {}
 
-func (defaultForNewJobsOnly) PlanModifyString(_ context.Context, req planmodifier.StringRequest, resp *planmodifier.StringResponse) {
-	if req.ConfigValue.IsNull() && !req.StateValue.IsNull() && !req.StateValue.IsUnknown() {
+func (d defaultForNewJobsOnlyInt64) PlanModifyInt64(_ context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	switch {
+	case !req.ConfigValue.IsNull():
+	case !req.StateValue.IsNull() && !req.StateValue.IsUnknown():
 		resp.PlanValue = req.StateValue
+	default:
+		resp.PlanValue = types.Int64Value(d.value)
 	}
 }

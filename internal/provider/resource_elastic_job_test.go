@@ -30,8 +30,7 @@ resource "training_elastic_job" "test" {
   script       = "/workspace/examples/imagenet/main.py"
   script_args  = ["--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"]
   worker_count = %[2]d
-  min_workers  = 1
-  max_workers  = 4
+  elastic  = { min_workers = 1, max_workers = 4 }
   gpus         = 1
   tolerations  = ["gpu_node"]
   # Every node of the local cluster is tainted: the etcd, a CPU helper, is told where it may go.
@@ -142,7 +141,7 @@ func TestAccElasticJob_seedLifecycle(t *testing.T) {
 			},
 			{
 				// Changing the bounds cannot apply to running workers: the plan replaces the job.
-				Config:   strings.Replace(elasticJobConfig(name, 3, ""), "max_workers  = 4", "max_workers  = 5", 1),
+				Config:   strings.Replace(elasticJobConfig(name, 3, ""), "max_workers = 4", "max_workers = 5", 1),
 				PlanOnly: true, ExpectNonEmptyPlan: true,
 				ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("training_elastic_job.test", plancheck.ResourceActionDestroyBeforeCreate),

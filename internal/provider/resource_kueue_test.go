@@ -146,7 +146,7 @@ func TestAccKueue_queuedJobsWaitForQuota(t *testing.T) {
 				// The third job runs elastic Horovod, which rescales in place without a queue.
 				withThird := func(gpus, workers int) string {
 					return quotaConfig(prefix, gpus, queuedJob(kind, "b", second, short)+
-						strings.Replace(queuedJob(kind, "c", third, "  wait_for = \"admitted\"\n  elastic {\n    min_workers = 1\n    max_workers = 4\n  }\n"+
+						strings.Replace(queuedJob(kind, "c", third, "  wait_for = \"admitted\"\n  elastic = {\n    min_workers = 1\n    max_workers = 4\n  }\n"+
 							"  timeouts {\n    create = \"5s\"\n    update = \"2m\"\n  }"), "worker_count = 2", fmt.Sprintf("worker_count = %d", workers), 1))
 				}
 				steps = append(steps,

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -42,17 +43,19 @@ type mpiJobResource struct {
 
 type mpiJobModel struct {
 	jobFields
+	tensorBoardFields
 	workersField
 	podModel
+	podTemplateModel
+	rolesModel
+	tasModel
 	runPolicyModel
-	Command         types.List    `tfsdk:"command"`
-	WorkerCommand   types.List    `tfsdk:"worker_command"`
-	SlotsPerWorker  types.Int64   `tfsdk:"slots_per_worker"`
-	LauncherCPU     types.String  `tfsdk:"launcher_cpu"`
-	LauncherMemory  types.String  `tfsdk:"launcher_memory"`
-	Elastic         []boundsModel `tfsdk:"elastic"`
-	MountOnLauncher types.Bool    `tfsdk:"mount_data_on_launcher"`
-	SSHAuthPath     types.String  `tfsdk:"ssh_auth_mount_path"`
+	Command            types.List   `tfsdk:"command"`
+	WorkerCommand      types.List   `tfsdk:"worker_command"`
+	ProcessesPerWorker types.Int64  `tfsdk:"processes_per_worker"`
+	Elastic            *boundsModel `tfsdk:"elastic"`
+	MountOnLauncher    types.Bool   `tfsdk:"mount_data_on_launcher"`
+	SSHAuthPath        types.String `tfsdk:"ssh_auth_mount_path"`
 }
 
 func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -64,23 +67,23 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
 			PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
 			Validators:    []validator.List{listvalidator.SizeAtLeast(1)},
-			MarkdownDescription: "The launcher's command in exec form, usually starting with `mpirun` (Arena: the command after the flags). " +
-				"With an `elastic` block it is the training program alone (`[\"python\", \"train.py\"]`), which the launcher runs under " +
+			MarkdownDescription: "The command that starts the training, in exec form: the launcher's, usually starting with `mpirun` " +
+				"(Arena: the command after the flags). With `elastic` it is the training program alone (`[\"python\", \"train.py\"]`), which the launcher runs under " +
 				"`horovodrun -np N --min-np MIN --max-np MAX --slots-per-host SLOTS --host-discovery-script " + jobs.DiscoverHostsScript + "`, " +
 				"counting one process per slot of each worker."},
 		"worker_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true,
 			Default:             listdefault.StaticValue(stringListValue(jobs.DefaultWorkerCommand)),
 			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
-			MarkdownDescription: "The workers' command. Default: the SSH daemon (`/usr/sbin/sshd -De`) that mpi-operator v2's launcher reaches them through."},
+			MarkdownDescription: "What the workers run in place of the default: the SSH daemon (`/usr/sbin/sshd -De`) that mpi-operator v2's launcher reaches them through."},
 		"worker_count": schema.Int64Attribute{Required: true,
 			Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.MPI, inPlace: inPlaceWithBlock("elastic"),
-				description: "in place with an elastic block, otherwise by replacing the job"}},
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.MPI, inPlace: inPlaceWhenSet("elastic"),
+				description: "in place with elastic, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers`). A plain `mpirun` fixes its ranks when it starts and never " +
-				"reads the hostfile again, so changing it **replaces** the job. With an `elastic` block, elastic Horovod finds its hosts " +
-				"through mpi-operator's discovery script while it runs, and changing it rescales the running job in place within the " +
-				"block's bounds. With `wait_for = \"running\"` the apply waits until exactly that many workers run."},
+				"reads the hostfile again, so changing it **replaces** the job. With `elastic`, elastic Horovod finds its hosts " +
+				"through mpi-operator's discovery script while it runs, and changing it rescales the running job in place within " +
+				"its bounds. With `wait_for = \"running\"` the apply waits until exactly that many workers run."},
 		"mount_data_on_launcher": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			MarkdownDescription: "Mount `data_volumes` on the launcher as well as on the workers (Arena: `--mounts-on-launcher`). " +
@@ -95,14 +98,16 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				"user's uid as `security_context.run_as_user` and its group as `fs_group` (the keys are mounted with the pod's group); " +
 				"with the rest of `security_context` as Pod Security `restricted` asks, such a job runs in a namespace that enforces it. " +
 				"Changing it replaces the job."},
-		"slots_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
+		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
 			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
-			MarkdownDescription: "MPI slots (processes) per worker. Default: the GPUs per worker, at least 1."},
-		"launcher_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "CPU of the launcher as a Kubernetes quantity."},
-		"launcher_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "Memory of the launcher as a Kubernetes quantity."},
+			MarkdownDescription: "MPI processes (mpi-operator's slots) per worker. Default: the GPUs per worker, at least 1."},
+		"elastic": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "Run elastic Horovod, so that `worker_count` changes in place: `command` runs under `horovodrun` " +
+				"with mpi-operator's host discovery script, which lists the Running workers as they come and go. The training " +
+				"program must use Horovod's elastic API (`hvd.elastic.run`). Adding, changing or removing it replaces the job.",
+			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+			Attributes:    boundsAttributes(" (`--min-np` is this times the processes per worker)", " (`--max-np` is this times the processes per worker)")},
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "An MPI (Horovod) training job run by mpi-operator: a Kubeflow `MPIJob` (`kubeflow.org/v2beta1`) " +
@@ -113,32 +118,17 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		roles:   "the launcher and workers",
 		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
 		own:     mergeAttributes(own, runPolicyAttributes(jobs.MPI, "the launcher")),
-		blocks: map[string]schema.Block{
-			"elastic": schema.ListNestedBlock{
-				MarkdownDescription: "Run elastic Horovod, so that `worker_count` changes in place: `command` runs under `horovodrun` " +
-					"with mpi-operator's host discovery script, which lists the Running workers as they come and go. The training " +
-					"program must use Horovod's elastic API (`hvd.elastic.run`). Adding or removing the block replaces the job.",
-				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-				Validators:    []validator.List{listvalidator.SizeAtMost(1)},
-				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
-					"min_workers": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
-						MarkdownDescription: "Fewest workers the training goes on with (`--min-np` is this times the slots per worker)."},
-					"max_workers": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
-						MarkdownDescription: "Most workers the job may be scaled to (`--max-np` is this times the slots per worker)."},
-				}},
-			},
-		},
 	})
 }
 
 // ValidateConfig checks an elastic job's bounds at plan time: min_workers <= worker_count <= max_workers.
 func (r *mpiJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	validateQueueing(ctx, req.Config, &resp.Diagnostics)
-	elasticBlock[boundsModel](ctx, req.Config, &resp.Diagnostics)
+	elasticBounds[boundsModel](ctx, req.Config, &resp.Diagnostics)
 }
 
 func (m *mpiJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
-	pod, diags := m.podOptions(ctx)
+	pod, diags := podOptionsOf(ctx, m)
 	spec := jobs.MPIJobSpec{
 		Name:                m.Name.ValueString(),
 		Namespace:           m.Namespace.ValueString(),
@@ -146,9 +136,7 @@ func (m *mpiJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 		LauncherCommand:     stringList(ctx, m.Command, &diags),
 		WorkerCommand:       stringList(ctx, m.WorkerCommand, &diags),
 		Workers:             int32(m.WorkerCount.ValueInt64()),
-		SlotsPerWorker:      int32(m.SlotsPerWorker.ValueInt64()),
-		LauncherCPU:         m.LauncherCPU.ValueString(),
-		LauncherMemory:      m.LauncherMemory.ValueString(),
+		SlotsPerWorker:      int32(m.ProcessesPerWorker.ValueInt64()),
 		RunPolicy:           m.runPolicy(),
 		MountDataOnLauncher: m.MountOnLauncher.ValueBool(),
 	}
@@ -156,8 +144,8 @@ func (m *mpiJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 		// mpi-operator's default is left to it, so a job says what it did before the attribute.
 		spec.SSHAuthMountPath = p
 	}
-	if len(m.Elastic) > 0 {
-		spec.Elastic = &jobs.MPIElastic{MinWorkers: int32(m.Elastic[0].MinWorkers.ValueInt64()), MaxWorkers: int32(m.Elastic[0].MaxWorkers.ValueInt64())}
+	if e := m.Elastic; e != nil {
+		spec.Elastic = &jobs.MPIElastic{MinWorkers: int32(e.MinWorkers.ValueInt64()), MaxWorkers: int32(e.MaxWorkers.ValueInt64())}
 	}
 	return spec, diags
 }
@@ -167,18 +155,16 @@ func (m *mpiJobModel) read(ctx context.Context, obj *unstructured.Unstructured) 
 	if err != nil {
 		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing MPI job", err.Error())}
 	}
-	diags := m.setFromPodOptions(ctx, s.Pod)
+	diags := setPodOf(ctx, m, s.Pod)
 	m.Command = stringListValue(s.LauncherCommand)
 	m.WorkerCommand = stringListValue(s.WorkerCommand)
 	m.WorkerCount = types.Int64Value(int64(s.Workers))
-	m.SlotsPerWorker = types.Int64Value(int64(s.SlotsPerWorker))
-	m.LauncherCPU = sameQuantity(m.LauncherCPU, s.LauncherCPU)
-	m.LauncherMemory = sameQuantity(m.LauncherMemory, s.LauncherMemory)
+	m.ProcessesPerWorker = types.Int64Value(int64(s.SlotsPerWorker))
 	m.MountOnLauncher = types.BoolValue(s.MountDataOnLauncher)
 	m.SSHAuthPath = types.StringValue(cmp.Or(s.SSHAuthMountPath, jobs.DefaultSSHAuthMountPath))
 	m.Elastic = nil
 	if e := s.Elastic; e != nil {
-		m.Elastic = []boundsModel{{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers))}}
+		m.Elastic = &boundsModel{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers))}
 	}
 	m.setRunPolicy(s.RunPolicy)
 	return diags

@@ -99,7 +99,7 @@ func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running)),
 					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("id"), knownvalue.StringExact("default/"+name)),
-					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("slots_per_worker"), knownvalue.Int64Exact(1)),
+					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("processes_per_worker"), knownvalue.Int64Exact(1)),
 					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("instances"), knownvalue.ListSizeExact(3)),
 					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("instances").AtSliceIndex(1).AtMapKey("node"), knownvalue.StringExact(ssdNode)),
 				},
@@ -158,7 +158,7 @@ func TestAccMPIJob_tolerateTwoTaints(t *testing.T) {
 				},
 			),
 			ConfigStateChecks: []statecheck.StateCheck{
-				statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("slots_per_worker"), knownvalue.Int64Exact(4)),
+				statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("processes_per_worker"), knownvalue.Int64Exact(4)),
 			},
 		}},
 	})
@@ -372,7 +372,7 @@ resource "training_mpi_job" "test" {
 			ExpectNonEmptyPlan: true,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PostApplyPreRefresh: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionCreate),
-				plancheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("slots_per_worker"), knownvalue.Int64Exact(1)),
+				plancheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("processes_per_worker"), knownvalue.Int64Exact(1)),
 			}},
 		}},
 	})

@@ -3,6 +3,7 @@ package provider
 import (
 	"cmp"
 	"context"
+	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
@@ -39,12 +41,16 @@ type pytorchJobResource struct {
 
 type pytorchJobModel struct {
 	jobFields
+	tensorBoardFields
 	workersField
 	podModel
+	podTemplateModel
+	rolesModel
+	tasModel
 	runPolicyModel
-	Command            types.List            `tfsdk:"command"`
-	ProcessesPerWorker types.Int64           `tfsdk:"processes_per_worker"`
-	Elastic            []pytorchElasticModel `tfsdk:"elastic"`
+	Command            types.List           `tfsdk:"command"`
+	ProcessesPerWorker types.Int64          `tfsdk:"processes_per_worker"`
+	Elastic            *pytorchElasticModel `tfsdk:"elastic"`
 }
 
 type pytorchElasticModel struct {
@@ -55,7 +61,6 @@ type pytorchElasticModel struct {
 }
 
 func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replace := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
 	count := []validator.Int64{int64validator.Between(1, 10000)}
 	own := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
@@ -68,57 +73,52 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"training-operator sets `MASTER_ADDR`, `MASTER_PORT`, `WORLD_SIZE`, `RANK` and torchrun's `PET_*` variables " +
 				"(`PET_NNODES`, `PET_NODE_RANK`, `PET_NPROC_PER_NODE`; with `elastic`, `PET_RDZV_BACKEND`, `PET_RDZV_ENDPOINT`), which torchrun reads as its arguments."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.PyTorch, inPlace: inPlaceWithBlock("elastic"),
-				description: "in place with an elastic block, otherwise by replacing the job"}},
+			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.PyTorch, inPlace: inPlaceWhenSet("elastic"),
+				description: "in place with elastic, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers` counts the master too; here the master is extra). A static job's " +
-				"processes are told `WORLD_SIZE` when they start, so changing it **replaces** the job. With an `elastic` block, torchrun " +
-				"re-rendezvouses with the workers that come and go, and changing it rescales the running job in place within the block's bounds."},
+				"processes are told `WORLD_SIZE` when they start, so changing it **replaces** the job. With `elastic`, torchrun " +
+				"re-rendezvouses with the workers that come and go, and changing it rescales the running job in place within its bounds."},
 		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
 			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per pod (torchrun's `--nproc_per_node`, the PyTorchJob's `nprocPerNode`). Default: the GPUs per worker, at least 1."},
+		"elastic": schema.SingleNestedAttribute{Optional: true,
+			MarkdownDescription: "Make the job elastic (the PyTorchJob's `elasticPolicy`): workers only, no master, meeting at a " +
+				"rendezvous (by default c10d on the first worker, `NAME-worker-0`), so that `worker_count` changes in place between " +
+				"`min_workers` and `max_workers` (torchrun's `--nnodes=MIN:MAX`). Adding, removing or changing it replaces the job.",
+			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+			Attributes: mergeAttributes(boundsAttributes("", ""), map[string]schema.Attribute{
+				"rendezvous_backend": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("c10d"),
+					Validators:          []validator.String{stringvalidator.OneOf(jobs.RendezvousBackends...)},
+					MarkdownDescription: "torchrun's `--rdzv_backend`: `c10d` (default; its store runs on the first worker), or `etcd` / `etcd-v2` at `rendezvous_endpoint`."},
+				"rendezvous_endpoint": schema.StringAttribute{Optional: true, Validators: []validator.String{rendezvousEndpointRule},
+					MarkdownDescription: "`host:port` of the rendezvous; required with an etcd backend. Default: `NAME-worker-0:" + "23456`."},
+				"max_restarts": schema.Int64Attribute{Optional: true, Computed: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
+					PlanModifiers: []planmodifier.Int64{defaultForNewJobsOnlyInt64{jobs.ElasticMaxRestarts}},
+					MarkdownDescription: fmt.Sprintf("How often torchrun restarts the workers after a failure before the job fails "+
+						"(`--max_restarts`). A worker that joins does not count; a worker that leaves (a scale-down) does: the processes of "+
+						"the others fail their collectives and are restarted, so the default, %d for new jobs, lets the training go on "+
+						"through rescales (torchrun's own, 0, would end it at the first scale-down). A job made without it keeps what it has.",
+						jobs.ElasticMaxRestarts)},
+			}),
+		},
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "A distributed PyTorch job run by training-operator: a Kubeflow `PyTorchJob` (`kubeflow.org/v1`) with a master and " +
-			"`worker_count` workers, or with an `elastic` block, workers alone that meet at a rendezvous and rescale in place. It does what " +
+			"`worker_count` workers, or with `elastic`, workers alone that meet at a rendezvous and rescale in place. It does what " +
 			"`arena submit pytorch` does, tolerations included. Changing `worker_count` replaces a static job and rescales an elastic one in " +
 			"place; changing anything baked into its pods replaces it. Destroy deletes the PyTorchJob and waits " +
 			"until it, its Services and all its pods are gone.",
 		roles:   "the master and workers",
 		running: "the master and exactly `worker_count` workers Running, and the operator reporting the job running",
 		own:     mergeAttributes(own, runPolicyAttributes(jobs.PyTorch, "a failed replica")),
-		blocks: map[string]schema.Block{
-			"elastic": schema.ListNestedBlock{
-				MarkdownDescription: "Make the job elastic (the PyTorchJob's `elasticPolicy`): workers only, no master, meeting at a " +
-					"rendezvous (by default c10d on the first worker, `NAME-worker-0`), so that `worker_count` changes in place between " +
-					"`min_workers` and `max_workers` (torchrun's `--nnodes=MIN:MAX`). Adding, removing or changing the block replaces the job.",
-				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-				Validators:    []validator.List{listvalidator.SizeAtMost(1)},
-				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
-					"min_workers": schema.Int64Attribute{Required: true, Validators: count, PlanModifiers: replace,
-						MarkdownDescription: "Fewest workers the training goes on with."},
-					"max_workers": schema.Int64Attribute{Required: true, Validators: count, PlanModifiers: replace,
-						MarkdownDescription: "Most workers the job may be scaled to."},
-					"rendezvous_backend": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("c10d"),
-						Validators:          []validator.String{stringvalidator.OneOf(jobs.RendezvousBackends...)},
-						MarkdownDescription: "torchrun's `--rdzv_backend`: `c10d` (default; its store runs on the first worker), or `etcd` / `etcd-v2` at `rendezvous_endpoint`."},
-					"rendezvous_endpoint": schema.StringAttribute{Optional: true, Validators: []validator.String{rendezvousEndpointRule},
-						MarkdownDescription: "`host:port` of the rendezvous; required with an etcd backend. Default: `NAME-worker-0:" + "23456`."},
-					"max_restarts": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
-						MarkdownDescription: "How often torchrun restarts the workers after a failure before the job fails (`--max_restarts`). " +
-							"A worker that joins does not count; a worker that leaves (a scale-down) does: the processes of the others fail " +
-							"their collectives and are restarted. Unset, torchrun's default of 0 ends the job at its first scale-down, which " +
-							"the plan warns about."},
-				}},
-			},
-		},
 	})
 }
 
 // ValidateConfig checks an elastic job's bounds and rendezvous at plan time.
 func (r *pytorchJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	validateQueueing(ctx, req.Config, &resp.Diagnostics)
-	e, at, ok := elasticBlock[pytorchElasticModel](ctx, req.Config, &resp.Diagnostics)
+	e, at, ok := elasticBounds[pytorchElasticModel](ctx, req.Config, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -126,18 +126,17 @@ func (r *pytorchJobResource) ValidateConfig(ctx context.Context, req resource.Va
 		return
 	}
 	if err := jobs.CheckRendezvous(e.RendezvousBackend.ValueString(), e.RendezvousEndpoint.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(at.AtName("rendezvous_endpoint"), "Invalid rendezvous", err.Error()+".")
+		resp.Diagnostics.AddAttributeError(at.AtName("rendezvous_endpoint"), "Invalid rendezvous", nestedPath(at.AtName("rendezvous_endpoint"))+err.Error()+".")
 	}
-	if e.MaxRestarts.IsNull() {
+	if !e.MaxRestarts.IsUnknown() && !e.MaxRestarts.IsNull() && e.MaxRestarts.ValueInt64() == 0 {
 		resp.Diagnostics.AddAttributeWarning(at.AtName("max_restarts"), "The first scale-down will end this job",
-			"Without max_restarts torchrun restarts nothing (its default is 0), and a scale-down fails the collectives of the "+
-				"workers that stay: the job fails instead of going on at the new size. Set max_restarts (for example 100) "+
-				"to let the workers restart at each scale-down.")
+			"With max_restarts = 0 torchrun restarts nothing, and a scale-down fails the collectives of the workers that stay: the "+
+				"job fails instead of going on at the new size. Leave it unset (the default restarts them) or give it room.")
 	}
 }
 
 func (m *pytorchJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
-	pod, diags := m.podOptions(ctx)
+	pod, diags := podOptionsOf(ctx, m)
 	spec := jobs.PyTorchJobSpec{
 		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod,
 		Command:      stringList(ctx, m.Command, &diags),
@@ -145,8 +144,7 @@ func (m *pytorchJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics
 		ProcsPerNode: int32(m.ProcessesPerWorker.ValueInt64()),
 		RunPolicy:    m.runPolicy(),
 	}
-	if len(m.Elastic) > 0 {
-		e := m.Elastic[0]
+	if e := m.Elastic; e != nil {
 		spec.Elastic = &jobs.PyTorchElastic{MinWorkers: int32(e.MinWorkers.ValueInt64()), MaxWorkers: int32(e.MaxWorkers.ValueInt64()),
 			RendezvousBackend: e.RendezvousBackend.ValueString(), RendezvousEndpoint: e.RendezvousEndpoint.ValueString()}
 		if !e.MaxRestarts.IsNull() {
@@ -161,15 +159,16 @@ func (m *pytorchJobModel) read(ctx context.Context, obj *unstructured.Unstructur
 	if err != nil {
 		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing PyTorch job", err.Error())}
 	}
-	diags := m.setFromPodOptions(ctx, s.Pod)
+	diags := setPodOf(ctx, m, s.Pod)
 	m.Command = stringListValue(s.Command)
 	m.WorkerCount = types.Int64Value(int64(s.Workers))
 	m.ProcessesPerWorker = types.Int64Value(int64(cmp.Or(s.ProcsPerNode, jobs.DefaultSlots(s.Pod.GPUs))))
 	m.Elastic = nil
 	if e := s.Elastic; e != nil {
-		m.Elastic = []pytorchElasticModel{{boundsModel: boundsModel{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers))},
+		// A job made without max_restarts has torchrun's 0.
+		m.Elastic = &pytorchElasticModel{boundsModel: boundsModel{MinWorkers: types.Int64Value(int64(e.MinWorkers)), MaxWorkers: types.Int64Value(int64(e.MaxWorkers))},
 			RendezvousBackend: types.StringValue(cmp.Or(e.RendezvousBackend, "c10d")), RendezvousEndpoint: optionalString(e.RendezvousEndpoint),
-			MaxRestarts: optionalInt(e.MaxRestarts)}}
+			MaxRestarts: types.Int64Value(int64(ptr.Deref(e.MaxRestarts, 0)))}
 	}
 	m.setRunPolicy(s.RunPolicy)
 	return diags

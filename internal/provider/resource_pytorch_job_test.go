@@ -122,7 +122,7 @@ func TestAccPyTorchJob_masterAndWorkers(t *testing.T) {
 func TestAccPyTorchJob_elasticRescaleInPlace(t *testing.T) {
 	a := newAPI(t)
 	name := acctest.RandomWithPrefix("tf-acc-pte")
-	const elastic = "  elastic {\n    min_workers  = 1\n    max_workers  = 4\n    max_restarts = 3\n  }\n"
+	const elastic = "  elastic = {\n    min_workers  = 1\n    max_workers  = 4\n    max_restarts = 3\n  }\n"
 	elasticEnv := func(corev1.Pod) map[string]string {
 		return map[string]string{"PET_NNODES": "1:4", "PET_RDZV_BACKEND": "c10d", "PET_RDZV_ENDPOINT": name + "-worker-0:23456",
 			"PET_MAX_RESTARTS": "3", "PET_NPROC_PER_NODE": "1", "MASTER_ADDR": "", "WORLD_SIZE": ""}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
-	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -55,12 +54,14 @@ type runtimeModel struct {
 	Namespace types.String `tfsdk:"namespace"`
 	Kind      types.String `tfsdk:"kind"`
 	podModel
-	Framework      types.String   `tfsdk:"framework"`
-	NumNodes       types.Int64    `tfsdk:"num_nodes"`
-	Command        types.List     `tfsdk:"command"`
-	MPI            []mpiModel     `tfsdk:"mpi"`
-	GangScheduling []gangModel    `tfsdk:"gang_scheduling"`
-	Timeouts       timeouts.Value `tfsdk:"timeouts"`
+	podTemplateModel
+	tasModel
+	Framework      types.String      `tfsdk:"framework"`
+	NumNodes       types.Int64       `tfsdk:"num_nodes"`
+	Command        types.List        `tfsdk:"command"`
+	MPI            *mpiModel         `tfsdk:"mpi"`
+	GangScheduling *runtimeGangModel `tfsdk:"gang_scheduling"`
+	Timeouts       timeouts.Value    `tfsdk:"timeouts"`
 }
 
 type mpiModel struct {
@@ -72,7 +73,9 @@ type mpiModel struct {
 	NodeCommand       types.List   `tfsdk:"node_command"`
 }
 
-type gangModel struct {
+// runtimeGangModel is a runtime's gang_scheduling: Trainer's coscheduling policy has its timeout
+// alone.
+type runtimeGangModel struct {
 	ScheduleTimeoutSeconds types.Int64 `tfsdk:"schedule_timeout_seconds"`
 }
 
@@ -99,21 +102,20 @@ func (m *runtimeModel) deleteHint() string {
 }
 
 func (m *runtimeModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
-	pod, diags := m.podOptions(ctx)
+	pod, diags := podOptionsOf(ctx, m)
 	s := m.spec()
 	s.Framework, s.Pod = m.Framework.ValueString(), pod
 	s.Nodes = int32(m.NumNodes.ValueInt64())
 	s.Command = stringList(ctx, m.Command, &diags)
-	if len(m.MPI) > 0 {
-		p := m.MPI[0]
+	if p := m.MPI; p != nil {
 		s.MPI = &jobs.MPIPolicy{ProcsPerNode: int32(p.ProcessesPerNode.ValueInt64()), Implementation: p.Implementation.ValueString(),
 			SSHAuthMountPath: p.SSHAuthMountPath.ValueString(), RunLauncherAsNode: p.RunLauncherAsNode.ValueBool(),
 			RunAsUser: p.RunAsUser.ValueInt64(), NodeCommand: stringList(ctx, p.NodeCommand, &diags)}
 	} else if s.Framework == jobs.FrameworkMPI {
 		s.MPI = ptr.To(jobs.DefaultMPIPolicy())
 	}
-	if len(m.GangScheduling) > 0 {
-		s.GangTimeoutSeconds = ptr.To(int32(m.GangScheduling[0].ScheduleTimeoutSeconds.ValueInt64()))
+	if g := m.GangScheduling; g != nil {
+		s.GangTimeoutSeconds = ptr.To(int32(g.ScheduleTimeoutSeconds.ValueInt64()))
 	}
 	if diags.HasError() {
 		return nil, diags
@@ -130,7 +132,7 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 	if err != nil {
 		return diag.Diagnostics{diag.NewErrorDiagnostic("Error reading "+obj.GetKind(), err.Error())}
 	}
-	diags := m.setFromPodOptions(ctx, s.Pod)
+	diags := setPodOf(ctx, m, s.Pod)
 	m.RequiredTopology, m.PreferredTopology = optionalMap(ctx, s.Pod.RequiredTopology, &diags), optionalMap(ctx, s.Pod.PreferredTopology, &diags)
 	m.Framework = types.StringValue(s.Framework)
 	m.NumNodes = types.Int64Null()
@@ -138,19 +140,19 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 		m.NumNodes = types.Int64Value(int64(s.Nodes))
 	}
 	m.Command = optionalList(ctx, s.Command, &diags)
-	// A runtime whose MPI policy is all defaults says so without an mpi block, unless it had one.
-	hadBlock := len(m.MPI) > 0
+	// A runtime whose MPI policy is all defaults says so without mpi, unless it said it.
+	hadMPI := m.MPI != nil
 	m.MPI = nil
 	if p := s.MPI; p != nil {
-		if hadBlock || !reflect.DeepEqual(*p, mpiDefault) {
-			m.MPI = []mpiModel{{ProcessesPerNode: types.Int64Value(int64(p.ProcsPerNode)), Implementation: types.StringValue(p.Implementation),
+		if hadMPI || !reflect.DeepEqual(*p, mpiDefault) {
+			m.MPI = &mpiModel{ProcessesPerNode: types.Int64Value(int64(p.ProcsPerNode)), Implementation: types.StringValue(p.Implementation),
 				SSHAuthMountPath: types.StringValue(p.SSHAuthMountPath), RunLauncherAsNode: types.BoolValue(p.RunLauncherAsNode),
-				RunAsUser: types.Int64Value(p.RunAsUser), NodeCommand: stringListValue(p.NodeCommand)}}
+				RunAsUser: types.Int64Value(p.RunAsUser), NodeCommand: stringListValue(p.NodeCommand)}
 		}
 	}
 	m.GangScheduling = nil
 	if s.GangTimeoutSeconds != nil {
-		m.GangScheduling = []gangModel{{ScheduleTimeoutSeconds: types.Int64Value(int64(*s.GangTimeoutSeconds))}}
+		m.GangScheduling = &runtimeGangModel{ScheduleTimeoutSeconds: types.Int64Value(int64(*s.GangTimeoutSeconds))}
 	}
 	// What its templates hold beyond the other attributes: the patches, in the state's words
 	// where they make the same difference.
@@ -178,10 +180,7 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 			"runtime `launcher` too), in YAML or JSON, applied after every other attribute as the job resources' `pod_patch` is, " +
 			"and checked the same way at plan; every TrainJob made from the runtime has them (a TrainJob takes none of its own). " +
 			"Refresh reads them back. Changing them updates the runtime in place: jobs already made from it keep theirs."}
-	attributes["roles"] = schema.MapNestedAttribute{Optional: true, NestedObject: rolesNested(),
-		Validators: []validator.Map{refusedMap{"training_runtime does not take roles yet: its replicated jobs' templates are set by its " +
-			"framework's attributes."}},
-		MarkdownDescription: "Not taken by a runtime yet (a plan error): see the job resources' `roles`."}
+	delete(attributes, "roles") // a runtime's replicated jobs' templates are set by its framework's attributes
 	attributes["required_topology"], attributes["preferred_topology"] = runtimeTopologyAttribute(true), runtimeTopologyAttribute(false)
 	own := map[string]schema.Attribute{
 		"id": idAttribute("`name`, or `namespace/name` of a TrainingRuntime."),
@@ -211,24 +210,21 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 			"(`framework`, the MPI policy), the node template (image, command, resources, env, tolerations in Arena's grammar, node selector, " +
 			"volumes) and the gang-scheduling policy. Every attribute but the name and namespace changes in place: jobs already made keep the " +
 			"JobSet they were made with. Destroy waits until Trainer lets the runtime go, once no TrainJob uses it.",
-		Attributes: mergeAttributes(attributes, own),
-		Blocks: map[string]schema.Block{
-			"toleration": tolerationBlockInPlace("every node"),
-			"timeouts":   kueueTimeouts(ctx),
-			"mpi": schema.ListNestedBlock{
-				MarkdownDescription: "The MPI policy (`mlPolicy.mpi`), with `framework = \"mpi\"`.",
-				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
-				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+		Attributes: mergeAttributes(attributes, own, map[string]schema.Attribute{
+			"mpi": schema.SingleNestedAttribute{Optional: true,
+				MarkdownDescription: "The MPI policy (`mlPolicy.mpi`), with `framework = \"mpi\"`; unset, every field's default.",
+				Attributes: map[string]schema.Attribute{
 					"processes_per_node": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(int64(mpiDefault.ProcsPerNode)),
 						Validators:          []validator.Int64{int64validator.Between(1, 1024)},
-						MarkdownDescription: "Slots per node in the hostfile (`numProcPerNode`). Default 1, as Trainer's."},
+						MarkdownDescription: "MPI processes (slots in the hostfile) per node (`numProcPerNode`). Default 1, as Trainer's."},
 					"implementation": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefault.Implementation),
 						Validators: []validator.String{stringvalidator.OneOf(jobs.MPIImplementations...)},
 						MarkdownDescription: "`OpenMPI`, the default and the only implementation Trainer v2.3.0 makes jobs for: its CRD takes `Intel` and `MPICH` " +
 							"too, but every job on such a runtime fails to build."},
 					"ssh_auth_mount_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(mpiDefault.SSHAuthMountPath),
 						MarkdownDescription: "Where the SSH keys Trainer makes are mounted: the `.ssh` folder of the home of `run_as_user`. " +
-							fmt.Sprintf("Default `%s`, as in Trainer's own MPI runtime (Trainer's CRD defaults to `/root/.ssh`, root's).", mpiDefault.SSHAuthMountPath)},
+							fmt.Sprintf("Default `%s`, as in Trainer's own MPI runtime (Trainer's CRD defaults to `/root/.ssh`, root's, which ", mpiDefault.SSHAuthMountPath) +
+							"its key modes keep from working: see `run_as_user`)."},
 					"run_as_user": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(mpiDefault.RunAsUser),
 						Validators: []validator.Int64{int64validator.AtLeast(0)},
 						MarkdownDescription: fmt.Sprintf("The user the launcher and the nodes run as (their `runAsUser`, and the pods' `fsGroup`). Default %d, ", mpiDefault.RunAsUser) +
@@ -241,18 +237,15 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 						Default: listDefault(mpiDefault.NodeCommand),
 						MarkdownDescription: "What the nodes run: an SSH server in the foreground, as `run_as_user`, which the launcher's `mpirun` reaches them through. " +
 							fmt.Sprintf("Default `[%s]`: the SSH server of mpiuser with its own configuration, as mpi-operator's base image has it (port 2222).", quotedList(mpiDefault.NodeCommand))},
-				}},
+				},
 			},
-			"gang_scheduling": schema.ListNestedBlock{
+			"gang_scheduling": schema.SingleNestedAttribute{Optional: true,
 				MarkdownDescription: "Schedule each job's pods all at once or not at all (`podGroupPolicy.coscheduling`): Trainer makes a " +
 					"scheduler-plugins PodGroup per job. It needs the coscheduling plugin in the cluster's scheduler and its PodGroup CRD.",
-				Validators: []validator.List{listvalidator.SizeAtMost(1)},
-				NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
-					"schedule_timeout_seconds": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.AtLeast(1)},
-						MarkdownDescription: "How long the scheduler waits for the whole gang before giving up on it."},
-				}},
+				Attributes: scheduleTimeoutAttribute(true),
 			},
-		},
+		}),
+		Blocks: map[string]schema.Block{"timeouts": kueueTimeouts(ctx)},
 	}
 }
 
@@ -263,17 +256,17 @@ func (r *objectResource[M, PM]) ValidateConfig(ctx context.Context, req resource
 		return
 	}
 	var framework types.String
-	var mpi types.List
+	var mpi types.Object
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("framework"), &framework)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("mpi"), &mpi)...)
-	if !framework.IsUnknown() && !framework.IsNull() && framework.ValueString() != jobs.FrameworkMPI && len(mpi.Elements()) > 0 {
+	if !framework.IsUnknown() && !framework.IsNull() && framework.ValueString() != jobs.FrameworkMPI && !mpi.IsNull() && !mpi.IsUnknown() {
 		resp.Diagnostics.AddAttributeError(path.Root("mpi"), "MPI policy without the MPI framework",
-			fmt.Sprintf("An mpi block needs framework = %q, not %q.", jobs.FrameworkMPI, framework.ValueString()))
+			fmt.Sprintf("mpi needs framework = %q, not %q.", jobs.FrameworkMPI, framework.ValueString()))
 	}
-	if len(mpi.Elements()) > 0 {
-		if block, ok := mpi.Elements()[0].(types.Object); ok {
-			if user, ok := block.Attributes()["run_as_user"].(types.Int64); ok && !user.IsUnknown() && !user.IsNull() && user.ValueInt64() == 0 {
-				resp.Diagnostics.AddAttributeWarning(path.Root("mpi").AtListIndex(0).AtName("run_as_user"), "MPI as root cannot use Trainer's SSH key as mounted",
+	if !mpi.IsNull() && !mpi.IsUnknown() {
+		{
+			if user, ok := mpi.Attributes()["run_as_user"].(types.Int64); ok && !user.IsUnknown() && !user.IsNull() && user.ValueInt64() == 0 {
+				resp.Diagnostics.AddAttributeWarning(path.Root("mpi").AtName("run_as_user"), "MPI as root cannot use Trainer's SSH key as mounted",
 					"Trainer v2.3.0 mounts the SSH private key mode 0640, owned by root: OpenSSH refuses a key of its own user that others can read "+
 						"(\"UNPROTECTED PRIVATE KEY FILE\"), so the launcher's mpirun, run as root, cannot reach the nodes unless its command first copies "+
 						"the key to a file of mode 0600. Leave run_as_user unset to run as mpiuser (1000), as Trainer's own MPI runtime does.")
@@ -317,13 +310,6 @@ func inPlace(attributes map[string]schema.Attribute) map[string]schema.Attribute
 		}
 	}
 	return out
-}
-
-// tolerationBlockInPlace is the toleration block of objects that change in place.
-func tolerationBlockInPlace(role string) schema.Block {
-	b, _ := tolerationBlock(role).(schema.ListNestedBlock)
-	b.PlanModifiers = nil
-	return b
 }
 
 func listDefault(values []string) defaults.List {

@@ -39,15 +39,17 @@ type tfJobResource struct {
 
 type tfJobModel struct {
 	jobFields
+	tensorBoardFields
 	workersField
 	podModel
+	podTemplateModel
+	rolesModel
+	tasModel
 	runPolicyModel
-	Command  types.List   `tfsdk:"command"`
-	PSCount  types.Int64  `tfsdk:"ps_count"`
-	PSCPU    types.String `tfsdk:"ps_cpu"`
-	PSMemory types.String `tfsdk:"ps_memory"`
-	Chief    types.Bool   `tfsdk:"chief"`
-	Dynamic  types.Bool   `tfsdk:"dynamic_workers"`
+	Command types.List  `tfsdk:"command"`
+	PSCount types.Int64 `tfsdk:"ps_count"`
+	Chief   types.Bool  `tfsdk:"chief"`
+	Dynamic types.Bool  `tfsdk:"dynamic_workers"`
 }
 
 func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
@@ -74,13 +76,10 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 				"That suits an asynchronous parameter-server job (`ParameterServerStrategy`), so it needs `ps_count` of at least 1 and no " +
 				"`chief`; a `MultiWorkerMirroredStrategy` job needs the full cluster and must leave it off."},
 		"ps_count": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
-			PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
-			Validators:          []validator.Int64{int64validator.Between(0, 1000)},
-			MarkdownDescription: "Number of parameter servers (Arena: `--ps`). Default 0. They get no GPUs."},
-		"ps_cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "CPU per parameter server (Arena: `--ps-cpu`)."},
-		"ps_memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "Memory per parameter server (Arena: `--ps-memory`)."},
+			PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
+			Validators:    []validator.Int64{int64validator.Between(0, 1000)},
+			MarkdownDescription: "Number of parameter servers (Arena: `--ps`). Default 0. They get no GPUs; `roles = { ps = { cpu = ..., memory = ... } }` " +
+				"gives them their CPU and memory (Arena: `--ps-cpu`, `--ps-memory`)."},
 		"chief": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			PlanModifiers:       []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			MarkdownDescription: "Run a chief as well (Arena: `--chief`), with the workers' resources. Default false."},
@@ -114,14 +113,12 @@ func (r *tfJobResource) ValidateConfig(ctx context.Context, req resource.Validat
 }
 
 func (m *tfJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
-	pod, diags := m.podOptions(ctx)
+	pod, diags := podOptionsOf(ctx, m)
 	return jobs.TFJobSpec{
 		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod,
 		Command:        stringList(ctx, m.Command, &diags),
 		Workers:        int32(m.WorkerCount.ValueInt64()),
 		PS:             int32(m.PSCount.ValueInt64()),
-		PSCPU:          m.PSCPU.ValueString(),
-		PSMemory:       m.PSMemory.ValueString(),
 		Chief:          m.Chief.ValueBool(),
 		DynamicWorkers: m.Dynamic.ValueBool(),
 		RunPolicy:      m.runPolicy(),
@@ -133,12 +130,10 @@ func (m *tfJobModel) read(ctx context.Context, obj *unstructured.Unstructured) d
 	if err != nil {
 		return diag.Diagnostics{diag.NewErrorDiagnostic("Error importing TF job", err.Error())}
 	}
-	diags := m.setFromPodOptions(ctx, s.Pod)
+	diags := setPodOf(ctx, m, s.Pod)
 	m.Command = stringListValue(s.Command)
 	m.WorkerCount = types.Int64Value(int64(s.Workers))
 	m.PSCount = types.Int64Value(int64(s.PS))
-	m.PSCPU = sameQuantity(m.PSCPU, s.PSCPU)
-	m.PSMemory = sameQuantity(m.PSMemory, s.PSMemory)
 	m.Chief = types.BoolValue(s.Chief)
 	m.Dynamic = types.BoolValue(s.DynamicWorkers)
 	m.setRunPolicy(s.RunPolicy)

@@ -152,13 +152,19 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 			"The image, command, env and resources per node go to the job's trainer; placement (tolerations, node selector), volumes, the " +
 			"service account, pull secrets and `pod_labels` go to this provider's own entry of the job's `runtimePatches`, on every replicated " +
 			"job of the runtime. Trainer's API makes all of these immutable, so changing any of them replaces the job; `suspend` and the " +
-			"object's own `labels` and `annotations` change in place. `env_from_secrets`, `priority_class_name`, `image_pull_policy` and `tensorboard` cannot be set on a TrainJob (a plan error " +
-			"says why). Destroy deletes the TrainJob and waits until it, its JobSet, Jobs, Service and pods are gone.",
+			"object's own `labels` and `annotations` change in place. What Trainer v2.3.0's runtime patch has no place for (a priority " +
+			"class, a pull policy, pod fields such as `host_network`, per-role settings, pod patches) is the runtime's to say (`training_runtime`). " +
+			"Destroy deletes the TrainJob and waits until it, its JobSet, Jobs, Service and pods are gone.",
 		roles: "every node",
 		metadata: metadataDoc{on: "the TrainJob object (not its pods: see `pod_labels` and `pod_annotations`)",
 			change: "Changing them updates the TrainJob object in place."},
 		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
 		own:     own,
+		// Trainer v2.3.0's runtime patch, through which a TrainJob sets its pods' fields, has no
+		// place for these (TestTrainJobTakesNoAttributeTrainerCannotCarry); nor does the provider
+		// run a TrainJob's TensorBoard.
+		without: []string{"env_from_secrets", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
+			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology", "termination_grace_period_seconds"},
 	})
 }
 
@@ -189,7 +195,7 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	sameTolerations := sameTolerations(ctx, req.Plan, req.State)
 	computed := computedOnly(req.Plan.Schema.GetAttributes())
 	for name, p := range plan {
-		if changesInPlace(name, computed) || sameTolerations && (name == "tolerations" || name == "toleration") {
+		if changesInPlace(name, computed) || sameTolerations && name == "tolerations" {
 			continue
 		}
 		if s, ok := state[name]; ok && !p.Equal(s) {
@@ -200,7 +206,7 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 }
 
 func (m *trainJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
-	pod, diags := m.podOptions(ctx)
+	pod, diags := podOptionsOf(ctx, m)
 	// The shared labels and annotations are the object's; the pods' are their own attributes.
 	labels, annotations := pod.Labels, pod.Annotations
 	pod.Labels, pod.Annotations = nil, nil
@@ -243,7 +249,7 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 	}
 	pod := s.Pod
 	pod.Labels, pod.Annotations = s.Labels, s.Annotations
-	diags.Append(m.setFromPodOptions(ctx, pod)...)
+	diags.Append(setPodOf(ctx, m, pod)...)
 	m.Image = optionalString(s.Pod.Image)
 	m.Runtime = types.StringValue(s.Runtime.Name)
 	m.RuntimeKind = types.StringValue(s.Runtime.Kind)
@@ -366,4 +372,9 @@ func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructu
 		m.runtimeJobs, m.readRuntime = jobs.RuntimeJobs(obj), obj
 	}
 	return obj, err
+}
+
+// ValidateConfig checks queueing at plan time.
+func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
+	validateQueueing(ctx, req.Config, &resp.Diagnostics)
 }

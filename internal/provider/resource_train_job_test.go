@@ -338,13 +338,13 @@ resource "training_train_job" "bad" {
 		Steps: []resource.TestStep{
 			{Config: job("  num_nodes = 0\n"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)num_nodes.*between 1 and 10000`)},
 			{Config: job("  num_nodes = 1\n  tolerations = [\"gpu_node=:Foo\"]\n"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)tolerations.*Foo`)},
-			{Config: job("  num_nodes = 1\n  env_from_secrets = [\"s\"]\n"), PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)env_from_secrets.*no envFrom`)},
+			{Config: job("  num_nodes = 1\n  env_from_secrets = [\"s\"]\n"), PlanOnly: true, ExpectError: regexp.MustCompile(`An argument named "env_from_secrets" is not expected here`)},
 			{Config: providerConfig() + `
 resource "training_runtime" "bad" {
   name      = "tf-acc-bad-runtime"
   framework = "torch"
   image     = "x"
-  mpi {}
+  mpi = {}
 }
 `, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)mpi.*framework = "mpi"`)},
 			{
@@ -377,7 +377,7 @@ resource "training_runtime" "mpi" {
   command     = ["mpirun", "python", "/examples/mnist.py"]
   tolerations = ["ssd_node"]
 
-  mpi {
+  mpi = {
     processes_per_node = 2
   }
 }
@@ -450,7 +450,7 @@ resource "training_runtime" "gang" {
   framework = "torch"
   image     = "pytorch/pytorch:2"
 
-  gang_scheduling {
+  gang_scheduling = {
     schedule_timeout_seconds = 120
   }
 }
@@ -497,7 +497,7 @@ resource "training_runtime" "mpi" {
   image     = "mpi:1"
   command   = ["mpirun", "true"]
 
-  mpi {
+  mpi = {
 %s  }
 }
 `, mpi)

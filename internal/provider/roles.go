@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
@@ -99,8 +100,11 @@ func rolesAttribute() schema.Attribute {
 		MarkdownDescription: "What a role's pods say otherwise than the job's, by role (the names `pod_patch` takes): the job-wide " +
 			"attributes are every role's defaults, and an entry here overrides them for one role: a launcher on CPU nodes with an " +
 			"image of its own (`{ launcher = { image = \"...\", cpu = \"2\", node_selector = { pool = \"cpu\" }, tolerations = [] } }`), " +
-			"a variable for the workers alone. Applied before `pod_patch`; read back on refresh and import (a role's pods changed " +
-			"by hand show here). Not on a TrainJob. Changing it replaces the job."}
+			"a variable for the workers alone; a parameter server's `cpu` and `memory` (Arena's `--ps-cpu`, `--ps-memory`). An elastic " +
+			"job's `etcd` is a CPU helper, not a worker: it takes none of the job-wide attributes but its priority class, and its " +
+			"defaults are the image `" + jobs.DefaultEtcdImage + "`, no resources, and no node selector or tolerations (on a cluster " +
+			"whose every node is tainted, give it the tolerations of nodes it may use). Applied before `pod_patch`; read back on " +
+			"refresh and import (a role's pods changed by hand show here). Changing it replaces the job."}
 }
 
 // roleOptions converts roles.
@@ -119,7 +123,7 @@ func roleOptions(ctx context.Context, m types.Map, diags *diag.Diagnostics) map[
 			diags.Append(r.NodeSelector.ElementsAs(ctx, &o.NodeSelector, true)...)
 		}
 		if !r.Tolerations.IsNull() {
-			o.Tolerations = tolerationsOf(ctx, r.Tolerations, nil, diags)
+			o.Tolerations = tolerationsOf(ctx, r.Tolerations, path.Root("roles").AtMapKey(name).AtName("tolerations"), diags)
 			if o.Tolerations == nil {
 				o.Tolerations = []corev1.Toleration{} // none, in place of the job's
 			}
@@ -169,16 +173,23 @@ func rolesValue(ctx context.Context, roles map[string]jobs.RoleOptions, diags *d
 // beyond those (jobs.Kind.ReadPodPatches), in the state's words where they make the same.
 func readRolesAndPatches(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstructured.Unstructured, diags *diag.Diagnostics) {
 	p := m.pod()
-	required, preferred := kind.ReadTopology(live)
-	p.RequiredTopology, p.PreferredTopology = optionalMap(ctx, required, diags), optionalMap(ctx, preferred, diags)
+	if t, ok := m.(withTAS); ok {
+		required, preferred := kind.ReadTopology(live)
+		t.tas().RequiredTopology, t.tas().PreferredTopology = optionalMap(ctx, required, diags), optionalMap(ctx, preferred, diags)
+	}
+	t, hasTemplate := m.(withPodTemplate)
+	r, hasRoles := m.(withRoles)
+	if !hasTemplate || !hasRoles {
+		return // a TrainJob: its pods are its runtime's
+	}
 	var prior map[string]string
 	var priorRoles map[string]jobs.RoleOptions
 	if !p.imported() {
-		diags.Append(p.PodPatch.ElementsAs(ctx, &prior, true)...)
-		priorRoles = roleOptions(ctx, p.Roles, diags)
+		diags.Append(t.podTemplate().PodPatch.ElementsAs(ctx, &prior, true)...)
+		priorRoles = roleOptions(ctx, r.roles().Roles, diags)
 	}
 	// The job the other attributes and the state's roles build, without patches.
-	p.PodPatch, p.Roles = types.MapNull(types.StringType), rolesValue(ctx, priorRoles, diags)
+	t.podTemplate().PodPatch, r.roles().Roles = types.MapNull(types.StringType), rolesValue(ctx, priorRoles, diags)
 	spec, d := m.spec(ctx)
 	if d.HasError() {
 		return // the read says why
@@ -187,12 +198,12 @@ func readRolesAndPatches(ctx context.Context, kind *jobs.Kind, m jobModel, live 
 	if err != nil {
 		return
 	}
-	p.Roles = rolesValue(ctx, jobs.MergeRoleOptions(priorRoles, kind.ReadRoleOptions(live, base, p.imported())), diags)
+	r.roles().Roles = rolesValue(ctx, jobs.MergeRoleOptions(priorRoles, kind.ReadRoleOptions(live, base, p.imported())), diags)
 	if spec, d = m.spec(ctx); d.HasError() {
 		return
 	}
 	if base, _, err = spec.Build(); err != nil {
 		return
 	}
-	p.PodPatch = optionalMap(ctx, kind.ReadPodPatches(live, base, prior), diags)
+	t.podTemplate().PodPatch = optionalMap(ctx, kind.ReadPodPatches(live, base, prior), diags)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
@@ -30,7 +29,15 @@ type runPolicyModel struct {
 	ActiveDeadlineSeconds   types.Int64  `tfsdk:"active_deadline_seconds"`
 	QueueName               types.String `tfsdk:"queue_name"`
 	Suspend                 types.Bool   `tfsdk:"suspend"`
-	SchedulingPolicy        types.Object `tfsdk:"scheduling_policy"`
+	GangScheduling          *gangModel   `tfsdk:"gang_scheduling"`
+}
+
+// gangModel is a job's gang_scheduling (its run policy's schedulingPolicy).
+type gangModel struct {
+	MinAvailable           types.Int64  `tfsdk:"min_available"`
+	VolcanoQueue           types.String `tfsdk:"volcano_queue"`
+	PriorityClassName      types.String `tfsdk:"priority_class_name"`
+	ScheduleTimeoutSeconds types.Int64  `tfsdk:"schedule_timeout_seconds"`
 }
 
 // runPolicyAttributes are the run policy's attributes; retried names what backoff_limit counts.
@@ -66,18 +73,16 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 				"the job to run. A job suspended outside Terraform shows in the plan as a change back to false." + change(live.Suspend)},
 		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceStringUnless(false), Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job." + queueNamePlan},
-		"scheduling_policy": schema.SingleNestedAttribute{Optional: true,
+		"gang_scheduling": schema.SingleNestedAttribute{Optional: true,
 			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-			Attributes: map[string]schema.Attribute{
+			Attributes: mergeAttributes(scheduleTimeoutAttribute(false), map[string]schema.Attribute{
 				"min_available": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, math.MaxInt32)},
 					MarkdownDescription: "Pods that must be placed together before any starts (`minAvailable`); the operator's default is every pod of the job."},
-				"queue": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule},
-					MarkdownDescription: "The gang scheduler's queue (`queue`: a Volcano queue), not Kueue's (see `queue_name`)."},
-				"priority_class": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
-					MarkdownDescription: "PriorityClass of the PodGroup (`priorityClass`)."},
-				"schedule_timeout_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, math.MaxInt32)},
-					MarkdownDescription: "Seconds the gang may wait to be placed whole (`scheduleTimeoutSeconds`, the scheduler-plugins' coscheduling)."},
-			},
+				"volcano_queue": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule},
+					MarkdownDescription: "The Volcano queue of the PodGroup (its `spec.queue`), not Kueue's (see `queue_name`)."},
+				"priority_class_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
+					MarkdownDescription: "PriorityClass of the PodGroup (`priorityClass`). Kueue reads it as the job's priority before the pods'."},
+			}),
 			MarkdownDescription: "Gang scheduling by the operator (`runPolicy.schedulingPolicy`): what " + kind.Operator + " puts in the PodGroup it " +
 				"makes for the job when it runs with a gang scheduler (Volcano, or the scheduler-plugins' coscheduling; set `scheduler_name` " +
 				"to that scheduler). Without one the operator makes no PodGroup and this changes nothing: Kueue (`queue_name`) admits a " +
@@ -85,9 +90,13 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 	}
 }
 
-// schedulingPolicyType is scheduling_policy's type.
-var schedulingPolicyType = map[string]attr.Type{"min_available": types.Int64Type, "queue": types.StringType,
-	"priority_class": types.StringType, "schedule_timeout_seconds": types.Int64Type}
+// scheduleTimeoutAttribute is gang_scheduling's schedule_timeout_seconds, on jobs and on the
+// runtime (required there: Trainer's coscheduling policy has no other field).
+func scheduleTimeoutAttribute(required bool) map[string]schema.Attribute {
+	return map[string]schema.Attribute{"schedule_timeout_seconds": schema.Int64Attribute{Optional: !required, Required: required,
+		Validators:          []validator.Int64{int64validator.Between(1, math.MaxInt32)},
+		MarkdownDescription: "Seconds the gang may wait to be placed whole (`scheduleTimeoutSeconds`, the scheduler-plugins' coscheduling)."}}
+}
 
 func replaceStringUnless(inPlace bool) []planmodifier.String {
 	if inPlace {
@@ -121,22 +130,16 @@ func (m runPolicyModel) runPolicy() jobs.RunPolicy {
 	if !m.BackoffLimit.IsNull() {
 		p.BackoffLimit = ptr.To(int32(m.BackoffLimit.ValueInt64()))
 	}
-	if a := m.SchedulingPolicy.Attributes(); !m.SchedulingPolicy.IsNull() && !m.SchedulingPolicy.IsUnknown() {
-		p.Scheduling = &jobs.SchedulingPolicy{MinAvailable: int32Of(a["min_available"]), ScheduleTimeoutSeconds: int32Of(a["schedule_timeout_seconds"])}
-		if v, ok := a["queue"].(types.String); ok {
-			p.Scheduling.Queue = v.ValueString()
-		}
-		if v, ok := a["priority_class"].(types.String); ok {
-			p.Scheduling.PriorityClass = v.ValueString()
-		}
+	if g := m.GangScheduling; g != nil {
+		p.Scheduling = &jobs.SchedulingPolicy{MinAvailable: int32Of(g.MinAvailable), ScheduleTimeoutSeconds: int32Of(g.ScheduleTimeoutSeconds),
+			Queue: g.VolcanoQueue.ValueString(), PriorityClass: g.PriorityClassName.ValueString()}
 	}
 	return p
 }
 
 // int32Of is an Int64 attribute's value as the API's int32; nil when null.
-func int32Of(v attr.Value) *int32 {
-	i, ok := v.(types.Int64)
-	if !ok || i.IsNull() || i.IsUnknown() {
+func int32Of(i types.Int64) *int32 {
+	if i.IsNull() || i.IsUnknown() {
 		return nil
 	}
 	return ptr.To(int32(i.ValueInt64()))
@@ -149,11 +152,10 @@ func (m *runPolicyModel) setRunPolicy(p jobs.RunPolicy) {
 	m.BackoffLimit = optionalInt(p.BackoffLimit)
 	m.ActiveDeadlineSeconds = types.Int64PointerValue(p.ActiveDeadlineSeconds)
 	m.Suspend = types.BoolValue(p.Suspend)
-	m.SchedulingPolicy = types.ObjectNull(schedulingPolicyType)
+	m.GangScheduling = nil
 	if sp := p.Scheduling; sp != nil {
-		m.SchedulingPolicy = types.ObjectValueMust(schedulingPolicyType, map[string]attr.Value{
-			"min_available": optionalInt(sp.MinAvailable), "queue": optionalString(sp.Queue),
-			"priority_class": optionalString(sp.PriorityClass), "schedule_timeout_seconds": optionalInt(sp.ScheduleTimeoutSeconds)})
+		m.GangScheduling = &gangModel{MinAvailable: optionalInt(sp.MinAvailable), VolcanoQueue: optionalString(sp.Queue),
+			PriorityClassName: optionalString(sp.PriorityClass), ScheduleTimeoutSeconds: optionalInt(sp.ScheduleTimeoutSeconds)}
 	}
 }
 

@@ -71,8 +71,7 @@ resource "training_elastic_job" "test" {
   image        = "torchelastic/examples:0.2.0"
   script       = "/workspace/train.py"
   worker_count = 1
-  min_workers  = 1
-  max_workers  = 2
+  elastic  = { min_workers = 1, max_workers = 2 }
 }
 `, elastic)
 	nothingOfElastic := func() {

@@ -178,17 +178,17 @@ func TestAccJob_planShowsOnlyWhatAnUpdateChanges(t *testing.T) {
 	})
 }
 
-// A toleration written as a block that a string can say imports as the string: the plan after
-// the import changes only the form, in place (the user's form is kept), and the running job is
-// not replaced; the plan after that is empty.
-func TestAccJob_tolerationBlockAfterImportIsNotAReplacement(t *testing.T) {
+// A toleration the configuration spells otherwise than an import reads it (Arena's older
+// `KEY=VALUE:EFFECT,OPERATOR`) changes only the spelling, in place (the user's is kept), and the
+// running job is not replaced; the plan after that is empty.
+func TestAccJob_aTolerationSpelledOtherwiseAfterImportIsNotAReplacement(t *testing.T) {
 	a := newAPI(t)
 	name := mpiJobName()
 	const address = "training_mpi_job.test"
 	// Made outside this configuration, as the block says it.
 	obj, _, err := jobs.MPIJobSpec{Name: name, Namespace: "default", Workers: 1, LauncherCommand: []string{"mpirun", "python", "/train.py"},
 		Pod: jobs.PodOptions{Image: "registry.example/horovod:0.13.11", GPUResource: jobs.DefaultGPUResource,
-			Tolerations: []corev1.Toleration{{Key: "ssd_node", Operator: corev1.TolerationOpExists}}}}.Build()
+			Tolerations: []corev1.Toleration{{Key: "ssd_node", Value: "invalid", Effect: corev1.TaintEffectNoSchedule, Operator: corev1.TolerationOpEqual}}}}.Build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,11 +196,8 @@ func TestAccJob_tolerationBlockAfterImportIsNotAReplacement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	config := providerConfig() + mpiJobBlock("test", name, `  wait_for = "created"
-  toleration {
-    key      = "ssd_node"
-    operator = "Exists"
-  }
+	config := providerConfig() + mpiJobBlock("test", name, `  wait_for    = "created"
+  tolerations = ["ssd_node=invalid:NoSchedule,Equal"]
 `)
 	resource.ParallelTest(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,

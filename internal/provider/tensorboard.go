@@ -21,11 +21,26 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
-// tensorBoardFields are the TensorBoard block and URL every job resource has, as Arena's
-// --tensorboard and --logdir.
+// tensorBoardFields are the TensorBoard and its URL every job resource with one has, as Arena's
+// --tensorboard and --logdir (every kind but the TrainJob).
 type tensorBoardFields struct {
-	TensorBoard    []tensorBoardModel `tfsdk:"tensorboard"`
-	TensorBoardURL types.String       `tfsdk:"tensorboard_url"`
+	TensorBoard    *tensorBoardModel `tfsdk:"tensorboard"`
+	TensorBoardURL types.String      `tfsdk:"tensorboard_url"`
+}
+
+// withTensorBoard is a job model with a TensorBoard.
+type withTensorBoard interface {
+	tensorBoard() *tensorBoardFields
+}
+
+func (f *tensorBoardFields) tensorBoard() *tensorBoardFields { return f }
+
+// tensorBoardOf is the model's TensorBoard fields, nil for a kind without.
+func tensorBoardOf(m jobModel) *tensorBoardFields {
+	if t, ok := m.(withTensorBoard); ok {
+		return t.tensorBoard()
+	}
+	return nil
 }
 
 type tensorBoardModel struct {
@@ -37,8 +52,8 @@ type tensorBoardModel struct {
 	Tolerations  types.List   `tfsdk:"tolerations"`
 }
 
-func tensorBoardBlock() schema.Block {
-	return schema.ListNestedBlock{
+func tensorBoardAttribute() schema.Attribute {
+	return schema.SingleNestedAttribute{Optional: true,
 		MarkdownDescription: "A TensorBoard for the job (Arena: `--tensorboard --logdir`): a Deployment and a Service named `NAME-tensorboard`, " +
 			"owned by the job so they are removed with it. It is a CPU helper no training depends on: it takes neither the job's priority class " +
 			"nor its tolerations and node selector (it would preempt other teams' pods, or sit on GPU nodes), only its own `tolerations` and " +
@@ -47,8 +62,7 @@ func tensorBoardBlock() schema.Block {
 			"or use a ReadOnlyMany or ReadWriteMany claim. " +
 			"Adding, changing or removing it changes only the TensorBoard: the job keeps running. A TensorBoard that cannot be made is a " +
 			"warning, not a failed job: `tensorboard_url` is null, and the next plan shows the TensorBoard to be added again.",
-		Validators: []validator.List{listvalidator.SizeAtMost(1)},
-		NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+		Attributes: map[string]schema.Attribute{
 			"log_dir": schema.StringAttribute{Required: true, Validators: []validator.String{nonBlankRule},
 				MarkdownDescription: "Directory TensorBoard reads, e.g. `/training_logs` on one of `data_volumes`."},
 			"image": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultTensorBoardImage),
@@ -66,7 +80,7 @@ func tensorBoardBlock() schema.Block {
 			"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 				Validators:          []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
 				MarkdownDescription: "Taints it tolerates, in Arena's grammar as the job's `tolerations`. Unset: none (not the job's)."},
-		}},
+		},
 	}
 }
 
@@ -74,7 +88,7 @@ func tensorBoardURLAttribute() schema.Attribute {
 	return schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{tensorBoardURLPlan{}},
 		MarkdownDescription: "Where the TensorBoard answers: with `service_type = \"NodePort\"`, like `arena get` prints it, `http://NODE_ADDRESS:NODE_PORT` " +
 			"on a node that is Ready and schedulable (or, with none, the in-cluster address and a warning saying why); with `ClusterIP`, " +
-			"`http://NAME-tensorboard.NAMESPACE.svc:6006`. Null without a `tensorboard` block, or when the TensorBoard could not be made."}
+			"`http://NAME-tensorboard.NAMESPACE.svc:6006`. Null without a `tensorboard`, or when the TensorBoard could not be made."}
 }
 
 // tensorBoardURLPlan keeps the URL while the TensorBoard stays as it is, and plans it unknown
@@ -82,7 +96,7 @@ func tensorBoardURLAttribute() schema.Attribute {
 type tensorBoardURLPlan struct{}
 
 func (tensorBoardURLPlan) Description(context.Context) string {
-	return "the state's URL while the tensorboard block is unchanged"
+	return "the state's URL while the tensorboard is unchanged"
 }
 func (p tensorBoardURLPlan) MarkdownDescription(ctx context.Context) string {
 	return p.Description(ctx)
@@ -92,12 +106,12 @@ func (tensorBoardURLPlan) PlanModifyString(ctx context.Context, req planmodifier
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return // create (unknown) or destroy
 	}
-	var planned, prior types.List
+	var planned, prior types.Object
 	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("tensorboard"), &planned)...)
 	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("tensorboard"), &prior)...)
 	switch {
 	case planned.IsUnknown():
-	case len(planned.Elements()) == 0:
+	case planned.IsNull():
 		resp.PlanValue = types.StringNull()
 	case planned.Equal(prior) && !req.StateValue.IsNull():
 		resp.PlanValue = req.StateValue
@@ -115,7 +129,7 @@ func tensorBoardServiceTarget(namespace, job string) kube.Target {
 	return t
 }
 
-// spec is the TensorBoard the block describes; its values passed their validators at plan.
+// spec is the TensorBoard the attribute describes; its values passed their validators at plan.
 func (m tensorBoardModel) spec() jobs.TensorBoardSpec {
 	tb := jobs.TensorBoardSpec{LogDir: m.LogDir.ValueString(), Image: m.Image.ValueString(), ServiceType: corev1.ServiceType(m.ServiceType.ValueString())}
 	if v, err := jobs.ParseDataVolume(m.DataVolume.ValueString()); err == nil && !m.DataVolume.IsNull() {
@@ -124,7 +138,7 @@ func (m tensorBoardModel) spec() jobs.TensorBoardSpec {
 	ctx := context.Background()
 	_ = m.NodeSelector.ElementsAs(ctx, &tb.NodeSelector, true)
 	var ignored diag.Diagnostics // the validators refused bad ones at plan
-	tb.Tolerations = tolerationsOf(ctx, m.Tolerations, nil, &ignored)
+	tb.Tolerations = tolerationsOf(ctx, m.Tolerations, path.Root("tensorboard").AtName("tolerations"), &ignored)
 	return tb
 }
 
@@ -134,10 +148,10 @@ func (m tensorBoardModel) spec() jobs.TensorBoardSpec {
 // shows it to be added again); the job is never failed for it.
 func (r *jobResource) createTensorBoard(ctx context.Context, f *tensorBoardFields, job *unstructured.Unstructured, pod jobs.PodOptions, diags *diag.Diagnostics) {
 	f.TensorBoardURL = types.StringNull()
-	if len(f.TensorBoard) == 0 {
+	if f.TensorBoard == nil {
 		return
 	}
-	deployment, service, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), f.TensorBoard[0].spec(), pod, ownerReference(job))
+	deployment, service, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), f.TensorBoard.spec(), pod, ownerReference(job))
 	if err == nil {
 		young := youngerThan(defaultTimeout)
 		if _, err = r.client.Create(ctx, tensorBoardTarget(job.GetNamespace(), job.GetName()), deployment, young); err == nil {
@@ -163,11 +177,11 @@ func tensorBoardWarning(diags *diag.Diagnostics, job *unstructured.Unstructured,
 func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *tensorBoardFields, job *unstructured.Unstructured,
 	priorPods, plannedPods jobs.PodOptions, diags *diag.Diagnostics) {
 	switch {
-	case len(planned.TensorBoard) == 0 && len(prior.TensorBoard) == 0:
+	case planned.TensorBoard == nil && prior.TensorBoard == nil:
 		planned.TensorBoardURL = types.StringNull()
-	case len(prior.TensorBoard) == 0:
+	case prior.TensorBoard == nil:
 		r.createTensorBoard(ctx, planned, job, plannedPods, diags)
-	case len(planned.TensorBoard) == 0:
+	case planned.TensorBoard == nil:
 		planned.TensorBoardURL = types.StringNull()
 		deployment := tensorBoardTarget(job.GetNamespace(), job.GetName())
 		for _, t := range []kube.Target{tensorBoardServiceTarget(job.GetNamespace(), job.GetName()), deployment} {
@@ -178,12 +192,12 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 		}
 		r.waitDeleted(ctx, r.client, diags, deployment)
 	default:
-		before, beforeService, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), prior.TensorBoard[0].spec(), priorPods, ownerReference(job))
+		before, beforeService, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), prior.TensorBoard.spec(), priorPods, ownerReference(job))
 		if err != nil {
 			tensorBoardWarning(diags, job, err)
 			return
 		}
-		after, afterService, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), planned.TensorBoard[0].spec(), plannedPods, ownerReference(job))
+		after, afterService, err := jobs.NewTensorBoard(job.GetName(), job.GetNamespace(), planned.TensorBoard.spec(), plannedPods, ownerReference(job))
 		if err == nil {
 			_, err = r.patchDifference(ctx, tensorBoardTarget(job.GetNamespace(), job.GetName()), before, after)
 		}
@@ -218,7 +232,7 @@ func (r *jobResource) updateTensorBoard(ctx context.Context, prior, planned *ten
 // shows it to be added again. owner is the job's model as just read: its data volumes tell
 // whether the TensorBoard's claim is the default one.
 func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields, job kube.Target, owner jobModel, imported bool, diags *diag.Diagnostics) {
-	if len(f.TensorBoard) == 0 && !imported {
+	if f.TensorBoard == nil && !imported {
 		f.TensorBoardURL = types.StringNull()
 		return
 	}
@@ -265,7 +279,7 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 	if len(tolerations) > 0 {
 		m.Tolerations = stringListValue(tolerations)
 	}
-	f.TensorBoard = []tensorBoardModel{m}
+	f.TensorBoard = &m
 	if f.TensorBoardURL.IsNull() || f.TensorBoardURL.IsUnknown() {
 		f.TensorBoardURL = types.StringValue(r.tensorBoardURL(ctx, service, diags))
 	}
@@ -293,9 +307,9 @@ func (r *jobResource) tensorBoardURL(ctx context.Context, service *unstructured.
 
 // deletionTargets are what destroying a job waits for: the job and its pods, and its
 // TensorBoard and that pod.
-func (f tensorBoardFields) deletionTargets(job kube.Target) []kube.Target {
+func deletionTargets(m jobModel, job kube.Target) []kube.Target {
 	targets := []kube.Target{job}
-	if len(f.TensorBoard) > 0 {
+	if f := tensorBoardOf(m); f != nil && f.TensorBoard != nil {
 		targets = append(targets, tensorBoardTarget(job.Namespace, job.Name))
 	}
 	return targets

@@ -39,7 +39,7 @@ func TestAccMPIJob_tensorBoard(t *testing.T) {
 		}),
 		Steps: []resource.TestStep{{
 			Config: mpiJobConfig(name, 1, `  tolerations = ["gpu_node", "ssd_node"]
-  tensorboard {
+  tensorboard = {
     log_dir      = "/training_logs"
     service_type = "NodePort"
     tolerations  = ["ssd_node"]

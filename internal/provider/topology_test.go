@@ -80,7 +80,7 @@ resource "training_runtime" "tas" {
 }
 `, prefix, cluster.BlockLabel, cluster.RackLabel)
 	job := func(name string, workers int, waitFor string) string {
-		launcherCPU := `  launcher_cpu      = "1"`
+		launcherCPU := `  roles             = { launcher = { cpu = "1" } }`
 		if name == "bare" {
 			launcherCPU = ""
 		}

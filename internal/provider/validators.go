@@ -10,12 +10,9 @@ import (
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -39,8 +36,18 @@ func (r stringRule) ValidateString(_ context.Context, req validator.StringReques
 		return
 	}
 	if err := r.check(req.ConfigValue.ValueString()); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+r.description, err.Error())
+		resp.Diagnostics.AddAttributeError(req.Path, "Invalid "+r.description, nestedPath(req.Path)+err.Error())
 	}
+}
+
+// nestedPath names an attribute inside an object in a diagnostic's detail (`tensorboard.log_dir: `):
+// Terraform points at the whole object in the configuration, so the detail says which of its
+// attributes is wrong. A top-level attribute's line names it already.
+func nestedPath(p path.Path) string {
+	if len(p.Steps()) < 2 {
+		return ""
+	}
+	return p.String() + ": "
 }
 
 // apimachinery's validators return a list of messages; this turns them into one error.
@@ -206,41 +213,6 @@ func (tolerationString) ValidateString(_ context.Context, req validator.StringRe
 			"\"all\" tolerates every taint, including those Kubernetes puts on cordoned (node.kubernetes.io/unschedulable), "+
 				"not-ready and unreachable nodes: the pods may be placed on a node being drained, and are never evicted from one that "+
 				"stops answering. Name the taints to tolerate instead (\"gpu_node\", \"ssd_node\") unless that is what you want.")
-	}
-}
-
-// tolerationObject applies the API server's toleration rules to a toleration block (see
-// jobs.CheckToleration).
-type tolerationObject struct{}
-
-var _ validator.Object = tolerationObject{}
-
-func (tolerationObject) Description(context.Context) string {
-	return "a toleration the API server accepts"
-}
-func (v tolerationObject) MarkdownDescription(ctx context.Context) string {
-	return v.Description(ctx)
-}
-
-func (tolerationObject) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
-	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
-		return
-	}
-	var m tolerationModel
-	resp.Diagnostics.Append(req.ConfigValue.As(ctx, &m, basetypes.ObjectAsOptions{})...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	for _, v := range []attr.Value{m.Key, m.Operator, m.Value, m.Effect, m.TolerationSeconds} {
-		if v.IsUnknown() {
-			return
-		}
-	}
-	// The block's operator defaults to Equal, as the API's does.
-	t := corev1.Toleration{Key: m.Key.ValueString(), Operator: corev1.TolerationOperator(cmp.Or(m.Operator.ValueString(), string(corev1.TolerationOpEqual))),
-		Value: m.Value.ValueString(), Effect: corev1.TaintEffect(m.Effect.ValueString()), TolerationSeconds: m.TolerationSeconds.ValueInt64Pointer()}
-	if err := jobs.CheckToleration(t); err != nil {
-		resp.Diagnostics.AddAttributeError(req.Path, "Invalid toleration", err.Error())
 	}
 }
 

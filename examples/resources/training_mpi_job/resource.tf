@@ -10,7 +10,7 @@ resource "training_mpi_job" "ssd" {
   data_volumes = ["training-logs:/training_logs"]
 
   # --tensorboard --logdir /training_logs, on a node port as Arena serves it
-  tensorboard {
+  tensorboard = {
     log_dir      = "/training_logs"
     service_type = "NodePort"
   }
@@ -54,7 +54,7 @@ resource "training_mpi_job" "elastic" {
   gpus         = 1
   tolerations  = ["gpu_node"]
 
-  elastic {
+  elastic = {
     min_workers = 1
     max_workers = 4
   }

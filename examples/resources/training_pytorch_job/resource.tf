@@ -21,7 +21,7 @@ resource "training_pytorch_job" "elastic" {
   gpus         = 1
   tolerations  = ["gpu_node"]
 
-  elastic {
+  elastic = {
     min_workers  = 1
     max_workers  = 4
     max_restarts = 3

@@ -22,7 +22,7 @@ resource "training_runtime" "mpi" {
   image     = "mpioperator/mpi-pi:openmpi"
   command   = ["mpirun", "/home/mpiuser/pi"]
 
-  mpi {
+  mpi = {
     processes_per_node = 2
   }
 }

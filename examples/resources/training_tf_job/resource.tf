@@ -6,7 +6,7 @@ resource "training_tf_job" "dist" {
   command      = ["python", "/workspace/tf_cnn_benchmarks.py", "--model=resnet50"]
   worker_count = 2
   ps_count     = 1
-  ps_cpu       = "4"
+  roles        = { ps = { cpu = "4" } }
   chief        = true
   gpus         = 1
   tolerations  = ["gpu_node"]
