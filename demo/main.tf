@@ -51,7 +51,7 @@ resource "training_elastic_job" "pet" {
     "--arch=resnet18", "--batch-size=32", "--epochs=2", "/workspace/data/tiny-imagenet-200"
   ]
   worker_count  = var.elastic_workers
-  elastic   = { min_workers = 1, max_workers = 4 }
+  elastic       = { min_workers = 1, max_workers = 4 }
   gpus          = local.real ? 0 : 1
   tolerations   = local.real ? ["training.kubetrain.io/real-node"] : ["gpu_node"]
   node_selector = local.real ? { "training.kubetrain.io/real-node" = "true" } : null

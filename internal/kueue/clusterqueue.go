@@ -26,11 +26,11 @@ type ClusterQueueSpec struct {
 	// Namespaces is the whole namespace selector as Kueue reads it (ReadClusterQueue: a queue
 	// without one admits from no namespace); nil for a spec not read, whose NamespaceSelector
 	// alone says.
-	Namespaces labels.Selector
-	QueueingStrategy  string
-	StopPolicy        string
-	ResourceGroups    []ResourceGroup
-	Preemption        Preemption
+	Namespaces       labels.Selector
+	QueueingStrategy string
+	StopPolicy       string
+	ResourceGroups   []ResourceGroup
+	Preemption       Preemption
 	// AdmissionChecks are the AdmissionChecks every workload of the queue must pass once it has
 	// its quota, by name (spec.admissionChecksStrategy): a MultiKueue check dispatches it to a
 	// worker cluster.

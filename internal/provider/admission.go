@@ -93,7 +93,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	roles []jobs.RolePods) (out admissionPrediction, why string, err error) {
 	state, err := client.SharedQueueState(ctx)
 	if err != nil {
-		return out, "", fmt.Errorf("Kueue's queues and workloads cannot be read: %w", err)
+		return out, "", fmt.Errorf("reading Kueue's queues and workloads: %w", err)
 	}
 	key := obj.GetNamespace() + "/" + obj.GetName()
 	flavors, queues, localQueues := state.Flavors, state.Queues, state.LocalQueues
@@ -151,7 +151,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	}
 	snapshot, err := kueue.NewSnapshot(state.Read, flavors, queues, state.Fungibility, state.Cohorts, holding)
 	if err != nil {
-		return out, err.Error(), nil
+		return out, err.Error(), nil //nolint:nilerr // queues Kueue cannot build a snapshot of give no prediction: why says so
 	}
 	if nodes, err := client.SharedNodes(ctx); err == nil {
 		snapshot.SetNodes(nodes)

@@ -55,7 +55,7 @@ func TestEveryJobKindIsComplete(t *testing.T) {
 		}
 	}
 	kindAccepted := dataSourceKindValidator(t, p.DataSources(ctx))
-	roles, err := readRoles(rbacFile)
+	roles, err := readRoles()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,15 +81,3 @@ func samePatch(a, b string) bool {
 	jb, _ := json.Marshal(vb)
 	return string(ja) == string(jb)
 }
-
-// refusedMap refuses any value of an attribute a resource has only because its model is shared.
-type refusedMap struct{ why string }
-
-func (r refusedMap) Description(context.Context) string             { return r.why }
-func (r refusedMap) MarkdownDescription(ctx context.Context) string { return r.why }
-
-func (r refusedMap) ValidateMap(_ context.Context, req validator.MapRequest, resp *validator.MapResponse) {
-	if !req.ConfigValue.IsNull() {
-		resp.Diagnostics.AddAttributeError(req.Path, "Attribute not supported", r.why)
-	}
-}

@@ -53,7 +53,7 @@ var leastPrivilegeKubeconfig, leastPrivilegeDir string
 // setUpLeastPrivilege makes the ServiceAccount the provider under test acts as, bound to the
 // roles of rbacFile, and a kubeconfig for it.
 func setUpLeastPrivilege(adminKubeconfig string) error {
-	roles, err := readRoles(rbacFile)
+	roles, err := readRoles()
 	if err != nil {
 		return err
 	}
@@ -64,17 +64,18 @@ func setUpLeastPrivilege(adminKubeconfig string) error {
 	return err
 }
 
-func readRoles(path string) ([]rbacv1.ClusterRole, error) {
-	roles, err := cluster.ReadObjects[rbacv1.ClusterRole](path)
+// readRoles reads the ClusterRoles the provider ships.
+func readRoles() ([]rbacv1.ClusterRole, error) {
+	roles, err := cluster.ReadObjects[rbacv1.ClusterRole](rbacFile)
 	if err != nil {
 		return nil, err
 	}
 	if len(roles) == 0 {
-		return nil, fmt.Errorf("%s holds no ClusterRole", path)
+		return nil, fmt.Errorf("%s holds no ClusterRole", rbacFile)
 	}
 	for _, role := range roles {
 		if role.Kind != "ClusterRole" {
-			return nil, fmt.Errorf("%s: unexpected %s %s", path, role.Kind, role.Name)
+			return nil, fmt.Errorf("%s: unexpected %s %s", rbacFile, role.Kind, role.Name)
 		}
 	}
 	return roles, nil
@@ -212,7 +213,7 @@ func (a *api) grantNamespace(namespace string) {
 // of training_node_taint may change nodes, and only the admission prediction's reads Workloads
 // of every namespace.
 func TestShippedRolesNeverChangePodsOrReadSecrets(t *testing.T) {
-	roles, err := readRoles(rbacFile)
+	roles, err := readRoles()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +300,7 @@ func TestAccTheProvidersIdentityCannotChangeAPodItDidNotMake(t *testing.T) {
 // destroys it. The plan's checks that need more (the nodes, the queues) are skipped.
 func TestAccJobsNeedOnlyTheJobsRole(t *testing.T) {
 	a := newAPI(t)
-	roles, err := readRoles(rbacFile)
+	roles, err := readRoles()
 	if err != nil {
 		t.Fatal(err)
 	}

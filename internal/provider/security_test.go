@@ -48,7 +48,7 @@ func TestProviderCredentialsAreSensitive(t *testing.T) {
 // which names the verb and the resource; nothing half made is left.
 func TestAccMissingPermissionIsReportedWithVerbAndResource(t *testing.T) {
 	a := newAPI(t)
-	roles, err := readRoles(rbacFile)
+	roles, err := readRoles()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -102,7 +102,6 @@ var (
 		}
 		return nil
 	}}
-	etcdImageRule          = stringRule{"etcd image", jobs.CheckEtcdImage}
 	rendezvousEndpointRule = stringRule{"rendezvous endpoint", func(s string) error { return jobs.CheckRendezvous("", s) }}
 	dataVolumeRule         = stringRule{"data volume", func(s string) error {
 		_, err := jobs.ParseDataVolume(s)

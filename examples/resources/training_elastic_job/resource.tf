@@ -9,7 +9,7 @@ resource "training_elastic_job" "pet" {
 
   # torchelastic's --nnodes=1:4; change worker_count to 2, then 3, to rescale in place.
   worker_count = 4
-  elastic  = { min_workers = 1, max_workers = 4 }
+  elastic      = { min_workers = 1, max_workers = 4 }
   gpus         = 1
   tolerations  = ["gpu_node"]
 }

@@ -2,12 +2,12 @@
 # launcher, which only starts mpirun, runs a slimmer image on the CPU nodes, with resources of
 # its own and a variable of its own.
 resource "training_mpi_job" "roles" {
-  name            = "resnet-roles"
-  image           = "registry.example/horovod:0.28.1-cuda12"
-  command         = ["mpirun", "python", "/train.py"]
-  worker_count    = 4
-  gpus            = 8
-  tolerations     = ["gpu_node"]
+  name         = "resnet-roles"
+  image        = "registry.example/horovod:0.28.1-cuda12"
+  command      = ["mpirun", "python", "/train.py"]
+  worker_count = 4
+  gpus         = 8
+  tolerations  = ["gpu_node"]
 
   roles = {
     launcher = {
