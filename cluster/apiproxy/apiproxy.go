@@ -57,6 +57,9 @@ type Options struct {
 	// request can take has not been injected yet, gets the next such kind (in the order of
 	// coverOrder); then faults come at FaultRate.
 	Cover bool
+	// Hide are group versions ("kubeflow.org/v2beta1") the proxy answers as a cluster that does
+	// not serve them: 404 for them and what is under them, and their group listed without them.
+	Hide []string
 }
 
 // coverOrder is the order Cover injects the kinds of fault in: a write whose answer is lost
@@ -219,6 +222,14 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 
 	if hook != nil && (!hook(r) || r.Context().Err() != nil) {
 		resetConnection(w)
+		return
+	}
+	if p.hidden(r.URL.Path) {
+		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource", "")
+		return
+	}
+	if p.hidingIn(r.URL.Path) {
+		p.serveGroupWithoutHidden(w, r)
 		return
 	}
 	if verb == "WATCH" {

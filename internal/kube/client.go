@@ -66,6 +66,9 @@ type Client struct {
 	// The lists every refresh of the process shares (see reads.go).
 	lists sharedLists
 
+	// What discovery said of each group version (Serves).
+	discoveries discoveries
+
 	// workers are the MultiKueue worker clusters, by MultiKueueCluster name, where the copies
 	// of the jobs Kueue dispatched run (see SetWorkers).
 	workers map[string]*Client
@@ -167,7 +170,7 @@ func (c *Client) Get(ctx context.Context, t Target) (*unstructured.Unstructured,
 		obj, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Get(ctx, t.Name, metav1.GetOptions{})
 		return err
 	})
-	if apierrors.IsNotFound(err) {
+	if err = c.explainNotFound(ctx, t.GVR, err); apierrors.IsNotFound(err) {
 		return nil, nil
 	}
 	if err != nil {

@@ -138,7 +138,7 @@ func (c *Client) list(ctx context.Context, key informerKey, l *sharedList) error
 	}
 	var err error
 	l.objects, err = c.listJSON(ctx, key.gvr, key.namespace, "")
-	return err
+	return c.explainNotFound(ctx, key.gvr, err)
 }
 
 func (c *Client) dropList(key informerKey, l *sharedList) {

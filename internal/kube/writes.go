@@ -58,7 +58,7 @@ func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstruc
 		return nil, &ExistsError{Existing: existing, NotAdopted: refused, err: fmt.Errorf("creating %s: %w", t, err)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("creating %s: %w", t, err)
+		return nil, fmt.Errorf("creating %s: %w", t, c.explainNotFound(ctx, t.GVR, err))
 	}
 	return created, nil
 }

@@ -7,11 +7,15 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // runtimePlaced is a job model whose pods are made from a training runtime in the cluster (a
@@ -33,6 +37,9 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 		return
 	}
 	if diags := getPlanModel(ctx, req.Plan, m); diags.HasError() {
+		return
+	}
+	if !r.served(ctx, req.Plan, resp) {
 		return
 	}
 	// A TrainJob's runtime is read first: the job's runtime patch names each of its replicated
@@ -177,4 +184,31 @@ func (r *jobResource) fleetOf(ctx context.Context, obj *unstructured.Unstructure
 		_, _, localQueues = r.declared.Overlay(state.Flavors, state.Queues, localQueues)
 	}
 	return state.Fleets[localQueues[jobs.LocalQueueKey(obj)]]
+}
+
+// served fails the plan when the cluster does not serve what the job needs: its kind's API (its
+// operator is not installed, or serves another version) and, with queue_name, Kueue's. A cluster
+// that cannot be read is not checked (the apply says).
+func (r *jobResource) served(ctx context.Context, plan tfsdk.Plan, resp *resource.ModifyPlanResponse) bool {
+	if r.client == nil {
+		return true
+	}
+	needs := []schema.GroupVersionResource{r.kind.GVR}
+	if _, queued := plan.Schema.GetAttributes()["queue_name"]; queued {
+		var queue types.String
+		if plan.GetAttribute(ctx, path.Root("queue_name"), &queue); queue.ValueString() != "" {
+			needs = append(needs, kueue.LocalQueueGVR)
+		}
+	}
+	for _, gvr := range needs {
+		var notServed *kube.NotServedError
+		switch err := r.client.Serves(ctx, gvr); {
+		case errors.As(err, &notServed):
+			resp.Diagnostics.AddError("The cluster does not serve "+gvr.GroupResource().String(), notServed.Error())
+			return false
+		case err != nil:
+			tflog.Debug(ctx, "what the cluster serves was not read", map[string]any{"error": err.Error()})
+		}
+	}
+	return true
 }
