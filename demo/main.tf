@@ -5,7 +5,10 @@
 # program that checkpoints to a claim its pods share and goes on after each rescale.
 terraform {
   required_providers {
-    training = { source = "kubetrain/training" }
+    training = {
+      source  = "kubetrain/training"
+      version = "~> 0.1"
+    }
   }
 }
 

@@ -11,14 +11,17 @@ step_start=0
 step() { step_start=$EPOCHREALTIME; printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 took() { awk -v a="$step_start" -v b="$EPOCHREALTIME" 'BEGIN { printf "    (%.1f s)\n", b - a }'; }
 
-step "Building the provider"
-(cd "$root" && go build -o bin/terraform-provider-training .)
+step "Building release 0.1.0 of the provider, installed by terraform init from its filesystem mirror"
+(cd "$root" && go run ./tools/release -version 0.1.0 -dist "$work/dist" -platforms "$(go env GOOS)_$(go env GOARCH)")
 cat > "$work/terraformrc" <<TFRC
 provider_installation {
-  dev_overrides {
-    "kubetrain/training" = "$root/bin"
+  filesystem_mirror {
+    path    = "$work/dist/mirror"
+    include = ["registry.terraform.io/kubetrain/training"]
   }
-  direct {}
+  direct {
+    exclude = ["registry.terraform.io/kubetrain/training"]
+  }
 }
 TFRC
 export TF_CLI_CONFIG_FILE=$work/terraformrc TF_IN_AUTOMATION=1
@@ -55,8 +58,9 @@ else
   echo "    no real node (not root): the elastic job runs on the simulated GPU nodes, where no container starts"
 fi
 
-cp "$root/demo/main.tf" "$work/"
-cd "$work"
+mkdir -p "$work/config" && cp "$root/demo/main.tf" "$work/config/"
+cd "$work/config"
+terraform init -input=false -no-color | grep -E 'Installed|Installing' || true
 tf() { terraform "$@" -var "kubeconfig=$kubeconfig" -var "training_image=$training_image"; }
 
 # progress N: waits until the training program reports steps at N workers, then prints the
