@@ -87,7 +87,7 @@ func TestAccExamples_everyOtherExamplePlans(t *testing.T) {
 	}
 	planned := 0
 	for _, file := range files {
-		if filepath.Base(file) == "resource.tf" {
+		if base := filepath.Base(file); base == "resource.tf" || base == "versions.tf" {
 			continue
 		}
 		raw, err := os.ReadFile(file)

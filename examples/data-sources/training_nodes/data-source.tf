@@ -1,9 +1,9 @@
-# The walkthrough's first step, `kubectl get nodes`, with taints and GPUs.
+# Every node, with its labels, taints and GPUs: `kubectl get nodes` for training.
 data "training_nodes" "all" {}
 
-# Only the nodes tainted gpu_node: where a job tolerating gpu_node may land.
+# Only the nodes tainted nvidia.com/gpu: where a job tolerating it may land.
 data "training_nodes" "gpu" {
-  taint_key = "gpu_node"
+  taint_key = "nvidia.com/gpu"
 }
 
 output "free_gpus_on_gpu_nodes" {

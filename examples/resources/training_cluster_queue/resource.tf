@@ -34,7 +34,7 @@ resource "training_cluster_queue" "vision" {
 resource "training_resource_flavor" "gpu" {
   name        = "gpu"
   node_labels = { "nvidia.com/gpu.present" = "true" }
-  tolerations = ["gpu_node"]
+  tolerations = ["nvidia.com/gpu"]
 }
 
 output "vision_gpus_in_use" {

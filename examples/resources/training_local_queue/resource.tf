@@ -9,22 +9,20 @@ resource "training_local_queue" "vision" {
 
 resource "training_mpi_job" "resnet" {
   name         = "resnet"
-  image        = "registry.example/horovod:0.13.11"
+  image        = "horovod/horovod:0.28.1"
   command      = ["mpirun", "python", "train.py", "--model", "resnet101"]
   worker_count = 2
   gpus         = 2
-  tolerations  = ["node-role.kubernetes.io/control-plane"] # the launcher asks for no GPU, so Kueue gives it no flavor
   queue_name   = training_local_queue.vision.name
   wait_for     = "admitted"
 }
 
 resource "training_mpi_job" "vit" {
   name         = "vit"
-  image        = "registry.example/horovod:0.13.11"
+  image        = "horovod/horovod:0.28.1"
   command      = ["mpirun", "python", "train.py", "--model", "vit-b16"]
   worker_count = 2
   gpus         = 2
-  tolerations  = ["node-role.kubernetes.io/control-plane"]
   queue_name   = training_local_queue.vision.name
   wait_for     = "created"
   depends_on   = [training_mpi_job.resnet]

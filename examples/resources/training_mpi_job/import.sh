@@ -1,2 +1,2 @@
 # An MPIJob is imported by namespace and name.
-terraform import training_mpi_job.ssd default/mpi-dist
+terraform import training_mpi_job.resnet default/resnet-horovod

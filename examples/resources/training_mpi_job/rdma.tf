@@ -5,14 +5,14 @@
 # CPU is a request alone, so that data loaders are not throttled.
 resource "training_mpi_job" "rdma" {
   name               = "resnet-rdma"
-  image              = "registry.example/horovod:0.28.1"
+  image              = "registry.example.com/ml/horovod:0.28.1"
   command            = ["mpirun", "python", "/train.py"]
   worker_count       = 4
   gpus               = 8
   cpu                = "32"
   cpu_limit          = false
   extended_resources = { "rdma/hca" = "1" }
-  tolerations        = ["gpu_node"]
+  tolerations        = ["nvidia.com/gpu"]
   env                = { NCCL_IB_HCA = "mlx5", NCCL_DEBUG = "INFO" }
   host_ipc           = true
 

@@ -3,15 +3,15 @@
 # its own and a variable of its own.
 resource "training_mpi_job" "roles" {
   name         = "resnet-roles"
-  image        = "registry.example/horovod:0.28.1-cuda12"
+  image        = "registry.example.com/ml/horovod:0.28.1-cuda12"
   command      = ["mpirun", "python", "/train.py"]
   worker_count = 4
   gpus         = 8
-  tolerations  = ["gpu_node"]
+  tolerations  = ["nvidia.com/gpu"]
 
   roles = {
     launcher = {
-      image         = "registry.example/horovod:0.28.1-cpu"
+      image         = "registry.example.com/ml/horovod:0.28.1-cpu"
       cpu           = "2"
       memory        = "4Gi"
       env           = { OMPI_MCA_plm_rsh_num_concurrent = "64" }

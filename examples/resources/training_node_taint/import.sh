@@ -1,2 +1,2 @@
 # A taint is imported by node, key and effect.
-terraform import training_node_taint.ssd cn-beijing.192.168.3.230/ssd_node:NoSchedule
+terraform import 'training_node_taint.gpu["gpu-node-1"]' gpu-node-1/nvidia.com/gpu:NoSchedule

@@ -1,16 +1,15 @@
-# kubectl taint nodes cn-beijing.192.168.3.228 gpu_node=invalid:NoSchedule
-resource "training_node_taint" "gpu" {
-  for_each = toset(["cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229"])
-
-  node   = each.value
-  key    = "gpu_node"
-  value  = "invalid"
-  effect = "NoSchedule"
+# kubectl taint nodes NODE nvidia.com/gpu=present:NoSchedule: the GPU nodes take only the pods that
+# tolerate the taint (tolerations = ["nvidia.com/gpu"]), so CPU work stays off them.
+variable "gpu_nodes" {
+  type    = set(string)
+  default = ["gpu-node-1", "gpu-node-2"]
 }
 
-resource "training_node_taint" "ssd" {
-  node   = "cn-beijing.192.168.3.230"
-  key    = "ssd_node"
-  value  = "invalid"
+resource "training_node_taint" "gpu" {
+  for_each = var.gpu_nodes
+
+  node   = each.value
+  key    = "nvidia.com/gpu"
+  value  = "present"
   effect = "NoSchedule"
 }

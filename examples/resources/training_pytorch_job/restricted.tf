@@ -8,7 +8,7 @@ resource "training_pytorch_job" "restricted" {
   command      = ["torchrun", "/workspace/train.py"]
   worker_count = 2
   gpus         = 1
-  tolerations  = ["gpu_node"]
+  tolerations  = ["nvidia.com/gpu"]
 
   security_context = {
     run_as_non_root            = true

@@ -6,7 +6,7 @@ locals {
     spec = {
       initContainers = [{
         name          = "log-shipper"
-        image         = "registry.example/fluent-bit:3"
+        image         = "registry.example.com/fluent-bit:3"
         restartPolicy = "Always"
         volumeMounts  = [{ name = "logs", mountPath = "/logs", readOnly = true }]
       }]
@@ -22,6 +22,6 @@ resource "training_pytorch_job" "with_sidecar" {
   command      = ["torchrun", "/workspace/train.py", "--log-dir", "/logs"]
   worker_count = 2
   gpus         = 1
-  tolerations  = ["gpu_node"]
+  tolerations  = ["nvidia.com/gpu"]
   pod_patch    = { master = local.log_shipper, worker = local.log_shipper }
 }

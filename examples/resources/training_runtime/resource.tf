@@ -7,7 +7,7 @@ resource "training_runtime" "torch" {
   image       = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
   command     = ["torchrun", "/workspace/train.py"]
   gpus        = 1
-  tolerations = ["gpu_node"]
+  tolerations = ["nvidia.com/gpu"]
   shm_size    = "8Gi"
 }
 

@@ -9,7 +9,7 @@ resource "training_topology" "dc" {
 resource "training_resource_flavor" "gpu_tas" {
   name          = "gpu-tas"
   node_labels   = { "nvidia.com/gpu.present" = "true" }
-  tolerations   = ["gpu_node"]
+  tolerations   = ["nvidia.com/gpu"]
   topology_name = training_topology.dc.name
 
   # Kueue keeps a Topology while a flavor names it: replacing the Topology (new levels)
