@@ -52,13 +52,13 @@ var labelSelectorRule = stringRule{"label selector", func(s string) error {
 
 func (d *nodesDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, resp *datasource.SchemaResponse) {
 	resp.Schema = schema.Schema{
-		MarkdownDescription: "The cluster's nodes with their labels, taints, GPUs and readiness: the first step of the Arena tolerations walkthrough (`kubectl get nodes`), " +
+		MarkdownDescription: "The cluster's nodes with their labels, taints, GPUs and readiness: `kubectl get nodes` for training, " +
 			"and what a configuration needs to compute where a job could land.",
 		Attributes: map[string]schema.Attribute{
 			"label_selector": schema.StringAttribute{Optional: true, Validators: []validator.String{labelSelectorRule},
 				MarkdownDescription: "Only nodes matching this label selector, e.g. `nvidia.com/gpu.present=true`."},
 			"taint_key": schema.StringAttribute{Optional: true, Validators: []validator.String{labelKeyRule},
-				MarkdownDescription: "Only nodes with a taint of this key, e.g. `gpu_node`."},
+				MarkdownDescription: "Only nodes with a taint of this key, e.g. `nvidia.com/gpu`."},
 			"gpu_resource_name": schema.StringAttribute{Optional: true, Validators: []validator.String{gpuResourceRule},
 				MarkdownDescription: "Extended resource counted as GPUs. Default `" + jobs.DefaultGPUResource + "`."},
 			"nodes": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The nodes, sorted by name.",

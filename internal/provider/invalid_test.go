@@ -358,7 +358,7 @@ func TestAccInvalidConfigurationsFailAtPlanWithoutWrites(t *testing.T) {
 		Config: existing,
 	})
 	if len(invalidInputs) < 55 {
-		t.Fatalf("the corpus has %d invalid configurations; the README counts more", len(invalidInputs))
+		t.Fatalf("the corpus has %d invalid configurations; CONTRIBUTING.md counts more", len(invalidInputs))
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
@@ -391,18 +391,18 @@ func TestInvalidConfigurationsFailWithoutACluster(t *testing.T) {
 	resource.UnitTest(t, resource.TestCase{ProtoV6ProviderFactories: testProviderFactories, Steps: steps})
 }
 
-// The README's count of bad inputs is the count that runs: the corpus and the invalid change to
+// CONTRIBUTING.md's count of bad inputs is the count that runs: the corpus and the invalid change to
 // a live job of TestAccInvalidConfigurationsFailAtPlanWithoutWrites.
-func TestREADMECountsTheInvalidInputs(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestContributingCountsTheInvalidInputs(t *testing.T) {
+	readme, err := os.ReadFile("../../CONTRIBUTING.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := regexp.MustCompile(`(?m)^\| invalid configurations [^|]*\| (\d+) \|`).FindSubmatch(readme)
 	if m == nil {
-		t.Fatal("README.md has no row counting the invalid configurations")
+		t.Fatal("CONTRIBUTING.md has no row counting the invalid configurations")
 	}
 	if got, want := string(m[1]), fmt.Sprint(len(invalidInputs)+1); got != want {
-		t.Errorf("README.md counts %s invalid configurations; the tests run %s", got, want)
+		t.Errorf("CONTRIBUTING.md counts %s invalid configurations; the tests run %s", got, want)
 	}
 }

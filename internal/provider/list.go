@@ -195,10 +195,10 @@ func (r *taintListResource) Configure(_ context.Context, req resource.ConfigureR
 
 func (r *taintListResource) ListResourceConfigSchema(_ context.Context, _ list.ListResourceSchemaRequest, resp *list.ListResourceSchemaResponse) {
 	resp.Schema = listschema.Schema{
-		MarkdownDescription: "The taints of the cluster's nodes (as `kubectl taint` or Arena's walkthrough set them), for `terraform query`.",
+		MarkdownDescription: "The taints of the cluster's nodes (as `kubectl taint` or a node pool set them), for `terraform query`.",
 		Attributes: map[string]listschema.Attribute{
 			"label_selector": listschema.StringAttribute{Optional: true, MarkdownDescription: "Only nodes whose labels match this selector."},
-			"key":            listschema.StringAttribute{Optional: true, MarkdownDescription: "Only taints of this key, e.g. `gpu_node`."},
+			"key":            listschema.StringAttribute{Optional: true, MarkdownDescription: "Only taints of this key, e.g. `nvidia.com/gpu`."},
 		},
 	}
 }

@@ -231,9 +231,9 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 			MarkdownDescription: "Node labels " + role + " must run on (Arena: `--selector`)."},
 		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: []planmodifier.List{tolerationsReplace{}},
 			Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
-			MarkdownDescription: "Taints " + role + " tolerate, in Arena's `--toleration` grammar: a bare key (`ssd_node`) tolerates " +
+			MarkdownDescription: "Taints " + role + " tolerate, in Arena's `--toleration` grammar: a bare key (`nvidia.com/gpu`) tolerates " +
 				"every taint with that key, `all` tolerates every taint (a plan warns: that includes cordoned and unreachable nodes), and " +
-				"`key=value:Effect`, `key:Effect` and `key=value` are accepted too, as are Arena's longer forms `key[=value]:Effect:Operator[:seconds]` " +
+				"`key=value:Effect`, `key:Effect` and `key=value` are accepted too, as are the longer forms `key[=value]:Effect:Operator[:seconds]` (the form a refresh writes a toleration with seconds in) " +
 				"and `key=value:Effect,Operator`. Effects are `NoSchedule`, `PreferNoSchedule` and `NoExecute`, operators `Equal` and `Exists`. " +
 				"A malformed entry, `All` (for `all`), or one the API server would refuse (a value with `Exists`, seconds without `NoExecute`) is a plan-time error."},
 		"priority_class_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},

@@ -118,7 +118,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
 			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.Elastic, inPlace: alwaysInPlace, description: "in place"}},
 			MarkdownDescription: "Number of workers, within `elastic`'s bounds. Changing it rescales the running job in place " +
-				"(the seed's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
+				"(FrameworkController's example's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
 		"elastic": schema.SingleNestedAttribute{Required: true,
 			MarkdownDescription: "The bounds of the training's workers, as the launcher's `--nnodes=MIN:MAX`. Changing them replaces the job.",
 			PlanModifiers:       []planmodifier.Object{objectplanmodifier.RequiresReplace()},

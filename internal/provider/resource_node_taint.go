@@ -61,7 +61,7 @@ func (r *nodeTaintResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 	replace := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	resp.Schema = schema.Schema{
 		Version: nodeTaintSchemaVersion,
-		MarkdownDescription: "One taint on one node, as `kubectl taint nodes NODE key=value:Effect` sets it in the Arena walkthrough. " +
+		MarkdownDescription: "One taint on one node, as `kubectl taint nodes NODE key=value:Effect` sets it. " +
 			"Only this taint is managed: the node's other taints are never changed. A taint of the same key and effect that is already on " +
 			"the node (whatever its value) is not taken over: create fails and says to import it; and destroy removes only a taint this resource added. A node's taints are one atomic list for server-side apply, " +
 			"so the taint is added and removed by a read-modify-write guarded by the node's resourceVersion (and retried on a concurrent change), " +
@@ -72,7 +72,7 @@ func (r *nodeTaintResource) Schema(_ context.Context, _ resource.SchemaRequest, 
 			"node": schema.StringAttribute{Required: true, PlanModifiers: replace, Validators: []validator.String{objectNameRule},
 				MarkdownDescription: "Name of the node. A node that does not exist is an error."},
 			"key": schema.StringAttribute{Required: true, PlanModifiers: replace, Validators: []validator.String{labelKeyRule},
-				MarkdownDescription: "Taint key, e.g. `gpu_node`."},
+				MarkdownDescription: "Taint key, e.g. `nvidia.com/gpu`."},
 			"value": schema.StringAttribute{Optional: true, PlanModifiers: replace, Validators: []validator.String{labelValueRule},
 				MarkdownDescription: "Taint value, e.g. `invalid`."},
 			"effect": schema.StringAttribute{Required: true, PlanModifiers: replace, Validators: []validator.String{stringvalidator.OneOf(effects...)},

@@ -211,7 +211,7 @@ func (tolerationString) ValidateString(_ context.Context, req validator.StringRe
 		resp.Diagnostics.AddAttributeWarning(req.Path, "The job tolerates every taint",
 			"\"all\" tolerates every taint, including those Kubernetes puts on cordoned (node.kubernetes.io/unschedulable), "+
 				"not-ready and unreachable nodes: the pods may be placed on a node being drained, and are never evicted from one that "+
-				"stops answering. Name the taints to tolerate instead (\"gpu_node\", \"ssd_node\") unless that is what you want.")
+				"stops answering. Name the taints to tolerate instead (\"nvidia.com/gpu\") unless that is what you want.")
 	}
 }
 
