@@ -11,9 +11,11 @@ import (
 	"runtime/pprof"
 	"sync"
 
+	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6/tf6server"
 
 	"github.com/kubetrain/terraform-provider-training/internal/provider"
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts"
 )
 
 // version is set at release time with -ldflags "-X main.version=...".
@@ -31,9 +33,10 @@ func main() {
 	if debug {
 		opts = append(opts, tf6server.WithManagedDebug())
 	}
-	// provider.NewProtocol6 is the plugin framework's server (providerserver.NewProtocol6) with
-	// the plans of unchanged jobs answered at once.
-	err := tf6server.Serve("registry.terraform.io/kubetrain/training", provider.NewProtocol6(version), opts...)
+	// The plugin framework's server, with the requests internal/shortcuts answers without the
+	// framework's walks (shortcuts.Env turns them off).
+	server := func() tfprotov6.ProviderServer { return shortcuts.New(provider.New(version)()) }
+	err := tf6server.Serve("registry.terraform.io/kubetrain/training", server, opts...)
 	if err != nil {
 		stopProfiles()
 		log.Fatal(err.Error())

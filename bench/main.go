@@ -86,15 +86,20 @@ const (
 	// bench/schemafloor, which serves the same schema and does nothing: Terraform's own cost of
 	// planning N resources of this schema, the least any provider of it can take.
 	opPlanSchemaFloor = "plan, this schema, a provider doing nothing"
-	opRescale         = "rescale every elastic job"
-	opDestroy         = "destroy"
+	// opPlanFramework and opPlanNoRefreshFramework are opPlan and opPlanNoRefresh with the
+	// provider's shortcuts off (TF_PROVIDER_TRAINING_SHORTCUTS=off): the plugin framework
+	// answering every request, which puts apart what internal/shortcuts buys.
+	opPlanFramework          = "plan, refresh, no change; the framework alone"
+	opPlanNoRefreshFramework = "plan without refresh; the framework alone"
+	opRescale                = "rescale every elastic job"
+	opDestroy                = "destroy"
 	// opQuery is the operation only this provider has: `terraform query` of its list resources
 	// (Terraform 1.14+), which find the jobs with one list request per kind. It runs with
 	// queryTerraform.
 	opQuery = "query: list every job"
 )
 
-var operations = []string{opPlanCreate, opApply, opPlan, opPlanNoRefresh, opPlanSchemaFloor, opRescale, opQuery, opDestroy}
+var operations = []string{opPlanCreate, opApply, opPlan, opPlanNoRefresh, opPlanFramework, opPlanNoRefreshFramework, opPlanSchemaFloor, opRescale, opQuery, opDestroy}
 
 // queryTerraform is the Terraform (1.14+) that runs opQuery: the one make testacc builds into
 // ../.tools, or -query-terraform; without one opQuery is not run.

@@ -68,6 +68,9 @@ func startTool(ctx context.Context, c *cluster.Cluster, t tool, n, runs int, wor
 		proxy: proxy, apiPID: apiPID, samples: map[string][]measurement{}, cpu: map[string]cpuSummary{}}, nil
 }
 
+// shortcutsEnv is the provider's switch of its shortcuts (internal/shortcuts.Env).
+const shortcutsEnv = "TF_PROVIDER_TRAINING_SHORTCUTS"
+
 // run takes run r (from 0) of apply, the plans, rescale, (query) and destroy; the training
 // tool's plans include the schema floor's. The training tool's run 0 comes first at each size:
 // after its apply and rescale its objects are read back as the peers' manifests.
@@ -79,26 +82,32 @@ func (s *toolSession) run(ctx context.Context, r int) error {
 		dump string
 		// cliConfig, when set, replaces the CLI configuration (and so the providers).
 		cliConfig string
+		// env is added to the CLI's environment (and so the provider's).
+		env []string
 	}
 	var steps []step
 	if s.t.key == "training" || s.t.key == "queued" {
-		steps = append(steps, step{opPlanCreate, "terraform", []string{"plan", "-var", "workers=1"}, "", ""})
+		steps = append(steps, step{opPlanCreate, "terraform", []string{"plan", "-var", "workers=1"}, "", "", nil})
 	}
 	steps = append(steps, []step{
-		{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1", ""},
-		{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
-		{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", ""},
+		{opApply, "terraform", []string{"apply", "-auto-approve", "-var", "workers=1"}, "w1", "", nil},
+		{opPlan, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", "", nil},
+		{opPlanNoRefresh, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", "", nil},
 	}...)
 	if s.t.key == "training" {
-		steps = append(steps, step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(s.work, schemaFloorCLIConfigFile)})
+		off := []string{shortcutsEnv + "=off"}
+		steps = append(steps,
+			step{opPlanFramework, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", "", off},
+			step{opPlanNoRefreshFramework, "terraform", []string{"plan", "-refresh=false", "-detailed-exitcode", "-var", "workers=1"}, "", "", off},
+			step{opPlanSchemaFloor, "terraform", []string{"plan", "-detailed-exitcode", "-var", "workers=1"}, "", filepath.Join(s.work, schemaFloorCLIConfigFile), nil})
 	}
 	if s.t.key != "queued" { // a queued job's new worker count is a replacement (Kueue requeues it): not the others' rescale
-		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", ""})
+		steps = append(steps, step{opRescale, "terraform", []string{"apply", "-auto-approve", "-var", "workers=2"}, "w2", "", nil})
 	}
 	if s.t.key == "training" && queryTerraform != "" {
-		steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", ""})
+		steps = append(steps, step{opQuery, queryTerraform, []string{"query", "-var", "workers=2"}, "", "", nil})
 	}
-	steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", ""})
+	steps = append(steps, step{opDestroy, "terraform", []string{"destroy", "-auto-approve", "-var", "workers=2"}, "", "", nil})
 	for _, st := range steps {
 		_ = os.Remove(s.rssLog)
 		s.proxy.ResetCounts()
@@ -109,9 +118,9 @@ func (s *toolSession) run(ctx context.Context, r int) error {
 			args = append(args, "-input=false")
 		}
 		cmd := exec.CommandContext(ctx, st.cli, append(args, "-no-color")...)
-		cmd.Dir, cmd.Env = s.dir, s.env
+		cmd.Dir, cmd.Env = s.dir, append(slices.Clone(s.env), st.env...)
 		if st.cliConfig != "" {
-			cmd.Env = append(slices.Clone(s.env), "TF_CLI_CONFIG_FILE="+st.cliConfig)
+			cmd.Env = append(cmd.Env, "TF_CLI_CONFIG_FILE="+st.cliConfig)
 		}
 		output, err := cmd.CombinedOutput()
 		elapsed := time.Since(start).Seconds()

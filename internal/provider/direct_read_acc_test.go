@@ -13,6 +13,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts"
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts/shortcutstest"
 )
 
 // The refresh of a job of every kind, richly configured and made on the cluster, is answered
@@ -63,43 +66,44 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 	}
 
 	framework := providerserver.NewProtocol6(New("test")())()
-	short := newShortcuts("test")
+	p := New("test")()
+	short := shortcuts.New(p)
 	for _, s := range []tfprotov6.ProviderServer{framework, short} {
-		configureProvider(t, s, map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, providerKubeconfig())})
+		shortcutstest.ConfigureProvider(t, s, map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, providerKubeconfig())})
 	}
-	reads := short
-	reads.init(ctx)
+	reads := shortcuts.ReadTypes(ctx, p)
 	kinds := 0
 	for _, r := range state.Resources {
-		shape := reads.reads[r.Type]
-		if r.Mode != "managed" || shape == nil {
+		types, answered := reads[r.Type]
+		shape := shortcutstest.Types(types)
+		if r.Mode != "managed" || !answered {
 			continue
 		}
 		kinds++
-		stored := unmarshalStored(t, shape.state, r.Instances[0].Attributes)
-		identity := storedIdentity(t, shape.identityTyp, r.Instances[0].Identity, stored)
-		gone := withAttribute(stored, "name", tftypes.NewValue(tftypes.String, "tf-acc-read-gone-"+suffix))
-		goneID := withAttribute(identity, "name", tftypes.NewValue(tftypes.String, "tf-acc-read-gone-"+suffix))
+		stored := unmarshalStored(t, shape.State, r.Instances[0].Attributes)
+		identity := storedIdentity(t, shape.Identity, r.Instances[0].Identity, stored)
+		gone := shortcutstest.WithAttribute(stored, "name", tftypes.NewValue(tftypes.String, "tf-acc-read-gone-"+suffix))
+		goneID := shortcutstest.WithAttribute(identity, "name", tftypes.NewValue(tftypes.String, "tf-acc-read-gone-"+suffix))
 		null := tftypes.NewValue(tftypes.String, nil)
 		variants := []struct {
 			what            string
 			state, identity tftypes.Value
 		}{
 			{"as applied", stored, identity},
-			{"replaced outside Terraform", withAttribute(stored, "uid", tftypes.NewValue(tftypes.String, "00000000-0000-0000-0000-000000000000")), identity},
-			{"gone after it ran", withAttribute(gone, "status", tftypes.NewValue(tftypes.String, "RUNNING")), goneID},
-			{"gone before it started", withAttribute(withAttribute(withAttribute(gone, "status", tftypes.NewValue(tftypes.String, "QUEUED")),
+			{"replaced outside Terraform", shortcutstest.WithAttribute(stored, "uid", tftypes.NewValue(tftypes.String, "00000000-0000-0000-0000-000000000000")), identity},
+			{"gone after it ran", shortcutstest.WithAttribute(gone, "status", tftypes.NewValue(tftypes.String, "RUNNING")), goneID},
+			{"gone before it started", shortcutstest.WithAttribute(shortcutstest.WithAttribute(shortcutstest.WithAttribute(gone, "status", tftypes.NewValue(tftypes.String, "QUEUED")),
 				"uid", null), "start_time", null), goneID},
 		}
-		if _, ok := attributes(stored)["image"]; ok {
+		if _, ok := shortcutstest.Attributes(stored)["image"]; ok {
 			variants = append(variants, struct {
 				what            string
 				state, identity tftypes.Value
-			}{"its image changed in state", withAttribute(stored, "image", tftypes.NewValue(tftypes.String, "other/image:1")), identity})
+			}{"its image changed in state", shortcutstest.WithAttribute(stored, "image", tftypes.NewValue(tftypes.String, "other/image:1")), identity})
 		}
 		for _, v := range variants {
 			what := r.Type + ", " + v.what
-			req := readRequest(t, r.Type, shape, v.state, &v.identity)
+			req := shortcutstest.ReadRequest(t, r.Type, shape, v.state, &v.identity)
 			// The two reads are a moment apart, and a job that is still starting may move between
 			// them (a pod's phase, the job's status); each server's reads also share a list of the
 			// kind for up to 10 s (kube's listLife), taken at its own moment. They are read again,
@@ -121,12 +125,12 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 					t.Fatal(err)
 				}
 				want, got = withoutDuration(t, shape, w), withoutDuration(t, shape, g)
-				if len(readDifferences(t, shape, want, got)) == 0 {
+				if len(shortcutstest.ReadDifferences(t, shape, want, got)) == 0 {
 					break
 				}
 			}
-			compareReads(t, what, shape, want, got)
-			if _, ok := shape.read(ctx, reads.resourceData(), req); !ok {
+			shortcutstest.CompareReads(t, what, shape, want, got)
+			if !shortcuts.AnswersRead(ctx, short, req) {
 				t.Errorf("%s: left to the framework", what)
 			}
 			for _, d := range want.Diagnostics {
@@ -143,23 +147,23 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 
 // unmarshalStored is the value of typ that a state file stores as raw.
 // withoutDuration is the read with its new state's duration null.
-func withoutDuration(t *testing.T, shape *readShape, resp *tfprotov6.ReadResourceResponse) *tfprotov6.ReadResourceResponse {
+func withoutDuration(t *testing.T, shape shortcutstest.Types, resp *tfprotov6.ReadResourceResponse) *tfprotov6.ReadResourceResponse {
 	t.Helper()
 	if resp.NewState == nil {
 		return resp
 	}
-	v, err := resp.NewState.Unmarshal(shape.state)
+	v, err := resp.NewState.Unmarshal(shape.State)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v.IsNull() || !v.IsKnown() {
 		return resp
 	}
-	if _, ok := attributes(v)["duration"]; !ok {
+	if _, ok := shortcutstest.Attributes(v)["duration"]; !ok {
 		return resp
 	}
-	v = withAttribute(v, "duration", tftypes.NewValue(tftypes.String, nil))
-	state, err := tfprotov6.NewDynamicValue(shape.state, v)
+	v = shortcutstest.WithAttribute(v, "duration", tftypes.NewValue(tftypes.String, nil))
+	state, err := tfprotov6.NewDynamicValue(shape.State, v)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,8 +179,8 @@ func storedIdentity(t *testing.T, typ tftypes.Type, raw json.RawMessage, stored 
 	if len(raw) > 0 && string(raw) != "null" {
 		return unmarshalStored(t, typ, raw)
 	}
-	object := as[tftypes.Object](t, typ)
-	from := attributes(stored)
+	object := shortcutstest.As[tftypes.Object](t, typ)
+	from := shortcutstest.Attributes(stored)
 	vals := map[string]tftypes.Value{}
 	for name, at := range object.AttributeTypes {
 		vals[name] = tftypes.NewValue(at, nil)

@@ -10,6 +10,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts/shortcutstest"
 )
 
 // exactlyOneOf describes itself and answers every configuration of an elastic job's script and
@@ -19,7 +21,7 @@ func TestExactlyOneOfSaysWhatTheValidatorsExactlyOneOfSays(t *testing.T) {
 	var sch resource.SchemaResponse
 	(&elasticJobResource{}).Schema(ctx, resource.SchemaRequest{}, &sch)
 	typ := sch.Schema.Type().TerraformType(ctx)
-	base := nullAttributes(sample(typ, 0))
+	base := nullAttributes(shortcutstest.Sample(typ, 0))
 	commands := tftypes.List{ElementType: tftypes.String}
 	script := map[string]tftypes.Value{
 		"set": tftypes.NewValue(tftypes.String, "train.py"), "null": tftypes.NewValue(tftypes.String, nil),
@@ -36,7 +38,7 @@ func TestExactlyOneOfSaysWhatTheValidatorsExactlyOneOfSays(t *testing.T) {
 	}
 	for s, sv := range script {
 		for c, cv := range command {
-			config := tfsdk.Config{Schema: sch.Schema, Raw: withAttribute(withAttribute(base, "script", sv), "worker_command", cv)}
+			config := tfsdk.Config{Schema: sch.Schema, Raw: shortcutstest.WithAttribute(shortcutstest.WithAttribute(base, "script", sv), "worker_command", cv)}
 			var got, want resource.ValidateConfigResponse
 			ours.ValidateResource(ctx, resource.ValidateConfigRequest{Config: config}, &got)
 			theirs.ValidateResource(ctx, resource.ValidateConfigRequest{Config: config}, &want)

@@ -126,11 +126,17 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 	r.delete(ctx, req, resp, r.newModel())
 }
 
+// ResourceNoOpOnUnchangedPlan says that ModifyPlan returns at once on an unchanged plan
+// (internal/shortcuts answers such plans without calling it).
+func (*jobResource) ResourceNoOpOnUnchangedPlan() {}
+
 // ModifyPlan checks the job's roles and patches, its namespace's Pod Security and the nodes (checkPlanned), warns when
 // its replacement would drop what the live job holds beyond its resource (warnDropped), and
 // keeps in the plan of an update the status it leaves alone (planStatus). A kind with checks of
 // its own (a TrainJob's, on its runtime) has a ModifyPlan of its own.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+	// The server answers an unchanged plan without calling this (ResourceNoOpOnUnchangedPlan):
+	// what must run on every plan does not go below.
 	if unchanged(req) {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/planmod"
 )
 
 // warnUnexpressed warns about what the job's pods hold that its resource cannot say (an init
@@ -84,10 +85,10 @@ func replaced(ctx context.Context, req resource.ModifyPlanRequest) bool {
 }
 
 // replacedBy says whether the plan modifiers of the attribute or block at p ask for a
-// replacement: those of an attribute the plan changes (runPlanModifier).
+// replacement: those of an attribute the plan changes (planmod.Run).
 func replacedBy(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, a any) bool {
-	for _, m := range planModifiersOf(a) {
-		if r, ok := runPlanModifier(ctx, m, p, req.Config, req.Plan, req.State); ok && !r.plan.Equal(r.state) && r.replace {
+	for _, m := range planmod.Of(a) {
+		if r, ok := planmod.Run(ctx, m, p, req.Config, req.Plan, req.State); ok && !r.Plan.Equal(r.State) && r.Replace {
 			return true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts/shortcutstest"
 )
 
 // Every job resource's model is read from a state and written back by getModel and setModel
@@ -19,13 +21,13 @@ func TestAJobModelConvertsAsTheFrameworkConvertsIt(t *testing.T) {
 	for _, job := range jobResourceSchemas(t) {
 		base, meta, sch := job.base, job.meta, job.sch
 		typ := sch.Schema.Type().TerraformType(ctx)
-		full := sample(typ, 0)
-		states := map[string]tftypes.Value{"every attribute set": full, "every attribute set otherwise": sample(typ, 1), "every attribute null": nullAttributes(full)}
+		full := shortcutstest.Sample(typ, 0)
+		states := map[string]tftypes.Value{"every attribute set": full, "every attribute set otherwise": shortcutstest.Sample(typ, 1), "every attribute null": nullAttributes(full)}
 		for name := range sch.Schema.Blocks {
-			block := attributes(full)[name]
-			states[name+" null"] = withAttribute(full, name, tftypes.NewValue(block.Type(), nil))
+			block := shortcutstest.Attributes(full)[name]
+			states[name+" null"] = shortcutstest.WithAttribute(full, name, tftypes.NewValue(block.Type(), nil))
 			if _, list := block.Type().(tftypes.List); list {
-				states[name+" empty"] = withAttribute(full, name, tftypes.NewValue(block.Type(), []tftypes.Value{}))
+				states[name+" empty"] = shortcutstest.WithAttribute(full, name, tftypes.NewValue(block.Type(), []tftypes.Value{}))
 			}
 		}
 		for what, v := range states {
@@ -48,7 +50,7 @@ func TestAJobModelConvertsAsTheFrameworkConvertsIt(t *testing.T) {
 				t.Fatalf("%s, %s: %v", meta.TypeName, what, diags)
 			}
 			if !framework.Raw.Equal(ours.Raw) {
-				t.Errorf("%s, %s: written otherwise than the framework writes it: %v differ", meta.TypeName, what, changed(framework.Raw, ours.Raw))
+				t.Errorf("%s, %s: written otherwise than the framework writes it: %v differ", meta.TypeName, what, shortcutstest.Changed(framework.Raw, ours.Raw))
 			}
 		}
 	}
@@ -56,7 +58,7 @@ func TestAJobModelConvertsAsTheFrameworkConvertsIt(t *testing.T) {
 
 // nullAttributes is the object o with every attribute null.
 func nullAttributes(o tftypes.Value) tftypes.Value {
-	vals := attributes(o)
+	vals := shortcutstest.Attributes(o)
 	for name, v := range vals {
 		vals[name] = tftypes.NewValue(v.Type(), nil)
 	}
@@ -70,8 +72,8 @@ func TestAJobModelIsReadFromAPlanAsTheFrameworkReadsIt(t *testing.T) {
 	ctx := context.Background()
 	for _, job := range jobResourceSchemas(t) {
 		base, meta, sch := job.base, job.meta, job.sch
-		full := sample(sch.Schema.Type().TerraformType(ctx), 0)
-		unknown := attributes(full)
+		full := shortcutstest.Sample(sch.Schema.Type().TerraformType(ctx), 0)
+		unknown := shortcutstest.Attributes(full)
 		for name, v := range unknown {
 			if _, block := sch.Schema.Blocks[name]; !block {
 				unknown[name] = tftypes.NewValue(v.Type(), tftypes.UnknownValue)
@@ -79,7 +81,7 @@ func TestAJobModelIsReadFromAPlanAsTheFrameworkReadsIt(t *testing.T) {
 		}
 		plans := map[string]tftypes.Value{"every attribute set": full, "every attribute unknown": tftypes.NewValue(full.Type(), unknown)}
 		for name := range sch.Schema.Blocks {
-			plans[name+" unknown"] = withAttribute(full, name, tftypes.NewValue(attributes(full)[name].Type(), tftypes.UnknownValue))
+			plans[name+" unknown"] = shortcutstest.WithAttribute(full, name, tftypes.NewValue(shortcutstest.Attributes(full)[name].Type(), tftypes.UnknownValue))
 		}
 		for what, v := range plans {
 			plan := tfsdk.Plan{Schema: sch.Schema, Raw: v}

@@ -46,7 +46,7 @@ func (samePodPatches) Description(context.Context) string {
 }
 func (d samePodPatches) MarkdownDescription(ctx context.Context) string { return d.Description(ctx) }
 
-func (samePodPatches) keepsUnchangedPlan() {}
+func (samePodPatches) ModifierNoOpOnUnchangedPlan() {}
 
 func (samePodPatches) PlanModifyMap(ctx context.Context, req planmodifier.MapRequest, resp *planmodifier.MapResponse) {
 	if req.StateValue.IsNull() || req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {

@@ -45,9 +45,18 @@ const providerTypeName = "training"
 
 type trainingProvider struct {
 	version string
-	// configured is what Configure handed the resources last, for the refreshes that the
-	// provider's server answers apart from the framework (see directRead).
+	// configured is what Configure handed the resources last, for the refreshes and validations
+	// that the server answers apart from the framework (internal/shortcuts).
 	configured atomic.Pointer[providerData]
+}
+
+// ResourceData is what Configure handed the resources last, nil before it ran
+// (shortcuts.ProviderWithResourceData).
+func (p *trainingProvider) ResourceData() any {
+	if d := p.configured.Load(); d != nil {
+		return d
+	}
+	return nil
 }
 
 type providerModel struct {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,12 +23,47 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts"
 )
 
-// testProviderFactories serve the provider as the released binary does (NewProtocol6), with each
-// answer of its shortcuts checked against the framework's (checkedShortcuts).
+// testProviderFactories serve the provider as the released binary does (shortcuts.New), with
+// each answer of its shortcuts checked against the framework's (shortcuts.Checked); a
+// difference fails the test binary (failOnShortcutMismatches). With shortcuts.Env=off the
+// framework serves alone, as the binary does then.
 var testProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
-	"training": func() (tfprotov6.ProviderServer, error) { return newCheckedShortcuts(), nil },
+	"training": func() (tfprotov6.ProviderServer, error) { return testServer(), nil },
+}
+
+func testServer() tfprotov6.ProviderServer {
+	if os.Getenv(shortcuts.Env) == "off" {
+		return shortcuts.New(New("test")())
+	}
+	return shortcuts.Checked(New("test")(), func(_ context.Context, difference string) { mismatch(difference) })
+}
+
+var shortcutMismatches struct {
+	sync.Mutex
+	found []string
+}
+
+func mismatch(difference string) {
+	shortcutMismatches.Lock()
+	defer shortcutMismatches.Unlock()
+	shortcutMismatches.found = append(shortcutMismatches.found, difference)
+}
+
+// failOnShortcutMismatches is the test binary's exit code once the differences found are
+// reported: 1 if there were any.
+func failOnShortcutMismatches(code int) int {
+	shortcutMismatches.Lock()
+	defer shortcutMismatches.Unlock()
+	for _, m := range shortcutMismatches.found {
+		fmt.Fprintln(os.Stderr, "a shortcut answered otherwise than the framework:", m)
+	}
+	if len(shortcutMismatches.found) > 0 {
+		return 1
+	}
+	return code
 }
 
 // TestMain gives the acceptance tests (TF_ACC=1) one local cluster for the whole binary, or the

@@ -36,7 +36,7 @@ func (m workerCountPlan) MarkdownDescription(ctx context.Context) string {
 	return m.Description(ctx)
 }
 
-func (workerCountPlan) keepsUnchangedPlan() {}
+func (workerCountPlan) ModifierNoOpOnUnchangedPlan() {}
 
 func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.IsUnknown() || req.PlanValue.Equal(req.StateValue) {
@@ -66,52 +66,6 @@ func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.I
 		resp.Diagnostics.AddAttributeError(req.Path, "Cannot rescale a finished job",
 			fmt.Sprintf("The job has finished (%s), so no program is left to take %d workers instead of %d. To run it again "+
 				"with %[2]d workers, replace it: terraform apply -replace=<address>.", status.ValueString(), req.PlanValue.ValueInt64(), req.StateValue.ValueInt64()))
-	}
-}
-
-// queued says whether the planned job is submitted to a Kueue queue.
-func queued(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) bool {
-	if _, ok := plan.Schema.GetAttributes()["queue_name"]; !ok {
-		return false
-	}
-	var queue types.String
-	diags.Append(plan.GetAttribute(ctx, path.Root("queue_name"), &queue)...)
-	return queue.ValueString() != ""
-}
-
-// validateQueueing checks at plan time what only a job with queue_name may do: wait to be
-// admitted; and what it may not: be suspended by hand (Kueue owns a queued job's suspend).
-func validateQueueing(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) {
-	var waitFor, queue types.String
-	diags.Append(config.GetAttribute(ctx, path.Root("wait_for"), &waitFor)...)
-	if _, ok := config.Schema.GetAttributes()["queue_name"]; ok {
-		diags.Append(config.GetAttribute(ctx, path.Root("queue_name"), &queue)...)
-	}
-	for _, name := range []string{"required_topology", "preferred_topology"} {
-		if _, ok := config.Schema.GetAttributes()[name]; !ok {
-			continue
-		}
-		var topology types.Map
-		diags.Append(config.GetAttribute(ctx, path.Root(name), &topology)...)
-		if len(topology.Elements()) > 0 && queue.IsNull() {
-			diags.AddAttributeError(path.Root(name), "Topology without a queue",
-				name+" asks Kueue's Topology Aware Scheduling to place the pods, which places only the jobs it admits: it needs queue_name "+
-					"(a LocalQueue of a ClusterQueue whose flavor has a topology_name).")
-		}
-	}
-	if waitFor.ValueString() == waitAdmitted && queue.IsNull() {
-		diags.AddAttributeError(path.Root("wait_for"), "Nothing to admit",
-			`wait_for = "admitted" waits for Kueue to admit the job, which needs queue_name (a LocalQueue); without one the job is never queued.`)
-	}
-	if queue.ValueString() == "" {
-		return
-	}
-	var suspend types.Bool
-	diags.Append(config.GetAttribute(ctx, path.Root("suspend"), &suspend)...)
-	if suspend.ValueBool() {
-		diags.AddAttributeError(path.Root("suspend"), "A queued job is suspended by Kueue",
-			"With queue_name, Kueue keeps the job suspended until it admits it, and would resume it despite suspend = true. "+
-				"To hold queued jobs, set stop_policy = \"Hold\" on their training_local_queue or training_cluster_queue.")
 	}
 }
 

@@ -234,7 +234,7 @@ func (d defaultForNewJobsOnlyInt64) MarkdownDescription(ctx context.Context) str
 	return d.Description(ctx)
 }
 
-func (defaultForNewJobsOnlyInt64) keepsUnchangedPlan() {}
+func (defaultForNewJobsOnlyInt64) ModifierNoOpOnUnchangedPlan() {}
 
 func (d defaultForNewJobsOnlyInt64) PlanModifyInt64(_ context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
 	switch {

@@ -72,7 +72,7 @@ func (r tolerationsReplace) MarkdownDescription(ctx context.Context) string {
 	return r.Description(ctx)
 }
 
-func (tolerationsReplace) keepsUnchangedPlan() {}
+func (tolerationsReplace) ModifierNoOpOnUnchangedPlan() {}
 
 func (tolerationsReplace) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.Equal(req.StateValue) {

@@ -1,8 +1,7 @@
-package provider
+package shortcuts
 
 import (
 	"context"
-	"sort"
 	"strings"
 	"testing"
 
@@ -11,6 +10,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	training "github.com/kubetrain/terraform-provider-training/internal/provider"
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts/shortcutstest"
 )
 
 // Every job resource (each registered kind's and the TrainJob's) has its unchanged plans
@@ -19,8 +21,8 @@ import (
 func TestEveryJobResourceHasItsUnchangedPlansAnsweredWithoutTheFrameworksWalk(t *testing.T) {
 	ctx := context.Background()
 	jobsSeen := 0
-	for _, f := range New("test")().Resources(ctx) {
-		name, shape, err := shapeOf(ctx, f())
+	for _, f := range training.New("test")().Resources(ctx) {
+		name, shape, err := shapeOf(ctx, "training", f())
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -46,14 +48,14 @@ func TestEveryJobResourceHasItsUnchangedPlansAnsweredWithoutTheFrameworksWalk(t 
 // the configuration wants plans a change.
 func TestAnUnchangedJobIsPlannedAsTheFrameworkPlansIt(t *testing.T) {
 	ctx := context.Background()
-	p := New("test")()
+	p := training.New("test")()
 	framework := providerserver.NewProtocol6(p)()
 	if _, err := framework.GetProviderSchema(ctx, &tfprotov6.GetProviderSchemaRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range p.Resources(ctx) {
 		r := f()
-		name, shape, err := shapeOf(ctx, r)
+		name, shape, err := shapeOf(ctx, "training", r)
 		if err != nil || shape == nil {
 			continue
 		}
@@ -83,7 +85,7 @@ func TestAnUnchangedJobIsPlannedAsTheFrameworkPlansIt(t *testing.T) {
 			short, ok := shape.plan(ctx, req)
 			switch {
 			case ok && changes:
-				t.Errorf("%s, %s: answered at once, but the framework changes %v (replace %v)", name, what, changed(state, planned), fw.RequiresReplace)
+				t.Errorf("%s, %s: answered at once, but the framework changes %v (replace %v)", name, what, shortcutstest.Changed(state, planned), fw.RequiresReplace)
 			case ok:
 				if got, err := short.PlannedState.Unmarshal(shape.state); err != nil || !got.Equal(planned) {
 					t.Errorf("%s, %s: answered otherwise than the framework (%v)", name, what, err)
@@ -96,21 +98,21 @@ func TestAnUnchangedJobIsPlannedAsTheFrameworkPlansIt(t *testing.T) {
 
 		// A state the configuration plans unchanged: a sample of every attribute, with what the
 		// framework plans known in place of the sample's (the dependents the name wants).
-		sampled := sample(shape.state, 0)
+		sampled := shortcutstest.Sample(shape.state, 0)
 		config := configOf(sch.Schema.Attributes, sch.Schema.Blocks, sampled)
 		_, planned := plan("a sampled state", false, config, sampled)
 		state := knownOf(sampled, planned)
 		if changes, _ := plan("every optional attribute set", true, config, state); changes {
-			t.Fatalf("%s: the framework plans a change of its own plan: %v", name, changed(state, planned))
+			t.Fatalf("%s: the framework plans a change of its own plan: %v", name, shortcutstest.Changed(state, planned))
 		}
 
 		for attr, d := range shape.defaults {
 			if d.value != nil {
-				unset := withAttribute(config, attr, tftypes.NewValue((*d.value).Type(), nil))
-				plan(attr+" unset, the state holding its default", true, unset, withAttribute(state, attr, *d.value))
-				if other := sample((*d.value).Type(), 1); !other.Equal(*d.value) {
+				unset := shortcutstest.WithAttribute(config, attr, tftypes.NewValue((*d.value).Type(), nil))
+				plan(attr+" unset, the state holding its default", true, unset, shortcutstest.WithAttribute(state, attr, *d.value))
+				if other := shortcutstest.Sample((*d.value).Type(), 1); !other.Equal(*d.value) {
 					// The framework plans the default, or keeps the job's value (an etcd image).
-					plan(attr+" unset, the state holding another value", false, unset, withAttribute(state, attr, other))
+					plan(attr+" unset, the state holding another value", false, unset, shortcutstest.WithAttribute(state, attr, other))
 				}
 			}
 			// The attributes of a list's objects: those of its one sample element.
@@ -120,11 +122,11 @@ func TestAnUnchangedJobIsPlannedAsTheFrameworkPlansIt(t *testing.T) {
 				}
 				at := attr + "[0]." + inner
 				inElement := func(o tftypes.Value, v tftypes.Value) tftypes.Value {
-					return withAttribute(o, attr, eachElement(attributes(o)[attr], func(e tftypes.Value) tftypes.Value { return withAttribute(e, inner, v) }))
+					return shortcutstest.WithAttribute(o, attr, eachElement(shortcutstest.Attributes(o)[attr], func(e tftypes.Value) tftypes.Value { return shortcutstest.WithAttribute(e, inner, v) }))
 				}
 				unset := inElement(config, tftypes.NewValue((*id.value).Type(), nil))
 				plan(at+" unset, the state holding its default", true, unset, inElement(state, *id.value))
-				if other := sample((*id.value).Type(), 1); !other.Equal(*id.value) {
+				if other := shortcutstest.Sample((*id.value).Type(), 1); !other.Equal(*id.value) {
 					plan(at+" unset, the state holding another value", false, unset, inElement(state, other))
 				}
 			}
@@ -135,7 +137,7 @@ func TestAnUnchangedJobIsPlannedAsTheFrameworkPlansIt(t *testing.T) {
 // The provider serves its list resources through the shortcut's server: it embeds every
 // optional interface of the framework's.
 func TestTheProviderServerServesListResources(t *testing.T) {
-	server, ok := NewProtocol6("test")().(tfprotov6.ListResourceServer)
+	server, ok := New(training.New("test")()).(tfprotov6.ListResourceServer)
 	if !ok {
 		t.Fatal("no list resources")
 	}
@@ -153,8 +155,8 @@ func TestTheProviderServerServesListResources(t *testing.T) {
 
 // knownOf is the object a with each attribute that b holds known and different in b's place.
 func knownOf(a, b tftypes.Value) tftypes.Value {
-	vals := attributes(a)
-	for name, v := range attributes(b) {
+	vals := shortcutstest.Attributes(a)
+	for name, v := range shortcutstest.Attributes(b) {
 		if v.IsFullyKnown() && !v.Equal(vals[name]) {
 			vals[name] = v
 		}
@@ -176,40 +178,13 @@ func planRequest(t *testing.T, typeName string, typ tftypes.Type, config, state 
 	return &tfprotov6.PlanResourceChangeRequest{TypeName: typeName, Config: dv(config), PriorState: prior, ProposedNewState: dv(state)}
 }
 
-// sample is a value of typ; variant tells two apart.
-func sample(typ tftypes.Type, variant int) tftypes.Value {
-	switch typ := typ.(type) {
-	case tftypes.List:
-		return tftypes.NewValue(typ, []tftypes.Value{sample(typ.ElementType, variant)})
-	case tftypes.Set:
-		return tftypes.NewValue(typ, []tftypes.Value{sample(typ.ElementType, variant)})
-	case tftypes.Map:
-		return tftypes.NewValue(typ, map[string]tftypes.Value{"key": sample(typ.ElementType, variant)})
-	case tftypes.Object:
-		vals := map[string]tftypes.Value{}
-		for name, at := range typ.AttributeTypes {
-			vals[name] = sample(at, variant)
-		}
-		return tftypes.NewValue(typ, vals)
-	}
-	switch {
-	case typ.Is(tftypes.String):
-		return tftypes.NewValue(typ, []string{"sample", "other"}[variant])
-	case typ.Is(tftypes.Number):
-		return tftypes.NewValue(typ, 3+variant)
-	case typ.Is(tftypes.Bool):
-		return tftypes.NewValue(typ, variant == 0)
-	}
-	return tftypes.NewValue(typ, nil)
-}
-
 // configOf is the configuration that state plans unchanged from: state without the attributes
 // only the provider sets, at any depth.
 func configOf(attrs map[string]schema.Attribute, blocks map[string]schema.Block, state tftypes.Value) tftypes.Value {
 	if state.IsNull() {
 		return state
 	}
-	vals := attributes(state)
+	vals := shortcutstest.Attributes(state)
 	for name, a := range attrs {
 		if a.IsComputed() && !a.IsOptional() {
 			vals[name] = tftypes.NewValue(vals[name].Type(), nil)
@@ -248,37 +223,4 @@ func eachElement(l tftypes.Value, f func(tftypes.Value) tftypes.Value) tftypes.V
 		elems[i] = f(in[i])
 	}
 	return tftypes.NewValue(l.Type(), elems)
-}
-
-// withAttribute is the object o with its attribute name set to v.
-func withAttribute(o tftypes.Value, name string, v tftypes.Value) tftypes.Value {
-	vals := attributes(o)
-	vals[name] = v
-	return tftypes.NewValue(o.Type(), vals)
-}
-
-// attributes is a copy of the object o's attributes (As gives the value's own map).
-func attributes(o tftypes.Value) map[string]tftypes.Value {
-	var in map[string]tftypes.Value
-	if err := o.As(&in); err != nil {
-		panic(err)
-	}
-	out := make(map[string]tftypes.Value, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
-}
-
-// changed names the attributes of the objects a and b that differ.
-func changed(a, b tftypes.Value) []string {
-	av, bv := attributes(a), attributes(b)
-	var names []string
-	for name, v := range av {
-		if !v.Equal(bv[name]) {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	return names
 }

@@ -1,110 +1,17 @@
-package provider
+package shortcuts
 
 import (
 	"bytes"
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/provider"
-	"github.com/hashicorp/terraform-plugin-framework/providerserver"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
 )
-
-// NewProtocol6 serves the provider as the plugin framework does, with two exceptions, each
-// taken only where its answer is certain to be the framework's: the plan of a job that nothing
-// changes, and a job's refresh (and the decoding of its stored state before it).
-//
-// Terraform plans every resource of a configuration, and in a plan of many jobs most of them
-// are unchanged: Terraform's proposal is the prior state itself. The framework answers such a
-// proposal with the proposal (its defaults hold, every plan modifier keeps an unchanged plan,
-// and the jobs' ModifyPlan returns at once), but only after setting each top-level attribute
-// back into the plan one path at a time, each step copying the schema's attribute map: in a
-// plan of 100 jobs without refresh that was most of the provider's CPU. This answers it
-// directly when the same answer is certain (see planShape.plan). A refresh is answered by the
-// job's own Read without the framework's walks around it (see readShape.read). Anything else
-// goes to the framework, the requests made for each resource on a context the framework cannot
-// hold once they are answered (see forward).
-func NewProtocol6(version string) func() tfprotov6.ProviderServer {
-	return func() tfprotov6.ProviderServer { return newShortcuts(version) }
-}
-
-func newShortcuts(version string) *shortcuts {
-	p := New(version)()
-	framework, ok := providerserver.NewProtocol6(p)().(frameworkServer)
-	if !ok {
-		panic("the plugin framework's server no longer serves list resources, actions and state stores")
-	}
-	return &shortcuts{frameworkServer: framework, provider: p}
-}
-
-// frameworkServer is every RPC the framework's server answers: those of its optional interfaces
-// too, which a server that embedded only tfprotov6.ProviderServer would not serve (Terraform
-// then reports list resources as not implemented).
-type frameworkServer interface {
-	tfprotov6.ProviderServer
-	tfprotov6.ListResourceServer
-	tfprotov6.ActionServer
-	tfprotov6.StateStoreServer
-}
-
-var _ frameworkServer = (*shortcuts)(nil)
-
-// shortcuts is the framework's server, with the plans of unchanged jobs and the refreshes of
-// jobs answered at once.
-type shortcuts struct {
-	frameworkServer
-	provider provider.Provider
-
-	once sync.Once
-	// shapes are the resource types whose unchanged plans are answered here, by type name;
-	// reads those whose refreshes are.
-	shapes    map[string]*planShape
-	reads     map[string]*readShape
-	validates map[string]*validateShape
-}
-
-// configuredProvider is a provider that says what its Configure handed the resources (nil
-// before it ran).
-type configuredProvider interface{ resourceData() any }
-
-func (p *trainingProvider) resourceData() any {
-	if d := p.configured.Load(); d != nil {
-		return d
-	}
-	return nil
-}
-
-// resourceData is what the provider's Configure handed the resources, nil before it ran or
-// when the provider keeps no configuration.
-func (s *shortcuts) resourceData() any {
-	if p, ok := s.provider.(configuredProvider); ok {
-		return p.resourceData()
-	}
-	return nil
-}
-
-func (s *shortcuts) init(ctx context.Context) {
-	s.once.Do(func() { s.shapes, s.reads, s.validates = planShapes(ctx, s.provider) })
-}
-
-// keepsUnchangedPlans is implemented by the resources whose ModifyPlan returns at once when the
-// plan is the prior state (unchanged): for them the framework's plan of an unchanged resource is
-// Terraform's proposal once the defaults hold and the plan modifiers keep it.
-type keepsUnchangedPlans interface {
-	resource.Resource
-	keepsUnchangedPlans()
-}
-
-func (*jobResource) keepsUnchangedPlans() {}
-
-// keepsUnchangedPlan is implemented by this provider's plan modifiers that change nothing when
-// an attribute's plan is its state: the shortcut need not run them.
-type keepsUnchangedPlan interface{ keepsUnchangedPlan() }
 
 // A planShape is what an unchanged plan of one resource type is checked against.
 type planShape struct {
@@ -130,7 +37,7 @@ type attrDefault struct {
 	single bool
 }
 
-func (s *shortcuts) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+func (s *server) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
 	s.init(ctx)
 	if shape := s.shapes[req.TypeName]; shape != nil {
 		if resp, ok := shape.plan(ctx, req); ok {
@@ -140,7 +47,7 @@ func (s *shortcuts) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanR
 	return forward(ctx, req, s.frameworkServer.PlanResourceChange)
 }
 
-func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
+func (s *server) ReadResource(ctx context.Context, req *tfprotov6.ReadResourceRequest) (*tfprotov6.ReadResourceResponse, error) {
 	s.init(ctx)
 	if shape := s.reads[req.TypeName]; shape != nil {
 		if resp, ok := shape.read(ctx, s.resourceData(), req); ok {
@@ -150,7 +57,7 @@ func (s *shortcuts) ReadResource(ctx context.Context, req *tfprotov6.ReadResourc
 	return forward(ctx, req, s.frameworkServer.ReadResource)
 }
 
-func (s *shortcuts) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+func (s *server) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
 	s.init(ctx)
 	if shape := s.validates[req.TypeName]; shape != nil {
 		if resp, ok := shape.validate(ctx, s.resourceData(), req); ok {
@@ -160,7 +67,7 @@ func (s *shortcuts) ValidateResourceConfig(ctx context.Context, req *tfprotov6.V
 	return forward(ctx, req, s.frameworkServer.ValidateResourceConfig)
 }
 
-func (s *shortcuts) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+func (s *server) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
 	s.init(ctx)
 	if shape := s.reads[req.TypeName]; shape != nil {
 		if resp, ok := shape.upgrade(req); ok {
@@ -276,8 +183,9 @@ func elementDefaultsHold(defaults map[string]*attrDefault, config, state tftypes
 // validateShapeOf does; the others are planned, read and validated by the framework alone.
 func planShapes(ctx context.Context, p provider.Provider) (map[string]*planShape, map[string]*readShape, map[string]*validateShape) {
 	shapes, reads, validates := map[string]*planShape{}, map[string]*readShape{}, map[string]*validateShape{}
+	typeName := typeNameOf(ctx, p)
 	for _, f := range p.Resources(ctx) {
-		name, shape, err := shapeOf(ctx, f())
+		name, shape, err := shapeOf(ctx, typeName, f())
 		if err != nil || shape == nil {
 			continue
 		}
@@ -294,12 +202,19 @@ func planShapes(ctx context.Context, p provider.Provider) (map[string]*planShape
 	return shapes, reads, validates
 }
 
-// shapeOf is the type name and plan shape of r; shape is nil when r does not keep unchanged
-// plans, err says what of its schema does not let its unchanged plans be answered here.
-func shapeOf(ctx context.Context, r resource.Resource) (name string, shape *planShape, err error) {
+// typeNameOf is the provider's type name, which prefixes its resources' names.
+func typeNameOf(ctx context.Context, p provider.Provider) string {
+	var meta provider.MetadataResponse
+	p.Metadata(ctx, provider.MetadataRequest{}, &meta)
+	return meta.TypeName
+}
+
+// shapeOf is the type name and plan shape of r (of the provider typeName); shape is nil when r does not say its ModifyPlan is a
+// no-op on unchanged plans (ResourceNoOpOnUnchangedPlan), err says what of its schema does not let its unchanged plans be answered here.
+func shapeOf(ctx context.Context, typeName string, r resource.Resource) (name string, shape *planShape, err error) {
 	var meta resource.MetadataResponse
-	r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: providerTypeName}, &meta)
-	if _, ok := r.(keepsUnchangedPlans); !ok {
+	r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: typeName}, &meta)
+	if _, ok := r.(ResourceNoOpOnUnchangedPlan); !ok {
 		return meta.TypeName, nil, nil
 	}
 	var sch resource.SchemaResponse

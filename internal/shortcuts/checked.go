@@ -1,56 +1,32 @@
-package provider
+package shortcuts
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
-	"sync"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 )
 
-// checkedShortcuts is the provider's server as the released binary serves it (NewProtocol6), with
-// every answer a shortcut gives compared with the framework's own answer to the same request,
-// from the same configured provider: each validation, unchanged plan and stored state of every
-// test that runs Terraform through testProviderFactories is also a test of the shortcuts. A
-// difference is recorded and fails the test binary (see failOnShortcutMismatches). Refreshes are
-// not compared here (a second read of a live job may see it a moment later), but in
-// TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes.
-type checkedShortcuts struct{ *shortcuts }
-
-func newCheckedShortcuts() tfprotov6.ProviderServer {
-	return checkedShortcuts{newShortcuts("test")}
+// Checked serves p with the shortcuts, and compares every answer a shortcut gives with the
+// framework's own answer to the same request, from the same configured provider: report is
+// told each difference. The acceptance suite's provider server is Checked, so each validation,
+// unchanged plan and stored state of every test is also a test of the shortcuts; Env=check
+// serves it with the differences logged. Refreshes are not compared (a second read of a live
+// job may see it a moment later); the acceptance suite compares them on jobs that stand still.
+func Checked(p provider.Provider, report func(ctx context.Context, difference string)) tfprotov6.ProviderServer {
+	return checked{server: newServer(p), report: report}
 }
 
-var shortcutMismatches struct {
-	sync.Mutex
-	found []string
+type checked struct {
+	*server
+	report func(context.Context, string)
 }
 
-func mismatch(format string, args ...any) {
-	shortcutMismatches.Lock()
-	defer shortcutMismatches.Unlock()
-	shortcutMismatches.found = append(shortcutMismatches.found, fmt.Sprintf(format, args...))
-}
-
-// failOnShortcutMismatches is the test binary's exit code once the differences found are
-// reported: 1 if there were any.
-func failOnShortcutMismatches(code int) int {
-	shortcutMismatches.Lock()
-	defer shortcutMismatches.Unlock()
-	for _, m := range shortcutMismatches.found {
-		fmt.Fprintln(os.Stderr, "a shortcut answered otherwise than the framework:", m)
-	}
-	if len(shortcutMismatches.found) > 0 {
-		return 1
-	}
-	return code
-}
-
-func (s checkedShortcuts) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
-	got, err := s.shortcuts.ValidateResourceConfig(ctx, req)
+func (s checked) ValidateResourceConfig(ctx context.Context, req *tfprotov6.ValidateResourceConfigRequest) (*tfprotov6.ValidateResourceConfigResponse, error) {
+	got, err := s.server.ValidateResourceConfig(ctx, req)
 	if err != nil {
 		return got, err
 	}
@@ -61,15 +37,15 @@ func (s checkedShortcuts) ValidateResourceConfig(ctx context.Context, req *tfpro
 				return nil, err
 			}
 			if diff := cmp.Diff(sortedDiagnostics(want.Diagnostics), sortedDiagnostics(got.Diagnostics)); diff != "" {
-				mismatch("validating a %s: diagnostics (-framework +shortcut):\n%s", req.TypeName, diff)
+				mismatchf(ctx, s.report, "validating a %s: diagnostics (-framework +shortcut):\n%s", req.TypeName, diff)
 			}
 		}
 	}
 	return got, nil
 }
 
-func (s checkedShortcuts) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
-	got, err := s.shortcuts.PlanResourceChange(ctx, req)
+func (s checked) PlanResourceChange(ctx context.Context, req *tfprotov6.PlanResourceChangeRequest) (*tfprotov6.PlanResourceChangeResponse, error) {
+	got, err := s.server.PlanResourceChange(ctx, req)
 	if err != nil {
 		return got, err
 	}
@@ -80,15 +56,15 @@ func (s checkedShortcuts) PlanResourceChange(ctx context.Context, req *tfprotov6
 				return nil, err
 			}
 			if diff := cmp.Diff(planAnswer(want, shape), planAnswer(got, shape)); diff != "" {
-				mismatch("planning a %s: (-framework +shortcut):\n%s", req.TypeName, diff)
+				mismatchf(ctx, s.report, "planning a %s: (-framework +shortcut):\n%s", req.TypeName, diff)
 			}
 		}
 	}
 	return got, nil
 }
 
-func (s checkedShortcuts) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
-	got, err := s.shortcuts.UpgradeResourceState(ctx, req)
+func (s checked) UpgradeResourceState(ctx context.Context, req *tfprotov6.UpgradeResourceStateRequest) (*tfprotov6.UpgradeResourceStateResponse, error) {
+	got, err := s.server.UpgradeResourceState(ctx, req)
 	if err != nil {
 		return got, err
 	}
@@ -100,11 +76,15 @@ func (s checkedShortcuts) UpgradeResourceState(ctx context.Context, req *tfproto
 			}
 			w, g := dynamicString(want.UpgradedState, shape), dynamicString(got.UpgradedState, shape)
 			if diff := cmp.Diff(w, g); diff != "" || len(want.Diagnostics) > 0 {
-				mismatch("decoding a stored %s: (-framework +shortcut):\n%s%v", req.TypeName, diff, want.Diagnostics)
+				mismatchf(ctx, s.report, "decoding a stored %s: (-framework +shortcut):\n%s%v", req.TypeName, diff, want.Diagnostics)
 			}
 		}
 	}
 	return got, nil
+}
+
+func mismatchf(ctx context.Context, report func(context.Context, string), format string, args ...any) {
+	report(ctx, fmt.Sprintf(format, args...))
 }
 
 // planAnswer is what a plan's answer says, comparable.

@@ -1,4 +1,4 @@
-package provider
+package shortcuts
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/defaults"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	"github.com/kubetrain/terraform-provider-training/internal/planmod"
 )
 
 // defaultsOf walks the attributes and blocks at prefix (dotted, "" at the root): it returns the
@@ -34,7 +36,7 @@ func defaultsOf(ctx context.Context, attrs map[string]schema.Attribute, blocks m
 	}
 	for name, b := range blocks {
 		at := prefix + name
-		if err := keepsUnchanged(b, at); err != nil {
+		if err := noModifierMayChange(b, at); err != nil {
 			return nil, err
 		}
 		var inside map[string]*attrDefault
@@ -42,7 +44,7 @@ func defaultsOf(ctx context.Context, attrs map[string]schema.Attribute, blocks m
 		single := false
 		switch b := b.(type) {
 		case schema.ListNestedBlock:
-			err = keepsUnchanged(b.NestedObject, at)
+			err = noModifierMayChange(b.NestedObject, at)
 			if err == nil {
 				inside, err = defaultsOf(ctx, b.NestedObject.Attributes, b.NestedObject.Blocks, at+".")
 			}
@@ -66,7 +68,7 @@ func defaultsOf(ctx context.Context, attrs map[string]schema.Attribute, blocks m
 // attributes inside it, nil when none has one.
 func attributeDefault(ctx context.Context, a schema.Attribute, p string, nested bool) (*attrDefault, error) {
 	if nested {
-		if err := keepsUnchanged(a, p); err != nil {
+		if err := noModifierMayChange(a, p); err != nil {
 			return nil, err
 		}
 	}
@@ -81,7 +83,7 @@ func attributeDefault(ctx context.Context, a schema.Attribute, p string, nested 
 	d.value = value
 	switch a := a.(type) {
 	case schema.ListNestedAttribute:
-		if err := keepsUnchanged(a.NestedObject, p); err != nil {
+		if err := noModifierMayChange(a.NestedObject, p); err != nil {
 			return nil, err
 		}
 		d.inside, err = defaultsOf(ctx, a.NestedObject.Attributes, nil, p+".")
@@ -108,7 +110,7 @@ func attributeDefault(ctx context.Context, a schema.Attribute, p string, nested 
 // noDefaultsIn fails when an attribute of a set's or map's objects has a default: which
 // configured object such a default belongs to is not a position.
 func noDefaultsIn(ctx context.Context, o schema.NestedAttributeObject, p string) error {
-	if err := keepsUnchanged(o, p); err != nil {
+	if err := noModifierMayChange(o, p); err != nil {
 		return err
 	}
 	inside, err := defaultsOf(ctx, o.Attributes, nil, p+".")
@@ -180,11 +182,11 @@ var identityKeepingModifiers = map[string]bool{
 
 // toRun are the plan modifiers of the attribute, block or nested object s (its PlanModifiers
 // field) that may change an unchanged plan: all but the framework's identityKeepingModifiers
-// and this provider's that say they keep it (keepsUnchangedPlan).
+// and the provider's that say they are no-ops there (ModifierNoOpOnUnchangedPlan).
 func toRun(s any) []any {
 	var run []any
-	for _, m := range planModifiersOf(s) {
-		if _, ok := m.(keepsUnchangedPlan); ok {
+	for _, m := range planmod.Of(s) {
+		if _, ok := m.(ModifierNoOpOnUnchangedPlan); ok {
 			continue
 		}
 		if t := reflect.TypeOf(m); strings.HasPrefix(t.PkgPath(), frameworkSchemaPackages) && identityKeepingModifiers[t.Name()] {
@@ -195,9 +197,9 @@ func toRun(s any) []any {
 	return run
 }
 
-// keepsUnchanged fails when the nested attribute, block or object s at p has a plan modifier
+// noModifierMayChange fails when the nested attribute, block or object s at p has a plan modifier
 // that may change an unchanged plan (toRun): only those of top-level attributes are run.
-func keepsUnchanged(s any, p string) error {
+func noModifierMayChange(s any, p string) error {
 	if run := toRun(s); len(run) > 0 {
 		return fmt.Errorf("%s: the plan modifier %T of a nested attribute may change an unchanged plan", p, run[0])
 	}
@@ -209,11 +211,11 @@ func keepsUnchanged(s any, p string) error {
 // replacement and no error.
 func runModifier(name string, m any) (func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool, error) {
 	p := path.Root(name)
-	if !runnable(m) {
+	if !planmod.Runnable(m) {
 		return nil, fmt.Errorf("%s: the plan modifier %T is not run", name, m)
 	}
 	return func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool {
-		r, ok := runPlanModifier(ctx, m, p, config, tfsdk.Plan(state), state)
-		return ok && !r.replace && !r.diags.HasError() && r.planned.Equal(r.state)
+		r, ok := planmod.Run(ctx, m, p, config, tfsdk.Plan(state), state)
+		return ok && !r.Replace && len(r.Diags) == 0 && r.Planned.Equal(r.State)
 	}, nil
 }

@@ -1,4 +1,7 @@
-package provider
+// Package planmod runs a plan modifier as the plugin framework runs it, outside the framework's
+// plan: for the checks that need to know what a modifier does with a value (which change
+// would replace a job, whether a modifier keeps an unchanged plan).
+package planmod
 
 import (
 	"context"
@@ -12,9 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/types"
 )
 
-// planModifiersOf are the plan modifiers of an attribute, block or nested object: its
+// Of are the plan modifiers of an attribute, block or nested object: its
 // PlanModifiers field, of whatever modifier type.
-func planModifiersOf(s any) []any {
+func Of(s any) []any {
 	field := reflect.ValueOf(s).FieldByName("PlanModifiers")
 	if !field.IsValid() {
 		return nil
@@ -26,16 +29,16 @@ func planModifiersOf(s any) []any {
 	return out
 }
 
-// A modification is what one plan modifier did with the attribute's planned value.
-type modification struct {
-	// plan and state are the attribute's values it was given; planned, what it planned.
-	plan, state, planned attr.Value
-	replace              bool
-	diags                diag.Diagnostics
+// A Modification is what one plan modifier did with the attribute's planned value.
+type Modification struct {
+	// Plan and State are the attribute's values it was given; Planned, what it planned.
+	Plan, State, Planned attr.Value
+	Replace              bool
+	Diags                diag.Diagnostics
 }
 
-// runnable says whether runPlanModifier runs a modifier of m's type.
-func runnable(m any) bool {
+// Runnable says whether Run runs a modifier of m's type.
+func Runnable(m any) bool {
 	switch m.(type) {
 	case planmodifier.String, planmodifier.Int64, planmodifier.Bool, planmodifier.List, planmodifier.Map:
 		return true
@@ -43,10 +46,10 @@ func runnable(m any) bool {
 	return false
 }
 
-// runPlanModifier runs the plan modifier m of the attribute at p, as the framework would, on the
+// Run runs the plan modifier m of the attribute at p, as the framework would, on the
 // attribute's values read from config, plan and state; ok is false when m is not runnable or a
 // value cannot be read.
-func runPlanModifier(ctx context.Context, m any, p path.Path, config tfsdk.Config, plan tfsdk.Plan, state tfsdk.State) (modification, bool) {
+func Run(ctx context.Context, m any, p path.Path, config tfsdk.Config, plan tfsdk.Plan, state tfsdk.State) (Modification, bool) {
 	switch m := m.(type) {
 	case planmodifier.String:
 		return modify(ctx, p, config, plan, state, func(c, pl, s types.String) (attr.Value, bool, diag.Diagnostics) {
@@ -79,16 +82,16 @@ func runPlanModifier(ctx context.Context, m any, p path.Path, config tfsdk.Confi
 			return r.PlanValue, r.RequiresReplace, r.Diagnostics
 		})
 	}
-	return modification{}, false
+	return Modification{}, false
 }
 
 // modify reads the attribute at p of config, plan and state as V and runs run on them.
 func modify[V attr.Value](ctx context.Context, p path.Path, config tfsdk.Config, plan tfsdk.Plan, state tfsdk.State,
-	run func(c, pl, s V) (attr.Value, bool, diag.Diagnostics)) (modification, bool) {
+	run func(c, pl, s V) (attr.Value, bool, diag.Diagnostics)) (Modification, bool) {
 	var c, pl, s V
 	if config.GetAttribute(ctx, p, &c).HasError() || plan.GetAttribute(ctx, p, &pl).HasError() || state.GetAttribute(ctx, p, &s).HasError() {
-		return modification{}, false
+		return Modification{}, false
 	}
 	planned, replace, diags := run(c, pl, s)
-	return modification{plan: pl, state: s, planned: planned, replace: replace, diags: diags}, true
+	return Modification{Plan: pl, State: s, Planned: planned, Replace: replace, Diags: diags}, true
 }

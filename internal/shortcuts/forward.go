@@ -1,4 +1,4 @@
-package provider
+package shortcuts
 
 import (
 	"context"
@@ -84,30 +84,30 @@ func (d *detachable) Value(key any) any {
 // shortcut answers, go to the framework through forward (the four of unchanged_plan.go too);
 // those made once per provider process go to the framework directly.
 
-func (s *shortcuts) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
+func (s *server) ApplyResourceChange(ctx context.Context, req *tfprotov6.ApplyResourceChangeRequest) (*tfprotov6.ApplyResourceChangeResponse, error) {
 	return forward(ctx, req, s.frameworkServer.ApplyResourceChange)
 }
 
-func (s *shortcuts) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
+func (s *server) ImportResourceState(ctx context.Context, req *tfprotov6.ImportResourceStateRequest) (*tfprotov6.ImportResourceStateResponse, error) {
 	return forward(ctx, req, s.frameworkServer.ImportResourceState)
 }
 
-func (s *shortcuts) MoveResourceState(ctx context.Context, req *tfprotov6.MoveResourceStateRequest) (*tfprotov6.MoveResourceStateResponse, error) {
+func (s *server) MoveResourceState(ctx context.Context, req *tfprotov6.MoveResourceStateRequest) (*tfprotov6.MoveResourceStateResponse, error) {
 	return forward(ctx, req, s.frameworkServer.MoveResourceState)
 }
 
-func (s *shortcuts) UpgradeResourceIdentity(ctx context.Context, req *tfprotov6.UpgradeResourceIdentityRequest) (*tfprotov6.UpgradeResourceIdentityResponse, error) {
+func (s *server) UpgradeResourceIdentity(ctx context.Context, req *tfprotov6.UpgradeResourceIdentityRequest) (*tfprotov6.UpgradeResourceIdentityResponse, error) {
 	return forward(ctx, req, s.frameworkServer.UpgradeResourceIdentity)
 }
 
-func (s *shortcuts) ValidateDataResourceConfig(ctx context.Context, req *tfprotov6.ValidateDataResourceConfigRequest) (*tfprotov6.ValidateDataResourceConfigResponse, error) {
+func (s *server) ValidateDataResourceConfig(ctx context.Context, req *tfprotov6.ValidateDataResourceConfigRequest) (*tfprotov6.ValidateDataResourceConfigResponse, error) {
 	return forward(ctx, req, s.frameworkServer.ValidateDataResourceConfig)
 }
 
-func (s *shortcuts) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
+func (s *server) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSourceRequest) (*tfprotov6.ReadDataSourceResponse, error) {
 	return forward(ctx, req, s.frameworkServer.ReadDataSource)
 }
 
-func (s *shortcuts) CallFunction(ctx context.Context, req *tfprotov6.CallFunctionRequest) (*tfprotov6.CallFunctionResponse, error) {
+func (s *server) CallFunction(ctx context.Context, req *tfprotov6.CallFunctionRequest) (*tfprotov6.CallFunctionResponse, error) {
 	return forward(ctx, req, s.frameworkServer.CallFunction)
 }

@@ -1,4 +1,4 @@
-package provider
+package shortcuts
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-go/tfprotov6"
 	"github.com/hashicorp/terraform-plugin-go/tftypes"
+
+	training "github.com/kubetrain/terraform-provider-training/internal/provider"
+	"github.com/kubetrain/terraform-provider-training/internal/shortcuts/shortcutstest"
 )
 
 // The plugin framework keeps the cancel function of every request's context until Terraform
@@ -18,13 +21,13 @@ import (
 // answered (see detachable). Each request below is one Terraform makes for every resource or
 // data source of a configuration, and goes to the framework (none is one a shortcut answers).
 func TestNoRequestHandedToTheFrameworkIsHeldOnceAnswered(t *testing.T) {
-	s := newShortcuts("test")
-	configureProvider(t, s, map[string]tftypes.Value{"host": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
+	s := newServer(training.New("test")())
+	shortcutstest.ConfigureProvider(t, s, map[string]tftypes.Value{"host": tftypes.NewValue(tftypes.String, tftypes.UnknownValue)})
 	ctx := context.Background()
 	s.init(ctx)
 	const job = "training_mpi_job"
 	shape := s.reads[job]
-	state := sample(shape.state, 0)
+	state := shortcutstest.Sample(shape.state, 0)
 	prior, err := tfprotov6.NewDynamicValue(shape.state, state)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +36,7 @@ func TestNoRequestHandedToTheFrameworkIsHeldOnceAnswered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	withPrivate := readRequest(t, job, shape, state, nil)
+	withPrivate := shortcutstest.ReadRequest(t, job, typesOf(shape), state, nil)
 	withPrivate.Private = []byte(`{"a":"b"}`) // a read after an import: the framework's
 
 	requests := map[string]func(context.Context) error{

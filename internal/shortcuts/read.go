@@ -1,4 +1,4 @@
-package provider
+package shortcuts
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/provider"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/identityschema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
@@ -307,4 +308,36 @@ func hasSemanticEquality(ctx context.Context, t attr.Type) bool {
 		}
 	}
 	return false
+}
+
+// ReadTypes are the state and identity types of each resource type whose refreshes a server of
+// p answers itself.
+func ReadTypes(ctx context.Context, p provider.Provider) map[string]struct{ State, Identity tftypes.Type } {
+	_, reads, _ := planShapes(ctx, p)
+	out := map[string]struct{ State, Identity tftypes.Type }{}
+	for name, r := range reads {
+		out[name] = struct{ State, Identity tftypes.Type }{r.state, r.identityTyp}
+	}
+	return out
+}
+
+// AnswersRead says whether s, a server made by New or Checked, answers the refresh req itself
+// rather than the framework.
+func AnswersRead(ctx context.Context, s tfprotov6.ProviderServer, req *tfprotov6.ReadResourceRequest) bool {
+	var srv *server
+	switch s := s.(type) {
+	case *server:
+		srv = s
+	case checked:
+		srv = s.server
+	default:
+		return false
+	}
+	srv.init(ctx)
+	shape := srv.reads[req.TypeName]
+	if shape == nil {
+		return false
+	}
+	_, ok := shape.read(ctx, srv.resourceData(), req)
+	return ok
 }
