@@ -67,7 +67,8 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 
 	framework := providerserver.NewProtocol6(New("test")())()
 	p := New("test")()
-	short := shortcuts.New(p)
+	// The shortcuts' server whatever shortcuts.Env says: this test is theirs.
+	short := shortcuts.Checked(p, func(_ context.Context, difference string) { mismatch(difference) })
 	for _, s := range []tfprotov6.ProviderServer{framework, short} {
 		shortcutstest.ConfigureProvider(t, s, map[string]tftypes.Value{"config_path": tftypes.NewValue(tftypes.String, providerKubeconfig())})
 	}
