@@ -286,27 +286,9 @@ type RunningWait struct {
 // is how long until the answer may change though nothing does (zero: only a change can change
 // it).
 func (k *Kind) Running(o Observed, w RunningWait, now time.Time) (done bool, recheck time.Duration, err error) {
-	if reason := k.failure(o); reason != "" {
-		if exits := ProgramExits(o.Pods); exits != "" {
-			reason += "\n" + exits
-		}
-		return false, 0, fmt.Errorf("%s", reason)
-	}
-	if w.FailFast != FailFastNever {
-		var failure string
-		if failure, recheck = PodFailure(o.Pods, now); failure != "" {
-			return false, 0, fmt.Errorf("%s", failure)
-		}
-	}
-	if o.Object == nil {
-		return false, recheck, nil
-	}
-	if o.Object.GetDeletionTimestamp() != nil {
-		return false, 0, fmt.Errorf("the %s is being deleted", k.Object)
-	}
-	s, err := k.status(o, time.Time{})
-	if err != nil {
-		return false, 0, err
+	s, seen, recheck, err := k.waitedStatus(o, w, now)
+	if err != nil || !seen {
+		return false, recheck, err
 	}
 	if s.Phase == Succeeded {
 		return true, 0, nil
@@ -343,29 +325,41 @@ func (k *Kind) Running(o Observed, w RunningWait, now time.Time) (done bool, rec
 // operator reports it succeeded; failed, with the reason, as Running fails (its failure, with how
 // its programs exited; its pods' troubles as w.FailFast says).
 func (k *Kind) Finished(o Observed, w RunningWait, now time.Time) (done bool, recheck time.Duration, err error) {
+	s, seen, recheck, err := k.waitedStatus(o, w, now)
+	if err != nil || !seen {
+		return false, recheck, err
+	}
+	return s.Phase == Succeeded, recheck, nil
+}
+
+// waitedStatus is the job's status as a wait sees it (seen false while its object is not there
+// yet), or the error that ends the wait: the job failed (with how its programs exited), it is
+// being deleted, or, as w.FailFast says, one of its pods cannot run. recheck is when a pod's
+// trouble may have become permanent though nothing changes.
+func (k *Kind) waitedStatus(o Observed, w RunningWait, now time.Time) (s Status, seen bool, recheck time.Duration, err error) {
 	if reason := k.failure(o); reason != "" {
 		if exits := ProgramExits(o.Pods); exits != "" {
 			reason += "\n" + exits
 		}
-		return false, 0, fmt.Errorf("%s", reason)
+		return Status{}, false, 0, fmt.Errorf("%s", reason)
 	}
 	if w.FailFast != FailFastNever {
 		var failure string
 		if failure, recheck = PodFailure(o.Pods, now); failure != "" {
-			return false, 0, fmt.Errorf("%s", failure)
+			return Status{}, false, 0, fmt.Errorf("%s", failure)
 		}
 	}
 	if o.Object == nil {
-		return false, recheck, nil
+		return Status{}, false, recheck, nil
 	}
 	if o.Object.GetDeletionTimestamp() != nil {
-		return false, 0, fmt.Errorf("the %s is being deleted", k.Object)
+		return Status{}, false, 0, fmt.Errorf("the %s is being deleted", k.Object)
 	}
-	s, err := k.status(o, time.Time{})
+	s, err = k.status(o, time.Time{})
 	if err != nil {
-		return false, 0, err
+		return Status{}, false, 0, err
 	}
-	return s.Phase == Succeeded, recheck, nil
+	return s, true, recheck, nil
 }
 
 // runningFor is how much longer the expected roles' containers must run before every one of them
