@@ -21,20 +21,19 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/shortcuts/shortcutstest"
 )
 
-// An unchanged state of each of the provider's resources, and its configuration: a sample of
-// every attribute (shortcutstest.Sample).
-func unchangedStates(t *testing.T) map[string]struct {
+// unchanged is a resource with a state that plans unchanged from its configuration.
+type unchanged struct {
 	r             resource.Resource
 	schema        schema.Schema
 	config, state tftypes.Value
-} {
+}
+
+// An unchanged state of each of the provider's resources, and its configuration: a sample of
+// every attribute (shortcutstest.Sample).
+func unchangedStates(t *testing.T) map[string]unchanged {
 	t.Helper()
 	ctx := context.Background()
-	out := map[string]struct {
-		r             resource.Resource
-		schema        schema.Schema
-		config, state tftypes.Value
-	}{}
+	out := map[string]unchanged{}
 	for _, f := range training.New("test")().Resources(ctx) {
 		r := f()
 		var meta resource.MetadataResponse
@@ -42,11 +41,7 @@ func unchangedStates(t *testing.T) map[string]struct {
 		var sch resource.SchemaResponse
 		r.Schema(ctx, resource.SchemaRequest{}, &sch)
 		state := shortcutstest.Sample(sch.Schema.Type().TerraformType(ctx), 0)
-		out[meta.TypeName] = struct {
-			r             resource.Resource
-			schema        schema.Schema
-			config, state tftypes.Value
-		}{r, sch.Schema, configOf(sch.Schema.Attributes, sch.Schema.Blocks, state), state}
+		out[meta.TypeName] = unchanged{r, sch.Schema, configOf(sch.Schema.Attributes, sch.Schema.Blocks, state), state}
 	}
 	return out
 }
