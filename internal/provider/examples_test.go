@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,8 +51,9 @@ func exampleConfig(t *testing.T, typeName string) string {
 }
 
 // Every job example of the docs applies, plans empty after its apply, and its import example
-// gives the state the apply did.
-func TestAccExamples_applyPlanEmptyAndImport(t *testing.T) {
+// gives the state the apply did; then a label added changes the job in place, and a new name
+// replaces it.
+func TestAccExamples_applyPlanEmptyImportUpdateAndReplace(t *testing.T) {
 	a := newAPI(t)
 	for _, kind := range jobs.Kinds() {
 		typeName := "training_" + kind.Name + "_job"
@@ -59,9 +61,20 @@ func TestAccExamples_applyPlanEmptyAndImport(t *testing.T) {
 			config := exampleConfig(t, typeName)
 			address, id := exampleImport(t, typeName)
 			_, name, _ := strings.Cut(id, "/")
+			resourceType, resourceName, _ := strings.Cut(address, ".")
+			header := fmt.Sprintf("resource %q %q {\n", resourceType, resourceName)
+			if !strings.Contains(config, header) {
+				t.Fatalf("the example has no %s", strings.TrimSpace(header))
+			}
+			labelled := strings.Replace(config, header, header+"  labels = { team = \"vision\" }\n", 1)
+			nameLine := regexp.MustCompile(`(?m)^(\s+name\s+=\s+)"` + regexp.QuoteMeta(name) + `"$`)
+			renamed := nameLine.ReplaceAllString(labelled, `${1}"`+name+`2"`) // a name every kind allows
+			if renamed == labelled {
+				t.Fatalf("the example names its job otherwise than %q", name)
+			}
 			resource.ParallelTest(t, resource.TestCase{
 				ProtoV6ProviderFactories: testProviderFactories,
-				CheckDestroy:             checkGone(a, kind, name),
+				CheckDestroy:             resource.ComposeTestCheckFunc(checkGone(a, kind, name), checkGone(a, kind, name+"2")),
 				Steps: []resource.TestStep{
 					{Config: config},
 					{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
@@ -70,6 +83,10 @@ func TestAccExamples_applyPlanEmptyAndImport(t *testing.T) {
 						// wait_for is Terraform's alone (import gives the default); the status moves on.
 						ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 					},
+					{Config: labelled, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)}}},
+					{Config: renamed, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+						plancheck.ExpectResourceAction(address, plancheck.ResourceActionDestroyBeforeCreate)}}},
 				},
 			})
 		})

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -51,14 +52,16 @@ func expectTaints(a *api, want ...string) resource.TestCheckFunc {
 func TestAccNodeTaint_addAndRemoveLeavesOthers(t *testing.T) {
 	a := newAPI(t)
 	controlPlane := corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}
-	config := providerConfig() + fmt.Sprintf(`
+	config := func(value string) string {
+		return providerConfig() + fmt.Sprintf(`
 resource "training_node_taint" "dedicated" {
   node   = %q
   key    = "dedicated"
-  value  = "ml"
+  value  = %q
   effect = "NoSchedule"
 }
-`, taintedNode)
+`, taintedNode, value)
+	}
 	// Locked once running in parallel: a test that paused holding the lock would block the
 	// serial ones.
 	t.Parallel()
@@ -68,7 +71,7 @@ resource "training_node_taint" "dedicated" {
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             expectTaints(a, controlPlane.ToString()),
 		Steps: []resource.TestStep{
-			{Config: config, Check: expectTaints(a, controlPlane.ToString(), "dedicated=ml:NoSchedule")},
+			{Config: config("ml"), Check: expectTaints(a, controlPlane.ToString(), "dedicated=ml:NoSchedule")},
 			{
 				ResourceName:      "training_node_taint.dedicated",
 				ImportState:       true,
@@ -76,6 +79,13 @@ resource "training_node_taint" "dedicated" {
 				ImportStateVerify: true,
 				// Imported, the taint reads as one this resource did not add.
 				ImportStateVerifyIgnore: []string{"added"},
+			},
+			{
+				// A new value is a new taint: the old one goes, the new one comes, the others stay.
+				Config: config("training"),
+				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+					plancheck.ExpectResourceAction("training_node_taint.dedicated", plancheck.ResourceActionDestroyBeforeCreate)}},
+				Check: expectTaints(a, controlPlane.ToString(), "dedicated=training:NoSchedule"),
 			},
 		},
 	})
