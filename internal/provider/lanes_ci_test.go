@@ -12,7 +12,7 @@ import (
 const reexecEnv = "TRAINING_TEST_REEXEC"
 
 // laneEnv are the variables that ask for a lane: unset, a test of that lane skips.
-var laneEnv = []string{"TF_ACC", "TRAINING_REAL_NODE", "TRAINING_RELEASE_DIR", "TRAINING_TOFU", "TF_ACC_TERRAFORM_PATH", "TRAINING_TEST_KUBECONFIG"}
+var laneEnv = []string{"TF_ACC", "TRAINING_REAL_NODE", "TRAINING_RELEASE_DIR", "TRAINING_TOFU", "TF_ACC_TERRAFORM_PATH", "TRAINING_TEST_KUBECONFIG", cliLaneEnv}
 
 // CI runs `make unit` (go test ./..., no lane asked for) with CI set; a CI run turns a skip of
 // a lane's test that was asked for into a failure. Every acceptance test of this binary, run as

@@ -11,17 +11,17 @@ import (
 	"testing"
 )
 
-// The compatibility lanes (GNUmakefile's COMPAT_SKIP) leave out tests by name: each name is a
-// test of this package, so a renamed test is not run in them by accident, nor a removed one
-// kept in the list.
-func TestCompatibilityLanesSkipOnlyTestsThatExist(t *testing.T) {
+// The CLI lanes (GNUmakefile's CLI_LANE) run tests by name: each name is an acceptance test of
+// this package, so a renamed test is not left out of them by accident, nor a removed one kept
+// in the list. (What the list must ask, the lanes check as they run: cli_lane_test.go.)
+func TestCLILanesNameOnlyTestsThatExist(t *testing.T) {
 	makefile, err := os.ReadFile("../../GNUmakefile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^COMPAT_SKIP = \^\(([^)]*)\)\$\$$`).FindSubmatch(makefile)
+	m := regexp.MustCompile(`(?m)^CLI_LANE = \^\(([^)]*)\)\$\$$`).FindSubmatch(makefile)
 	if m == nil {
-		t.Fatal("GNUmakefile has no COMPAT_SKIP = ^(A|B|...)$$")
+		t.Fatal("GNUmakefile has no CLI_LANE = ^(A|B|...)$$")
 	}
 	tests := map[string]bool{}
 	files, _ := filepath.Glob("*_test.go")
@@ -39,7 +39,7 @@ func TestCompatibilityLanesSkipOnlyTestsThatExist(t *testing.T) {
 	}
 	for _, name := range strings.Split(string(m[1]), "|") {
 		if !strings.HasPrefix(name, "TestAcc") || !tests[name] {
-			t.Errorf("COMPAT_SKIP names %q, which is no acceptance test of this package", name)
+			t.Errorf("CLI_LANE names %q, which is no acceptance test of this package", name)
 		}
 	}
 }

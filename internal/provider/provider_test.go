@@ -29,16 +29,17 @@ import (
 // testProviderFactories serve the provider as the released binary does (shortcuts.New), with
 // each answer of its shortcuts checked against the framework's (shortcuts.Checked); a
 // difference fails the test binary (failOnShortcutMismatches). With shortcuts.Env=off the
-// framework serves alone, as the binary does then.
+// framework serves alone, as the binary does then. Either way the questions asked are recorded
+// (recording, for the CLI lanes).
 var testProviderFactories = map[string]func() (tfprotov6.ProviderServer, error){
 	"training": func() (tfprotov6.ProviderServer, error) { return testServer(), nil },
 }
 
 func testServer() tfprotov6.ProviderServer {
 	if os.Getenv(shortcuts.Env) == "off" {
-		return shortcuts.New(New("test")())
+		return recording{shortcuts.New(New("test")())}
 	}
-	return shortcuts.Checked(New("test")(), func(_ context.Context, difference string) { mismatch(difference) })
+	return recording{shortcuts.Checked(New("test")(), func(_ context.Context, difference string) { mismatch(difference) })}
 }
 
 var shortcutMismatches struct {
@@ -85,7 +86,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	code := failOnShortcutMismatches(run(m))
+	code := failOnUnaskedCLIQuestions(failOnShortcutMismatches(run(m)))
 	_ = os.RemoveAll(dir)
 	for _, d := range []string{providerBinary.dir, leastPrivilegeDir} {
 		if d != "" {
