@@ -42,6 +42,7 @@ resource "training_elastic_job" "test" {
 func TestAccRealNode_elasticJobTrainsThroughRescales(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := elasticJobName()
 	claim, dir := a.sharedVolume(t, name)
 	image := node.Images[cluster.ImageTrainingEtcd]

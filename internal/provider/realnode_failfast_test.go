@@ -63,6 +63,7 @@ func serveLocalRegistry(t *testing.T) *localRegistry {
 func TestAccRealNode_createFailsFastOnlyOnWhatCannotPass(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	reg := serveLocalRegistry(t)
 	name := acctest.RandomWithPrefix("tfacc-ff")
 	image := node.Images[cluster.ImageTraining]
@@ -121,6 +122,7 @@ resource "training_mpi_job" "test" {
 func TestAccRealNode_aSecretMadeAMomentLaterIsWaitedFor(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-late")
 	secret := name + "-token"
 	config := providerConfig() + fmt.Sprintf(`

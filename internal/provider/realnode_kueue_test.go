@@ -20,6 +20,7 @@ import (
 func TestAccRealNode_queuedJobStartsItsProgramWhenKueueAdmitsIt(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-q")
 	job := name + "-job"
 	config := func(stopPolicy string) string {

@@ -25,6 +25,7 @@ import (
 func TestAccRealNode_elasticMPIJobDiscoversItsLiveWorkers(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-empi")
 	config := func(workers int) string {
 		return providerConfig() + fmt.Sprintf(`

@@ -33,6 +33,7 @@ time.sleep(5)
 func TestAccRealNode_aJobWithAnInitContainerAndASidecarRunsAsTheNonRootUserItWasGiven(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-side")
 	image := node.Images[cluster.ImageTraining]
 	config := providerConfig() + fmt.Sprintf(`

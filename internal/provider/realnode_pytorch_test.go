@@ -21,6 +21,7 @@ import (
 func TestAccRealNode_pytorchJobTrainsToCompletionAsTrainingOperatorTellsIt(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-pt")
 	config := providerConfig() + fmt.Sprintf(`
 resource "training_pytorch_job" "test" {
@@ -50,6 +51,7 @@ resource "training_pytorch_job" "test" {
 func TestAccRealNode_elasticPyTorchJobRescalesInPlaceAndTheProgramSeesIt(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-ept")
 	claim, _ := a.sharedVolume(t, name)
 	config := func(workers int) string {

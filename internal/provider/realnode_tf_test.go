@@ -20,6 +20,7 @@ import (
 func TestAccRealNode_tfJobTasksReachEveryTaskTheirTFConfigNames(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-tf")
 	config := providerConfig() + fmt.Sprintf(`
 resource "training_tf_job" "test" {

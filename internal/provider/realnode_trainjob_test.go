@@ -21,6 +21,7 @@ import (
 func TestAccRealNode_trainJobOnATorchRuntimeTrainsOnTwoNodes(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-tj")
 	config := providerConfig() + fmt.Sprintf(`
 resource "training_runtime" "torch" {
@@ -58,6 +59,7 @@ resource "training_train_job" "test" {
 func TestAccRealNode_trainJobOnAnMPIRuntimeRunsMpirunOverTrainersHostfile(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-tjm")
 	config := providerConfig() + fmt.Sprintf(`
 resource "training_runtime" "mpi" {

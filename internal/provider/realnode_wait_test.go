@@ -21,6 +21,7 @@ import (
 func TestAccRealNode_waitForTheEndReturnsTheResult(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
+	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-end")
 	config := func(command string) string {
 		return providerConfig() + fmt.Sprintf(`
