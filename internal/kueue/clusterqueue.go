@@ -285,7 +285,8 @@ func (s ClusterQueueSpec) AdmitsFrom(namespaceLabels map[string]string) bool {
 }
 
 // NamespaceMismatch is Kueue v0.19.2's message for a workload whose namespace its ClusterQueue
-// does not select (pkg/scheduler/scheduler.go).
+// does not select (pkg/workload/resources.go); releases before v0.19 begin it with a capital W
+// (pkg/scheduler/scheduler.go), so a read compares it without case.
 const NamespaceMismatch = "workload namespace doesn't match ClusterQueue selector"
 
 // QueueStatus is what a ClusterQueue or LocalQueue reports of its workloads.

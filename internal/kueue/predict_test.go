@@ -201,10 +201,13 @@ func TestAJobFromANamespaceTheQueueDoesNotSelectIsHeld(t *testing.T) {
 	if !got[1].Admitted {
 		t.Errorf("the job of a selected namespace after it is not admitted: %+v", got[1])
 	}
-	held := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "speech"},
-		"spec": map[string]any{"queueName": "team"}, "status": map[string]any{"conditions": []any{
-			map[string]any{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": NamespaceMismatch}}}}}
-	if _, ok := ReadSchedulingWorkload(held, map[string]string{"speech/team": "team"}); ok {
-		t.Error("a Workload Kueue holds for its namespace is read as one it schedules")
+	// Kueue before v0.19 says it with a capital W.
+	for _, message := range []string{NamespaceMismatch, "Workload namespace doesn't match ClusterQueue selector"} {
+		held := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "speech"},
+			"spec": map[string]any{"queueName": "team"}, "status": map[string]any{"conditions": []any{
+				map[string]any{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": message}}}}}
+		if _, ok := ReadSchedulingWorkload(held, map[string]string{"speech/team": "team"}); ok {
+			t.Errorf("a Workload Kueue holds for its namespace (%q) is read as one it schedules", message)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package kueue
 
 import (
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -38,8 +39,10 @@ func ReadSchedulingWorkload(obj *unstructured.Unstructured, localQueues map[stri
 	if c := condition(obj, "Finished"); c != nil && c["status"] == "True" {
 		return nil, false
 	}
-	if c := condition(obj, "QuotaReserved"); c != nil && c["status"] == "False" && c["message"] == NamespaceMismatch {
-		return nil, false // held out of its queue until its namespace's labels change
+	if c := condition(obj, "QuotaReserved"); c != nil && c["status"] == "False" {
+		if message, _ := c["message"].(string); strings.EqualFold(message, NamespaceMismatch) {
+			return nil, false // held out of its queue until its namespace's labels change
+		}
 	}
 	if active, found, _ := unstructured.NestedBool(obj.Object, "spec", "active"); found && !active {
 		return nil, false
