@@ -92,6 +92,8 @@ type podSpecPatch struct {
 	SchedulingGates    []corev1.PodSchedulingGate    `json:"schedulingGates,omitempty"`
 	InitContainers     []containerPatch              `json:"initContainers,omitempty"`
 	SecurityContext    *corev1.PodSecurityContext    `json:"securityContext,omitempty"`
+	// TerminationGracePeriodSeconds is immutable (Trainer's CEL rule): a change replaces the job.
+	TerminationGracePeriodSeconds *int64 `json:"terminationGracePeriodSeconds,omitempty"`
 }
 
 type containerPatch struct {

@@ -142,8 +142,8 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 		return nil, fmt.Errorf("a TrainJob cannot set a priority class: Trainer's API has no place for it (set it in the runtime)")
 	case s.Pod.ImagePullPolicy != "":
 		return nil, fmt.Errorf("a TrainJob cannot set an image pull policy: Trainer's API has no place for it (set it in the runtime)")
-	case s.Pod.SchedulerName != "" || s.Pod.HostNetwork || s.Pod.HostIPC || s.Pod.TerminationGracePeriod != nil || len(s.Pod.Spread) > 0:
-		return nil, fmt.Errorf("a TrainJob cannot set its pods' scheduler, host network or IPC, grace period or spread: Trainer v2.3.0's runtime patch has no place for them (set them in the runtime)")
+	case s.Pod.SchedulerName != "" || s.Pod.HostNetwork || s.Pod.HostIPC || len(s.Pod.Spread) > 0:
+		return nil, fmt.Errorf("a TrainJob cannot set its pods' scheduler, host network or IPC, or spread: Trainer v2.3.0's runtime patch has no place for them (set them in the runtime)")
 	}
 	resources, err := s.Pod.WorkerResources()
 	if err != nil {
@@ -182,7 +182,7 @@ func positive(n int32) *int32 {
 }
 
 // placementPatch is this provider's runtime patch: the pod template's labels, annotations,
-// placement, service account, pull secrets and volumes on every replicated job of the runtime,
+// placement, service account, pull secrets, volumes and grace period on every replicated job of the runtime,
 // and the volumes' mounts on each one's trainer container. It is nil when there is nothing to
 // patch.
 func placementPatch(t corev1.PodTemplateSpec, runtimeJobs []RuntimeJob) *runtimePatch {
@@ -193,6 +193,8 @@ func placementPatch(t corev1.PodTemplateSpec, runtimeJobs []RuntimeJob) *runtime
 		NodeSelector:       t.Spec.NodeSelector,
 		Tolerations:        t.Spec.Tolerations,
 		SecurityContext:    t.Spec.SecurityContext,
+
+		TerminationGracePeriodSeconds: t.Spec.TerminationGracePeriodSeconds,
 	}
 	var meta *metav1.ObjectMeta
 	if len(t.Labels) > 0 || len(t.Annotations) > 0 {
@@ -200,7 +202,8 @@ func placementPatch(t corev1.PodTemplateSpec, runtimeJobs []RuntimeJob) *runtime
 	}
 	mounts, security := t.Spec.Containers[0].VolumeMounts, t.Spec.Containers[0].SecurityContext
 	if meta == nil && podSpec.ServiceAccountName == nil && len(podSpec.Volumes) == 0 && len(podSpec.ImagePullSecrets) == 0 &&
-		len(podSpec.NodeSelector) == 0 && len(podSpec.Tolerations) == 0 && podSpec.SecurityContext == nil && security == nil {
+		len(podSpec.NodeSelector) == 0 && len(podSpec.Tolerations) == 0 && podSpec.SecurityContext == nil && security == nil &&
+		podSpec.TerminationGracePeriodSeconds == nil {
 		return nil
 	}
 	if len(runtimeJobs) == 0 {
@@ -242,7 +245,8 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 		}
 		if s := p.Spec; s != nil {
 			t.Spec = corev1.PodSpec{ServiceAccountName: ptr.Deref(s.ServiceAccountName, ""), Volumes: s.Volumes, ImagePullSecrets: s.ImagePullSecrets,
-				NodeSelector: s.NodeSelector, Tolerations: s.Tolerations, SecurityContext: s.SecurityContext}
+				NodeSelector: s.NodeSelector, Tolerations: s.Tolerations, SecurityContext: s.SecurityContext,
+				TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds}
 			for _, cp := range s.Containers {
 				if cp.Name == TrainerNode {
 					c.VolumeMounts, c.SecurityContext = cp.VolumeMounts, cp.SecurityContext

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 )
 
 func trainSpec() TrainJobSpec {
@@ -142,5 +143,32 @@ func TestTrainJobLabelsAreTheObjectsAndPodLabelsThePatchs(t *testing.T) {
 	if !reflect.DeepEqual(back.Labels, spec.Labels) || !reflect.DeepEqual(back.Annotations, spec.Annotations) ||
 		!reflect.DeepEqual(back.Pod.Labels, spec.Pod.Labels) || !reflect.DeepEqual(back.Pod.Annotations, spec.Pod.Annotations) {
 		t.Errorf("read back labels %v %v, pods' %v %v", back.Labels, back.Annotations, back.Pod.Labels, back.Pod.Annotations)
+	}
+}
+
+// A TrainJob's grace period reaches its pods through Trainer v2.3.0's runtime patch
+// (PodSpecPatch.terminationGracePeriodSeconds), on every replicated job, and reads back.
+func TestTrainJobCarriesItsPodsGracePeriod(t *testing.T) {
+	spec := trainSpec()
+	spec.Pod.TerminationGracePeriod = ptr.To[int64](300)
+	spec.RuntimeJobs = []RuntimeJob{{Name: "node", Containers: []string{"node"}}, {Name: "launcher", Containers: []string{"node"}}}
+	obj, err := NewTrainJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patches, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
+	jobs, _, _ := unstructured.NestedSlice(patches[0].(map[string]any), "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+	for _, j := range jobs {
+		rj := j.(map[string]any)
+		if grace, _, _ := unstructured.NestedInt64(rj, "template", "spec", "template", "spec", "terminationGracePeriodSeconds"); grace != 300 {
+			t.Errorf("replicated job %v: terminationGracePeriodSeconds %d, want 300", rj["name"], grace)
+		}
+	}
+	back, err := ReadTrainJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := back.Pod.TerminationGracePeriod; g == nil || *g != 300 {
+		t.Errorf("read back grace period %v, want 300", g)
 	}
 }

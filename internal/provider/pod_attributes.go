@@ -54,6 +54,7 @@ type podModel struct {
 	ShmSize            types.String `tfsdk:"shm_size"`
 	SecurityContext    types.Object `tfsdk:"security_context"`
 	CPULimit           types.Bool   `tfsdk:"cpu_limit"`
+	GracePeriod        types.Int64  `tfsdk:"termination_grace_period_seconds"`
 }
 
 func (m *podModel) pod() *podModel { return m }
@@ -68,7 +69,6 @@ type podTemplateModel struct {
 	SchedulerName     types.String `tfsdk:"scheduler_name"`
 	HostNetwork       types.Bool   `tfsdk:"host_network"`
 	HostIPC           types.Bool   `tfsdk:"host_ipc"`
-	GracePeriod       types.Int64  `tfsdk:"termination_grace_period_seconds"`
 	TopologySpread    types.List   `tfsdk:"topology_spread"`
 	PodPatch          types.Map    `tfsdk:"pod_patch"`
 }
@@ -130,7 +130,6 @@ func (m podTemplateModel) addTo(ctx context.Context, o *jobs.PodOptions, diags *
 	o.ImagePullPolicy = corev1.PullPolicy(m.ImagePullPolicy.ValueString())
 	o.SchedulerName = m.SchedulerName.ValueString()
 	o.HostNetwork, o.HostIPC = m.HostNetwork.ValueBool(), m.HostIPC.ValueBool()
-	o.TerminationGracePeriod = m.GracePeriod.ValueInt64Pointer()
 	o.Spread = spreadOf(ctx, m.TopologySpread, diags)
 	diags.Append(m.PodPatch.ElementsAs(ctx, &o.Patches, true)...)
 	diags.Append(m.EnvFromSecrets.ElementsAs(ctx, &o.EnvFromSecrets, true)...)
@@ -144,7 +143,6 @@ func (m *podTemplateModel) setFrom(ctx context.Context, o jobs.PodOptions, diags
 	m.EnvFromSecrets = optionalList(ctx, o.EnvFromSecrets, diags)
 	m.SchedulerName = optionalString(o.SchedulerName)
 	m.HostNetwork, m.HostIPC = types.BoolValue(o.HostNetwork), types.BoolValue(o.HostIPC)
-	m.GracePeriod = types.Int64PointerValue(o.TerminationGracePeriod)
 	m.TopologySpread = spreadValue(o.Spread)
 }
 
@@ -307,6 +305,8 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 		ServiceAccountName: m.ServiceAccountName.ValueString(),
 		ShmSize:            m.ShmSize.ValueString(),
 		NoCPULimit:         !m.CPULimit.IsNull() && !m.CPULimit.ValueBool(),
+
+		TerminationGracePeriod: m.GracePeriod.ValueInt64Pointer(),
 	}
 	o.Security = security(ctx, m.SecurityContext, &diags)
 	var sensitive map[string]string

@@ -83,6 +83,7 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.DataVolumes = optionalList(ctx, volumes, &diags)
 	m.SecurityContext = securityValue(ctx, o.Security, &diags)
 	m.CPULimit = types.BoolValue(!o.NoCPULimit)
+	m.GracePeriod = types.Int64PointerValue(o.TerminationGracePeriod)
 	return diags
 }
 

@@ -161,10 +161,10 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
 		own:     own,
 		// Trainer v2.3.0's runtime patch, through which a TrainJob sets its pods' fields, has no
-		// place for these (TestTrainJobTakesNoAttributeTrainerCannotCarry); nor does the provider
-		// run a TrainJob's TensorBoard.
+		// place for these (jobs.NewTrainJob refuses them); nor does the provider run a TrainJob's
+		// TensorBoard.
 		without: []string{"env_from_secrets", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
-			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology", "termination_grace_period_seconds"},
+			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology"},
 	})
 }
 

@@ -607,3 +607,55 @@ func TestTrainJobChangesInPlaceOnlyWhatTrainersAPILetsChange(t *testing.T) {
 		t.Error("the timeouts block replaces the job")
 	}
 }
+
+// A TrainJob's grace period reaches every pod through Trainer's runtime patch, imports exactly,
+// and a new one replaces the job (Trainer makes it immutable).
+func TestAccTrainJob_gracePeriodReachesItsPodsImportsAndReplaces(t *testing.T) {
+	a := newAPI(t)
+	name := acctest.RandomWithPrefix("tf-acc-tjg")
+	config := func(grace int) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "training_runtime" "torch" {
+  name      = "%[1]s-rt"
+  framework = "torch"
+  image     = "pytorch/pytorch:2.5.1"
+  command   = ["torchrun", "/train.py"]
+}
+
+resource "training_train_job" "test" {
+  name                             = %[1]q
+  runtime                          = training_runtime.torch.name
+  num_nodes                        = 2
+  tolerations                      = ["gpu_node"]
+  termination_grace_period_seconds = %[2]d
+}
+`, name, grace)
+	}
+	podsGrace := func(want int64) resource.TestCheckFunc {
+		return func(*terraform.State) error {
+			pods, err := a.runningPods(jobs.Train.PodSelector(name), 2)
+			if err != nil {
+				return err
+			}
+			for _, p := range pods {
+				if g := p.Spec.TerminationGracePeriodSeconds; g == nil || *g != want {
+					return fmt.Errorf("pod %s: terminationGracePeriodSeconds %v, want %d", p.Name, g, want)
+				}
+			}
+			return nil
+		}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkGone(a, jobs.Train, name),
+		Steps: []resource.TestStep{
+			{Config: config(300), Check: podsGrace(300)},
+			{
+				ResourceName: "training_train_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
+				ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+			},
+			{Config: config(600), Check: podsGrace(600), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
+				plancheck.ExpectResourceAction("training_train_job.test", plancheck.ResourceActionDestroyBeforeCreate)}}},
+		},
+	})
+}
