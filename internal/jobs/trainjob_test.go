@@ -157,9 +157,13 @@ func TestTrainJobCarriesItsPodsGracePeriod(t *testing.T) {
 		t.Fatal(err)
 	}
 	patches, _, _ := unstructured.NestedSlice(obj.Object, "spec", "runtimePatches")
-	jobs, _, _ := unstructured.NestedSlice(patches[0].(map[string]any), "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+	patch, _ := patches[0].(map[string]any)
+	jobs, _, _ := unstructured.NestedSlice(patch, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+	if len(jobs) != 2 {
+		t.Fatalf("the runtime patch has %d replicated jobs, want 2", len(jobs))
+	}
 	for _, j := range jobs {
-		rj := j.(map[string]any)
+		rj, _ := j.(map[string]any)
 		if grace, _, _ := unstructured.NestedInt64(rj, "template", "spec", "template", "spec", "terminationGracePeriodSeconds"); grace != 300 {
 			t.Errorf("replicated job %v: terminationGracePeriodSeconds %d, want 300", rj["name"], grace)
 		}
