@@ -12,8 +12,9 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // kubernetesVersion is the release the kubernetes component module requires; the binaries are
@@ -42,8 +43,8 @@ var binaries = []binary{
 	{name: "kueue", component: "kueue", pkg: "."},
 	{name: "jobset", component: "jobset", pkg: "sigs.k8s.io/jobset"},
 	{name: "trainer", component: "trainer", pkg: "."},
-	// The real node (node.go): its kubelet, kube-proxy and cluster DNS run on the machine; pause
-	// and etcd-image go into the images it builds (images.go).
+	// The real node (package realnode): its kubelet, kube-proxy and cluster DNS run on the machine; pause
+	// and etcd-image go into the images it builds (package images).
 	{name: "kubelet", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kubelet", ldflags: versionLDFlags()},
 	{name: "kube-proxy", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-proxy", ldflags: versionLDFlags()},
 	{name: "coredns", component: "coredns", pkg: "github.com/coredns/coredns", static: true},
@@ -73,7 +74,7 @@ func Binaries(ctx context.Context, sourceDir, cacheDir string, progress io.Write
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lockFile(filepath.Join(cacheDir, ".lock"))
+	unlock, err := host.LockFile(filepath.Join(cacheDir, ".lock"))
 	if err != nil {
 		return nil, err
 	}
@@ -149,39 +150,6 @@ func buildKey(moduleDir string, b binary) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
-func lockFile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		_ = f.Close()
-		return nil, fmt.Errorf("locking %s: %w", path, err)
-	}
-	return func() {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		_ = f.Close()
-	}, nil
-}
-
-// moduleDir returns the folder where the Go module cache holds module path at the version the
-// component requires, for files the module ships beside its code (CRD manifests).
-func moduleDir(ctx context.Context, sourceDir, component, path string) (string, error) {
-	dir, err := listModule(ctx, sourceDir, component, path, "{{.Dir}}")
-	if err != nil {
-		return "", fmt.Errorf("locating module %s for %s: %w", path, component, err)
-	}
-	if dir == "" {
-		cmd := exec.CommandContext(ctx, "go", "mod", "download", path)
-		cmd.Dir = filepath.Join(sourceDir, "components", component)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("downloading module %s: %w\n%s", path, err, out)
-		}
-		return moduleDir(ctx, sourceDir, component, path)
-	}
-	return dir, nil
-}
-
 // operatorModules are the modules whose releases the operators of the local cluster run, by
 // component, in the order start-up reports them.
 var operatorModules = []struct{ component, module string }{
@@ -191,21 +159,4 @@ var operatorModules = []struct{ component, module string }{
 	{"kueue", kueueModule},
 	{"trainer", trainerModule},
 	{"jobset", jobsetModule},
-}
-
-// moduleVersion returns the version of module path the component requires.
-func moduleVersion(ctx context.Context, sourceDir, component, path string) (string, error) {
-	v, err := listModule(ctx, sourceDir, component, path, "{{.Version}}")
-	if err != nil {
-		return "", fmt.Errorf("reading the version of %s for %s: %w", path, component, err)
-	}
-	return v, nil
-}
-
-// listModule is `go list -m -f format path` in the component's module.
-func listModule(ctx context.Context, sourceDir, component, path, format string) (string, error) {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", format, path)
-	cmd.Dir = filepath.Join(sourceDir, "components", component)
-	out, err := cmd.Output()
-	return strings.TrimSpace(string(out)), err
 }

@@ -13,12 +13,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 )
 
 // Options says where a cluster's files live and how it runs.
@@ -44,8 +48,8 @@ type Options struct {
 	MPIOperatorArgs []string
 	// ControllerManagerArgs are added to kube-controller-manager's command line.
 	ControllerManagerArgs []string
-	// RealNode adds the real node (node.go), on which containers really run; see
-	// RealNodeUnavailable for what the machine needs.
+	// RealNode adds the real node (package realnode), on which containers really run; see
+	// realnode.Unavailable for what the machine needs.
 	RealNode bool
 }
 
@@ -57,7 +61,7 @@ type Cluster struct {
 	Ports      map[string]int    `json:"ports"`
 	Binaries   map[string]string `json:"binaries"` // component name -> executable
 	// Node is the real node, when the cluster has one (Options.RealNode).
-	Node *NodeInfo `json:"node,omitempty"`
+	Node *realnode.Info `json:"node,omitempty"`
 }
 
 const stateFile = "cluster.json"
@@ -160,7 +164,7 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 		return fmt.Errorf("generating certificates: %w", err)
 	}
 	for _, name := range []string{"etcd", "etcd-peer", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "training-operator-webhook", "kueue-webhook", "jobset-webhook", "trainer-webhook"} {
-		port, err := freePort()
+		port, err := host.FreePort()
 		if err != nil {
 			return err
 		}
@@ -193,7 +197,12 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 		return err
 	}
 	if opts.RealNode {
-		if err := s.startRealNode(ctx, client); err != nil {
+		if err := realnode.Start(ctx, realnode.Config{
+			Dir: filepath.Join(c.RunDir, "node"), Kubeconfig: c.Kubeconfig, SourceDir: opts.SourceDir,
+			Binaries: c.Binaries, Kube: client.kube, Log: logw,
+			RunEnv: s.runEnv, WaitFor: s.waitFor, Problems: NodeProblems,
+			Record: func(info *realnode.Info) error { c.Node = info; return c.save() },
+		}); err != nil {
 			return fmt.Errorf("starting the real node: %w", err)
 		}
 	}
@@ -205,6 +214,17 @@ func (c *Cluster) start(ctx context.Context, opts Options, logw io.Writer) error
 		s.reportOperators(ctx)
 	}
 	return nil
+}
+
+// stopRealNode stops the real node, draining its pods first while its kubelet runs.
+func (c *Cluster) stopRealNode() error {
+	var kube kubernetes.Interface
+	if pid, ok := c.Processes["kubelet"]; ok && c.alive("kubelet", pid) {
+		if client, err := newClients(c.Kubeconfig); err == nil {
+			kube = client.kube
+		}
+	}
+	return realnode.Stop(kube, c.stopComponent, c.Binaries["kube-proxy"])
 }
 
 func (c *Cluster) save() error {
@@ -305,17 +325,4 @@ func stopProcess(pid int, alive func() bool) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, fmt.Errorf("unexpected listener address %v", l.Addr())
-	}
-	return addr.Port, nil
 }

@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // BlockLabel and RackLabel are the topology labels of the default layout's GPU nodes
@@ -109,7 +111,7 @@ func writeKubeconfig(path string, port int, p pki) error {
 func (s *starter) installCRDs(ctx context.Context, c *clients) error {
 	var names []string
 	for _, m := range crdManifests {
-		dir, err := moduleDir(ctx, s.opts.SourceDir, m.component, m.module)
+		dir, err := host.ModuleDir(ctx, s.opts.SourceDir, m.component, m.module)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // starter carries what the start-up steps share.
@@ -251,7 +253,7 @@ func (s *starter) startControllers() error {
 func (s *starter) reportOperators(ctx context.Context) {
 	var running []string
 	for _, m := range operatorModules {
-		v, err := moduleVersion(ctx, s.opts.SourceDir, m.component, m.module)
+		v, err := host.ModuleVersion(ctx, s.opts.SourceDir, m.component, m.module)
 		if err != nil {
 			v = "(version unknown: " + err.Error() + ")"
 		}

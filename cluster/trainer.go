@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // trainerModule and jobsetModule are the modules whose files (CRDs, webhook manifests, default
@@ -86,7 +88,7 @@ func (s *starter) registerTrainerWebhooks(ctx context.Context, c *clients) error
 // installDefaultRuntimes installs the release's default ClusterTrainingRuntimes, through
 // Trainer's webhook as any runtime is.
 func (s *starter) installDefaultRuntimes(ctx context.Context, c *clients) error {
-	dir, err := moduleDir(ctx, s.opts.SourceDir, "trainer", trainerModule)
+	dir, err := host.ModuleDir(ctx, s.opts.SourceDir, "trainer", trainerModule)
 	if err != nil {
 		return err
 	}

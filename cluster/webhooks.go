@@ -21,6 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // A webhookManifest is a release's own webhook manifest (kubebuilder's webhook/manifests.yaml),
@@ -53,7 +55,7 @@ func (s *starter) registerManifestWebhooks(ctx context.Context, c *clients, m we
 	if err := s.waitServing(ctx, m.what+"'s webhook server", client, base, 90*time.Second); err != nil {
 		return err
 	}
-	dir, err := moduleDir(ctx, s.opts.SourceDir, m.component, m.module)
+	dir, err := host.ModuleDir(ctx, s.opts.SourceDir, m.component, m.module)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 )
 
 // KubeconfigEnv names an existing cluster's kubeconfig to test against.
@@ -21,7 +22,7 @@ const KubeconfigEnv = "TRAINING_TEST_KUBECONFIG"
 
 var (
 	kubeconfig string
-	realNode   *cluster.NodeInfo
+	realNode   *realnode.Info
 	// noRealNode says why the real node's lane, when asked for, has no real node; empty
 	// outside that lane, where its tests skip.
 	noRealNode string
@@ -87,19 +88,19 @@ func Kubeconfig() string { return kubeconfig }
 
 // RealNode is the cluster's real node, or nil and why it has none: a test that needs real
 // containers skips with that reason.
-func RealNode() (*cluster.NodeInfo, string) { return realNode, noRealNode }
+func RealNode() (*realnode.Info, string) { return realNode, noRealNode }
 
 // RealNodeFor returns the cluster's real node, or ends the test: it is skipped when the run did
 // not ask for the real node (RealNodeEnv, the real node's lane asks), and when the run asked but
 // this machine cannot run one, with the reason; under CI (CI set) that last case fails instead,
 // since the lane is there to prove what runs, and a lane that skips proves nothing.
-func RealNodeFor(t testing.TB) *cluster.NodeInfo {
+func RealNodeFor(t testing.TB) *realnode.Info {
 	t.Helper()
 	if realNode != nil {
 		return realNode
 	}
 	if noRealNode == "" {
-		t.Skip("no real node: the real node's lane runs this test (" + cluster.RealNodeEnv + "=1, make testacc-real-node)")
+		t.Skip("no real node: the real node's lane runs this test (" + realnode.Env + "=1, make testacc-real-node)")
 	}
 	withoutRealNode(t, noRealNode)
 	return nil
@@ -109,7 +110,7 @@ func RealNodeFor(t testing.TB) *cluster.NodeInfo {
 // one: skipped, saying why, or under CI failed.
 func RequireRealNode(t testing.TB) {
 	t.Helper()
-	if reason := cluster.RealNodeUnavailable(); reason != "" {
+	if reason := realnode.Unavailable(); reason != "" {
 		withoutRealNode(t, reason)
 	}
 }
@@ -182,8 +183,8 @@ func start() (*cluster.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if os.Getenv(cluster.RealNodeEnv) == "1" {
-		if reason := cluster.RealNodeUnavailable(); reason != "" {
+	if os.Getenv(realnode.Env) == "1" {
+		if reason := realnode.Unavailable(); reason != "" {
 			noRealNode = reason
 		} else {
 			opts.RealNode = true

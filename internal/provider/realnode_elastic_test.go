@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -31,7 +31,7 @@ resource "training_elastic_job" "test" {
   data_volumes = ["%[5]s:/checkpoint"]
 %[6]s
 }
-`, name, image, cluster.TrainingProgramsDir, workers, claim, onRealNode+etcdOnRealNode)
+`, name, image, images.ProgramsDir, workers, claim, onRealNode+etcdOnRealNode)
 }
 
 // TestAccRealNode_elasticJobTrainsThroughRescales: the training starts at 4 workers, goes on at
@@ -45,7 +45,7 @@ func TestAccRealNode_elasticJobTrainsThroughRescales(t *testing.T) {
 	t.Parallel()
 	name := elasticJobName()
 	claim, dir := a.sharedVolume(t, name)
-	image := node.Images[cluster.ImageTrainingEtcd]
+	image := node.Images[images.TrainingEtcd]
 	workers := jobs.Elastic.PodSelector(name) + "," + jobs.TaskRoleLabel + "=" + jobs.WorkerRole
 	inPlace := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 		plancheck.ExpectResourceAction("training_elastic_job.test", plancheck.ResourceActionUpdate),

@@ -23,11 +23,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// localRegistry serves cluster.LocalRegistry to the real node for one test: a registry (in
+// localRegistry serves realnode.LocalRegistry to the real node for one test: a registry (in
 // memory) that holds no image, so that it answers a pull of any tag as a registry answers for a
 // tag that does not exist (404, manifest unknown), or, while failing is set, with that status
 // for every manifest, as a registry that limits pulls or is down does.
@@ -35,7 +36,7 @@ type localRegistry struct{ failing atomic.Int32 }
 
 func serveLocalRegistry(t *testing.T) *localRegistry {
 	t.Helper()
-	ln, err := net.Listen("tcp", cluster.LocalRegistryAddress)
+	ln, err := net.Listen("tcp", realnode.LocalRegistryAddress)
 	if err != nil {
 		t.Fatalf("serving the real node's registry: %v", err)
 	}
@@ -66,7 +67,7 @@ func TestAccRealNode_createFailsFastOnlyOnWhatCannotPass(t *testing.T) {
 	t.Parallel()
 	reg := serveLocalRegistry(t)
 	name := acctest.RandomWithPrefix("tfacc-ff")
-	image := node.Images[cluster.ImageTraining]
+	image := node.Images[images.Training]
 	config := func(image, extra, timeout string) string {
 		return providerConfig() + fmt.Sprintf(`
 resource "training_mpi_job" "test" {
@@ -80,9 +81,9 @@ resource "training_mpi_job" "test" {
     create = %[6]q
   }
 }
-`, name, image, cluster.TrainingProgramsDir, onRealNode, extra, timeout)
+`, name, image, images.ProgramsDir, onRealNode, extra, timeout)
 	}
-	missing := cluster.LocalRegistry + "/training:no-such-tag"
+	missing := realnode.LocalRegistry + "/training:no-such-tag"
 	ran := knownvalue.StringRegexp(regexp.MustCompile("^(" + jobs.Running + "|" + jobs.Succeeded + ")$"))
 	tainted := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectResourceAction("training_mpi_job.test", plancheck.ResourceActionReplace)}}
 	resource.Test(t, resource.TestCase{
@@ -92,7 +93,7 @@ resource "training_mpi_job" "test" {
 			{
 				// The registry limits pulls: the kubelet keeps trying, and the wait with it.
 				PreConfig: func() { reg.failing.Store(http.StatusServiceUnavailable) },
-				Config:    config(cluster.LocalRegistry+"/training:limited", "", "75s"),
+				Config:    config(realnode.LocalRegistry+"/training:limited", "", "75s"),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Pending))},
 			},
@@ -106,7 +107,7 @@ resource "training_mpi_job" "test" {
 			},
 			{Config: config(image, `  worker_command = ["no-such-program"]`, "4m"), ConfigPlanChecks: tainted,
 				ExpectError: regexp.MustCompile(`container\s+worker:\s+(StartError|RunContainerError):[\s\S]*no-such-program`)},
-			{Config: strings.Replace(config(image, "", "4m"), `["mpirun", "python3", "`+cluster.TrainingProgramsDir+`/mpi_allreduce.py"]`,
+			{Config: strings.Replace(config(image, "", "4m"), `["mpirun", "python3", "`+images.ProgramsDir+`/mpi_allreduce.py"]`,
 				`["python3", "-c", "import sys; print('train.py: error: unrecognized arguments: --lr'); sys.exit(3)"]`, 1), ConfigPlanChecks: tainted,
 				ExpectError: regexp.MustCompile(`container\s+launcher:\s+CrashLoopBackOff:\s+exited\s+with\s+code\s+3[\s\S]*unrecognized\s+arguments:\s+--lr`)},
 			{Config: config(image, "", "4m"), ConfigPlanChecks: tainted, ConfigStateChecks: []statecheck.StateCheck{
@@ -134,7 +135,7 @@ resource "training_mpi_job" "test" {
   env_secret   = { TOKEN = { secret = %[5]q, key = "token" } }
 %[4]s
 }
-`, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode, secret)
+`, name, node.Images[images.Training], images.ProgramsDir, onRealNode, secret)
 	ctx := context.Background()
 	t.Cleanup(func() { _ = a.kube.CoreV1().Secrets("default").Delete(ctx, secret, metav1.DeleteOptions{}) })
 	resource.Test(t, resource.TestCase{

@@ -9,7 +9,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -61,7 +62,7 @@ resource "training_mpi_job" "test" {
   wait_for     = "created"
 %[8]s
 }
-`, name, cluster.RealNodeLabel, cluster.RealNodeTaint, stopPolicy, job, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode)
+`, name, realnode.Label, realnode.Taint, stopPolicy, job, node.Images[images.Training], images.ProgramsDir, onRealNode)
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,

@@ -12,7 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -41,7 +41,7 @@ resource "training_mpi_job" "test" {
   }
 %[5]s
 }
-`, name, node.Images[cluster.ImageTraining], workers, cluster.TrainingProgramsDir, onRealNode)
+`, name, node.Images[images.Training], workers, images.ProgramsDir, onRealNode)
 	}
 	launcher := jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher"
 	var launcherUID k8stypes.UID

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -27,7 +27,7 @@ resource "training_mpi_job" "test" {
   env          = { TRAINING_RUN = "run-%[1]s" }
 %[5]s
 }
-`, name, image, cluster.TrainingProgramsDir, workers, onRealNode)
+`, name, image, images.ProgramsDir, workers, onRealNode)
 }
 
 // TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun: mpirun reaches every worker over
@@ -39,7 +39,7 @@ func TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun(t *testing.T)
 	a := newAPI(t)
 	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-mpi")
-	image := node.Images[cluster.ImageTraining]
+	image := node.Images[images.Training]
 	launcher := jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher"
 	ranAt := func(size int) resource.TestCheckFunc {
 		return func(*terraform.State) error {

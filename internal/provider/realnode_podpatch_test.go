@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -35,7 +35,7 @@ func TestAccRealNode_aJobWithAnInitContainerAndASidecarRunsAsTheNonRootUserItWas
 	a := newAPI(t)
 	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-side")
-	image := node.Images[cluster.ImageTraining]
+	image := node.Images[images.Training]
 	config := providerConfig() + fmt.Sprintf(`
 resource "training_tf_job" "test" {
   name         = %[1]q

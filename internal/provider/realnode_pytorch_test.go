@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/plancheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -32,7 +32,7 @@ resource "training_pytorch_job" "test" {
   clean_pod_policy = "None"
 %[4]s
 }
-`, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode)
+`, name, node.Images[images.Training], images.ProgramsDir, onRealNode)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkGone(a, jobs.PyTorch, name),
@@ -65,7 +65,7 @@ resource "training_pytorch_job" "test" {
   elastic      = { min_workers = 1, max_workers = 3 }
 %[6]s
 }
-`, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, workers, claim, onRealNode)
+`, name, node.Images[images.Training], images.ProgramsDir, workers, claim, onRealNode)
 	}
 	inPlace := resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 		plancheck.ExpectResourceAction("training_pytorch_job.test", plancheck.ResourceActionUpdate),

@@ -18,6 +18,8 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -26,7 +28,7 @@ import (
 
 // realNode returns the cluster's real node, or ends the test as clustertest.RealNodeFor says:
 // skipped outside the real node's lane, failed under CI where the lane cannot run.
-func realNode(t *testing.T) *cluster.NodeInfo {
+func realNode(t *testing.T) *realnode.Info {
 	t.Helper()
 	return clustertest.RealNodeFor(t)
 }
@@ -35,13 +37,13 @@ func realNode(t *testing.T) *cluster.NodeInfo {
 var onRealNode = fmt.Sprintf(`
   node_selector = { %[1]q = "true" }
   tolerations   = [%[2]q]
-`, cluster.RealNodeLabel, cluster.RealNodeTaint)
+`, realnode.Label, realnode.Taint)
 
 // etcdOnRealNode puts an elastic job's etcd, a CPU helper that does not follow the workers'
 // placement, on the real node too.
 var etcdOnRealNode = fmt.Sprintf(`
   roles = { etcd = { node_selector = { %[1]q = "true" }, tolerations = [%[2]q] } }
-`, cluster.RealNodeLabel, cluster.RealNodeTaint)
+`, realnode.Label, realnode.Taint)
 
 // sharedVolume makes a PersistentVolumeClaim in the default namespace bound to a folder of this
 // machine (the real node's host): storage every pod of a job shares, as a checkpoint store. It
@@ -114,7 +116,7 @@ func (a *api) podsEvents(selector string) ([]event, string) {
 	for _, p := range a.pods("default", selector) {
 		events, log := a.events(p.Name)
 		all = append(all, events...)
-		logs = append(logs, "--- "+p.Name+"\n"+cluster.LastLines(log, 25))
+		logs = append(logs, "--- "+p.Name+"\n"+images.LastLines(log, 25))
 	}
 	return all, strings.Join(logs, "\n")
 }
@@ -211,7 +213,7 @@ func TestDefaultEtcdImageIsTheOneTheRealNodeBuilds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	built, err := cluster.EtcdImageName(context.Background(), source)
+	built, err := images.EtcdName(context.Background(), source)
 	if err != nil {
 		t.Fatal(err)
 	}

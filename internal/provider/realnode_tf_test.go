@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -32,7 +32,7 @@ resource "training_tf_job" "test" {
   chief        = true
 %[4]s
 }
-`, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode)
+`, name, node.Images[images.Training], images.ProgramsDir, onRealNode)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkGone(a, jobs.TF, name),

@@ -10,7 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -39,7 +39,7 @@ resource "training_train_job" "test" {
   num_nodes = 2
 %[4]s
 }
-`, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode)
+`, name, node.Images[images.Training], images.ProgramsDir, onRealNode)
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkGone(a, jobs.Train, name),
@@ -76,7 +76,7 @@ resource "training_train_job" "test" {
   num_nodes = 2
 %[4]s
 }
-`, name, node.Images[cluster.ImageTraining], cluster.TrainingProgramsDir, onRealNode)
+`, name, node.Images[images.Training], images.ProgramsDir, onRealNode)
 	launcher := jobs.Train.PodSelector(name) + "," + jobs.ReplicatedJobLabel + "=launcher"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,

@@ -11,7 +11,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 
-	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
@@ -36,14 +36,14 @@ resource "training_mpi_job" "test" {
     create = "6m"
   }
 }
-`, name, node.Images[cluster.ImageTraining], command, onRealNode)
+`, name, node.Images[images.Training], command, onRealNode)
 	}
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{
 			{
-				Config: config(fmt.Sprintf(`["mpirun", "python3", "%s/mpi_allreduce.py"]`, cluster.TrainingProgramsDir)),
+				Config: config(fmt.Sprintf(`["mpirun", "python3", "%s/mpi_allreduce.py"]`, images.ProgramsDir)),
 				ConfigStateChecks: []statecheck.StateCheck{
 					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Succeeded)),
 					statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("completion_time"), knownvalue.NotNull()),

@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 )
 
 func main() {
@@ -30,7 +31,7 @@ func main() {
 	dir := fs.String("dir", envOr("TRAINING_CLUSTER_DIR", ".cluster"), "folder for the running cluster's state, logs and kubeconfig")
 	cache := fs.String("cache", os.Getenv("TRAINING_CLUSTER_CACHE"), "folder for the built binaries (default: DIR/bin)")
 	nodes := fs.String("nodes", os.Getenv("TRAINING_CLUSTER_NODES"), "node layout file replacing the default nodes.yaml")
-	realNode := fs.Bool("real-node", os.Getenv(cluster.RealNodeEnv) == "1", "add the real node, where containers run (root, cgroups, make real-node-packages)")
+	realNode := fs.Bool("real-node", os.Getenv(realnode.Env) == "1", "add the real node, where containers run (root, cgroups, make real-node-packages)")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build|volume NAME FOLDER\n")
 		fs.PrintDefaults()

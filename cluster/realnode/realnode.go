@@ -1,9 +1,12 @@
-package cluster
+// Package realnode is the local cluster's real node: one kubelet-backed node beside KWOK's
+// simulated ones, on which containers really start.
+package realnode
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -14,22 +17,27 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // The real node: one kubelet-backed node beside KWOK's simulated ones, on which containers
 // really start (containerd, runc and the CNI plugins from Debian's packages; kubelet, kube-proxy
 // and CoreDNS built from their modules). It changes the state of the whole machine (a bridge,
 // cgroups, iptables chains, sysctls, runtime folders), so its names are fixed and there is one
-// per machine; node_machine.go undoes all of it.
+// per machine; machine.go undoes all of it.
 const (
-	// RealNodeName is the real node's name.
-	RealNodeName = "kubetrain-real-node"
-	// RealNodeLabel (value "true") marks the real node: a pod selects it with this node selector.
-	RealNodeLabel = "training.kubetrain.io/real-node"
-	// RealNodeTaint (value "true", NoSchedule) keeps off the real node every pod that does not
+	// Name is the real node's name.
+	Name = "kubetrain-real-node"
+	// Label (value "true") marks the real node: a pod selects it with this node selector.
+	Label = "training.kubetrain.io/real-node"
+	// Taint (value "true", NoSchedule) keeps off the real node every pod that does not
 	// tolerate it, so that only jobs that ask for real containers land there.
-	RealNodeTaint = "training.kubetrain.io/real-node"
+	Taint = "training.kubetrain.io/real-node"
 
 	// The pods' network: a bridge whose gateway address is also the node's address (the kubelet
 	// serves there, CoreDNS answers there), so that every packet stays on this machine.
@@ -55,14 +63,14 @@ const (
 	kubeletHealthPort = 10248
 )
 
-// RealNodeEnv set to 1 asks for the real node (localcluster, clustertest).
-const RealNodeEnv = "TRAINING_REAL_NODE"
+// Env set to 1 asks for the real node (localcluster, clustertest).
+const Env = "TRAINING_REAL_NODE"
 
 func kubeletRootDir() string { return filepath.Join(nodeDataDir, "kubelet") }
 
-// RealNodeUnavailable says why this machine cannot run the real node, or "" when it can: the
+// Unavailable says why this machine cannot run the real node, or "" when it can: the
 // node needs root, cgroups and the Debian packages that `make real-node-packages` installs.
-func RealNodeUnavailable() string {
+func Unavailable() string {
 	if os.Geteuid() != 0 {
 		return "the real node needs root (it runs containerd and a kubelet, makes a bridge and iptables chains); this process runs as uid " + strconv.Itoa(os.Geteuid())
 	}
@@ -94,29 +102,54 @@ var nodeTools = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr",
 // cniBinDir is where Debian's containernetworking-plugins installs the CNI plugins.
 const cniBinDir = "/usr/lib/cni"
 
-// NodeInfo describes a running real node for the tests: the images it holds.
-type NodeInfo struct {
-	// Images maps an image's role (ImageTraining, ImageEtcd, ImagePause) to the name it is
+// Info describes a running real node for the tests: the images it holds.
+type Info struct {
+	// Images maps an image's role (images.Training, images.Etcd, images.Pause) to the name it is
 	// loaded under.
 	Images map[string]string `json:"images"`
 }
 
-// startRealNode makes the machine ready, starts containerd, loads the images, starts the
-// kubelet, kube-proxy and CoreDNS, and waits until the node is Ready and names resolve.
-func (s *starter) startRealNode(ctx context.Context, c *clients) error {
+// Config is what starting the real node needs from the cluster that starts it.
+type Config struct {
+	// Dir is the node's folder of this run (its configuration files).
+	Dir string
+	// Kubeconfig is the admin kubeconfig the node's programs use.
+	Kubeconfig string
+	// SourceDir is the repository's cluster folder (the images' sources).
+	SourceDir string
+	// Binaries are the programs built for the cluster by name; Start adds containerd's.
+	Binaries map[string]string
+	Kube     kubernetes.Interface
+	Log      io.Writer
+	// RunEnv starts a program of Binaries in the background in dir, with extra environment
+	// variables, as the cluster starts its components (recorded, stopped with them).
+	RunEnv func(name, dir string, env []string, args ...string) error
+	// WaitFor polls check until it is true or timeout, failing at once when a started program
+	// exits.
+	WaitFor func(ctx context.Context, what string, timeout time.Duration, check func(context.Context) (bool, error)) error
+	// Record saves what is known of the node with the cluster's state; Start calls it before it
+	// touches the machine, so that a stop undoes that even if start-up fails.
+	Record func(*Info) error
+	// Problems says what keeps a node from being healthy (none: it is).
+	Problems func(*corev1.Node) []string
+}
+
+// Start makes the machine ready, starts containerd, loads the images, starts the kubelet,
+// kube-proxy and CoreDNS, and waits until the node is Ready and names resolve.
+func Start(ctx context.Context, cfg Config) error {
 	started := time.Now()
-	if reason := RealNodeUnavailable(); reason != "" {
+	if reason := Unavailable(); reason != "" {
 		return errors.New(reason)
 	}
-	s.c.Node = &NodeInfo{Images: map[string]string{}}
-	// Recorded before the machine is touched, so that a stop undoes it even if start-up fails.
-	if err := s.c.save(); err != nil {
+	info := &Info{Images: map[string]string{}}
+	if err := cfg.Record(info); err != nil {
 		return err
 	}
-	if err := prepareMachine(s.log); err != nil {
+	if err := prepareMachine(cfg.Log); err != nil {
 		return fmt.Errorf("preparing the machine for the real node: %w", err)
 	}
-	dir := filepath.Join(s.c.RunDir, "node")
+	dir := cfg.Dir
+	run := func(name string, args ...string) error { return cfg.RunEnv(name, dir, nil, args...) }
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -124,7 +157,7 @@ func (s *starter) startRealNode(ctx context.Context, c *clients) error {
 	if err != nil {
 		return err
 	}
-	s.c.Binaries["containerd"] = containerdPath
+	cfg.Binaries["containerd"] = containerdPath
 	registries := filepath.Join(dir, "registries")
 	if _, err := writeNodeFile(filepath.Join(registries, LocalRegistry), "hosts.toml", registryHosts()); err != nil {
 		return err
@@ -136,82 +169,82 @@ func (s *starter) startRealNode(ctx context.Context, c *clients) error {
 	if _, err := writeNodeFile(filepath.Join(dir, "cni"), "10-kubetrain.conflist", cniConfig()); err != nil {
 		return err
 	}
-	if err := s.runEnv("containerd", dir, []string{"HTTP_PROXY=" + noRegistry, "HTTPS_PROXY=" + noRegistry, "NO_PROXY="},
+	if err := cfg.RunEnv("containerd", dir, []string{"HTTP_PROXY=" + noRegistry, "HTTPS_PROXY=" + noRegistry, "NO_PROXY="},
 		"--config", containerdConfig); err != nil {
 		return err
 	}
-	if err := s.waitFor(ctx, "containerd", 30*time.Second, func(ctx context.Context) (bool, error) {
+	if err := cfg.WaitFor(ctx, "containerd", 30*time.Second, func(ctx context.Context) (bool, error) {
 		_, err := ctr(ctx, "version")
 		return err == nil, err
 	}); err != nil {
 		return err
 	}
-	images, err := s.loadImages(ctx)
+	loaded, err := images.Load(ctx, images.Build{SourceDir: cfg.SourceDir, Binaries: cfg.Binaries, Log: cfg.Log, Ctr: ctr})
 	if err != nil {
 		return err
 	}
-	s.c.Node.Images = images
-	if err := s.c.save(); err != nil {
+	info.Images = loaded
+	if err := cfg.Record(info); err != nil {
 		return err
 	}
 
-	kubeletConfig, err := writeNodeFile(dir, "kubelet.yaml", s.kubeletConfigYAML(dir))
+	kubeletConfig, err := writeNodeFile(dir, "kubelet.yaml", kubeletConfigYAML(dir))
 	if err != nil {
 		return err
 	}
 	if _, err := writeNodeFile(dir, "resolv.conf", "# the real node's pods resolve through the cluster DNS alone\n"); err != nil {
 		return err
 	}
-	if err := s.run("kubelet", dir,
+	if err := run("kubelet",
 		"--config="+kubeletConfig,
-		"--kubeconfig="+s.c.Kubeconfig,
+		"--kubeconfig="+cfg.Kubeconfig,
 		"--root-dir="+kubeletRootDir(),
-		"--hostname-override="+RealNodeName,
+		"--hostname-override="+Name,
 		"--node-ip="+nodeIP,
-		"--node-labels="+RealNodeLabel+"=true",
+		"--node-labels="+Label+"=true",
 		"--v=1",
 	); err != nil {
 		return err
 	}
 	proxyPorts := [2]int{}
 	for i := range proxyPorts {
-		if proxyPorts[i], err = freePort(); err != nil {
+		if proxyPorts[i], err = host.FreePort(); err != nil {
 			return err
 		}
 	}
-	proxyConfig, err := writeNodeFile(dir, "kube-proxy.yaml", s.kubeProxyConfigYAML(proxyPorts))
+	proxyConfig, err := writeNodeFile(dir, "kube-proxy.yaml", kubeProxyConfigYAML(cfg.Kubeconfig, proxyPorts))
 	if err != nil {
 		return err
 	}
-	if err := s.run("kube-proxy", dir, "--config="+proxyConfig, "--v=1"); err != nil {
+	if err := run("kube-proxy", "--config="+proxyConfig, "--v=1"); err != nil {
 		return err
 	}
-	corefile, err := writeNodeFile(dir, "Corefile", s.corefile())
+	corefilePath, err := writeNodeFile(dir, "Corefile", corefile(cfg.Kubeconfig))
 	if err != nil {
 		return err
 	}
-	if err := s.run("coredns", dir, "-conf", corefile); err != nil {
+	if err := run("coredns", "-conf", corefilePath); err != nil {
 		return err
 	}
-	if err := s.waitFor(ctx, "the real node to be Ready", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		n, err := c.kube.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})
+	if err := cfg.WaitFor(ctx, "the real node to be Ready", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		n, err := cfg.Kube.CoreV1().Nodes().Get(ctx, Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		if problems := NodeProblems(n); len(problems) > 0 {
+		if problems := cfg.Problems(n); len(problems) > 0 {
 			return false, errors.New(strings.Join(problems, "; "))
 		}
 		return true, nil
 	}); err != nil {
 		return err
 	}
-	if err := s.waitFor(ctx, "the cluster DNS", time.Minute, func(ctx context.Context) (bool, error) {
+	if err := cfg.WaitFor(ctx, "the cluster DNS", time.Minute, func(ctx context.Context) (bool, error) {
 		addrs, err := clusterResolver().LookupHost(ctx, "kubernetes.default.svc."+clusterDomain)
 		return err == nil && len(addrs) > 0, err
 	}); err != nil {
 		return err
 	}
-	_, _ = fmt.Fprintf(s.log, "real node %s ready in %s (images: %s)\n", RealNodeName, time.Since(started).Round(100*time.Millisecond), strings.Join(slices.Sorted(maps.Values(images)), ", "))
+	_, _ = fmt.Fprintf(cfg.Log, "real node %s ready in %s (images: %s)\n", Name, time.Since(started).Round(100*time.Millisecond), strings.Join(slices.Sorted(maps.Values(loaded)), ", "))
 	return nil
 }
 
@@ -241,46 +274,45 @@ func clusterResolver() *net.Resolver {
 	}}
 }
 
-// stopRealNode deletes the real node's pods while its kubelet runs (so the CNI plugin frees
-// their addresses and interfaces), then stops its processes and undoes what it changed on the
-// machine. The control plane must still run.
-func (c *Cluster) stopRealNode() error {
+// Stop deletes the real node's pods while its kubelet runs (kube, nil when the kubelet does not
+// run: so the CNI plugin frees their addresses and interfaces), then stops its processes
+// (stopComponent, by name) and undoes what it changed on the machine; kubeProxy is kube-proxy's
+// program ("" when it was never built). The control plane must still run.
+func Stop(kube kubernetes.Interface, stopComponent func(name string) error, kubeProxy string) error {
 	var errs []error
-	if pid, ok := c.Processes["kubelet"]; ok && c.alive("kubelet", pid) {
-		if client, err := newClients(c.Kubeconfig); err == nil {
-			errs = append(errs, drainRealNode(client))
-		}
+	if kube != nil {
+		errs = append(errs, drain(kube))
 	}
 	for _, name := range []string{"coredns", "kube-proxy", "kubelet"} {
-		errs = append(errs, c.stopComponent(name))
+		errs = append(errs, stopComponent(name))
 	}
-	if bin, ok := c.Binaries["kube-proxy"]; ok {
+	if bin := kubeProxy; bin != "" {
 		// kube-proxy removes its own chains and rules.
 		if out, err := exec.Command(bin, "--cleanup").CombinedOutput(); err != nil {
 			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w: %s", err, out))
 		}
 	}
 	// The containers outlive containerd in their shims: restoreMachine kills them.
-	errs = append(errs, c.stopComponent("containerd"), restoreMachine())
+	errs = append(errs, stopComponent("containerd"), restoreMachine())
 	return errors.Join(errs...)
 }
 
-// drainRealNode deletes every pod bound to the real node at once and waits (up to 60 s) for the
-// kubelet to have torn them down.
-func drainRealNode(c *clients) error {
+// drain deletes every pod bound to the real node at once and waits (up to 60 s) for the kubelet
+// to have torn them down.
+func drain(kube kubernetes.Interface) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	selector := "spec.nodeName=" + RealNodeName
-	pods, err := c.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: selector})
+	selector := "spec.nodeName=" + Name
+	pods, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: selector})
 	if err != nil {
 		return fmt.Errorf("listing the real node's pods: %w", err)
 	}
 	for _, p := range pods.Items {
-		_ = c.kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
+		_ = kube.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 	}
 	left := len(pods.Items)
 	for {
-		pods, err := c.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: selector})
+		pods, err := kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: selector})
 		if err == nil {
 			if left = len(pods.Items); left == 0 {
 				return nil
@@ -292,4 +324,17 @@ func drainRealNode(c *clients) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// ctr runs containerd's client against the real node's containerd, in the CRI's namespace, and
+// returns what it printed.
+func ctr(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket, "-n", "k8s.io"}, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
 }

@@ -1,9 +1,11 @@
-package cluster
+package realnode
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 )
 
 func writeNodeFile(dir, name, content string) (string, error) {
@@ -44,12 +46,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     max_conf_num = 1
   [plugins."io.containerd.grpc.v1.cri".registry]
     config_path = %[7]q
-`, filepath.Join(nodeDataDir, "containerd"), containerdStateDir, containerdSocket, PauseImage, cniBinDir, cniConfDir, registries)
+`, filepath.Join(nodeDataDir, "containerd"), containerdStateDir, containerdSocket, images.PauseName, cniBinDir, cniConfDir, registries)
 }
 
 // cniConfig is one bridge with host-local addresses. hairpinMode lets a pod reach itself through
 // a Service (a c10d rendezvous host reaches its own store so); no ipMasq: pods talk only to pods,
-// Services and this node (node_machine.go drops what would leave the machine).
+// Services and this node (machine.go drops what would leave the machine).
 func cniConfig() string {
 	return fmt.Sprintf(`{
   "cniVersion": "0.4.0",
@@ -75,7 +77,7 @@ func cniConfig() string {
 // reaches it there for logs and exec without a client certificate); cgroup v1 is allowed
 // explicitly; images are never garbage-collected (they are loaded, not pulled); eviction
 // thresholds are low so that a busy CI disk does not evict the tests' pods.
-func (s *starter) kubeletConfigYAML(dir string) string {
+func kubeletConfigYAML(dir string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 address: %[1]s
@@ -104,12 +106,12 @@ serializeImagePulls: false
 podLogsDir: %[9]s
 protectKernelDefaults: false
 `, nodeIP, kubeletPort, kubeletHealthPort, containerdSocket, clusterDomain, filepath.Join(dir, "resolv.conf"), podSubnet,
-		RealNodeTaint, filepath.Join(kubeletRootDir(), "pod-logs"))
+		Taint, filepath.Join(kubeletRootDir(), "pod-logs"))
 }
 
 // kubeProxyConfigYAML: iptables mode; node ports on the node address only (so route_localnet
 // stays 0); the conntrack settings left as the machine has them.
-func (s *starter) kubeProxyConfigYAML(ports [2]int) string {
+func kubeProxyConfigYAML(kubeconfig string, ports [2]int) string {
 	return fmt.Sprintf(`apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: %[1]s}
@@ -120,13 +122,13 @@ healthzBindAddress: 127.0.0.1:%[4]d
 metricsBindAddress: 127.0.0.1:%[5]d
 nodePortAddresses: [%[6]s/32]
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s, udpTimeout: 0s, udpStreamTimeout: 0s}
-`, s.c.Kubeconfig, RealNodeName, podSubnet, ports[0], ports[1], nodeIP)
+`, kubeconfig, Name, podSubnet, ports[0], ports[1], nodeIP)
 }
 
 // corefile is kubeadm's, answering on the node address, with a 5 s TTL (with 30 a launcher that
 // looked a worker up before its record existed waited 30 s on the cached NXDOMAIN) and without
 // forward: no name outside the cluster is ever looked up from a pod.
-func (s *starter) corefile() string {
+func corefile(kubeconfig string) string {
 	return fmt.Sprintf(`.:53 {
     bind %[1]s
     errors
@@ -138,5 +140,5 @@ func (s *starter) corefile() string {
     }
     cache 5
 }
-`, nodeIP, clusterDomain, s.c.Kubeconfig)
+`, nodeIP, clusterDomain, kubeconfig)
 }

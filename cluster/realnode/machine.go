@@ -1,4 +1,4 @@
-package cluster
+package realnode
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // What the real node changes on the machine, and how it is undone. prepareMachine records the
@@ -136,7 +138,7 @@ func recordMachine() error {
 func restoreMachine() error {
 	var errs []error
 	errs = append(errs, killContainers())
-	errs = append(errs, unmountUnder(containerdStateDir, kubeletRootDir(), nodeRunDir, filepath.Join(nodeDataDir, "containerd")))
+	errs = append(errs, host.UnmountUnder(containerdStateDir, kubeletRootDir(), nodeRunDir, filepath.Join(nodeDataDir, "containerd")))
 	errs = append(errs, removeCgroups("kubepods"))
 	if _, err := os.Stat("/sys/class/net/" + nodeBridge); err == nil {
 		errs = append(errs, command("ip", "link", "del", nodeBridge))

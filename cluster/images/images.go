@@ -1,4 +1,7 @@
-package cluster
+// Package images builds the local cluster's real node's images (the pause program, etcd, the
+// training image debootstrapped from Debian's packages with the programs of images/training) and
+// loads them into the node's containerd.
+package images
 
 import (
 	"archive/tar"
@@ -7,10 +10,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // The real node's images are built here, without a registry, and loaded into its containerd: a
@@ -19,29 +25,29 @@ import (
 // where a fresh clone on the same machine finds it as it finds the Go build cache, and imported
 // only when containerd does not hold that key yet.
 
-// The roles of the real node's images, the keys of NodeInfo.Images.
+// The roles of the real node's images, the keys of realnode.Info.Images.
 const (
-	ImagePause    = "pause"
-	ImageEtcd     = "etcd"
-	ImageTraining = "training"
-	// ImageTrainingEtcd is the training image with python-etcd added, on purpose: torchrun's
+	Pause    = "pause"
+	Etcd     = "etcd"
+	Training = "training"
+	// TrainingEtcd is the training image with python-etcd added, on purpose: torchrun's
 	// etcd rendezvous backends import it, and the upstream PyTorch images do not ship it.
-	ImageTrainingEtcd = "training-etcd"
-	// ImagePyTorchInit stands for the image of the init container training-operator gives a
+	TrainingEtcd = "training-etcd"
+	// PyTorchInit stands for the image of the init container training-operator gives a
 	// PyTorchJob's workers (they wait for the master's name to resolve with sh, seq, nslookup and
 	// sleep): the training image's Debian base and an nslookup that resolves as alpine 3.10's
 	// (components/nslookup), loaded under training-operator v1.9.0's default name.
-	ImagePyTorchInit = "pytorch-init"
+	PyTorchInit = "pytorch-init"
 )
 
-// PyTorchInitImage is training-operator v1.9.0's config.PyTorchInitContainerImageDefault
+// PyTorchInitName is training-operator v1.9.0's config.PyTorchInitContainerImageDefault
 // ("alpine:3.10"), as containerd names it; TestPyTorchInitImageIsTrainingOperatorsDefault binds
 // the two.
-const PyTorchInitImage = "docker.io/library/alpine:3.10"
+const PyTorchInitName = "docker.io/library/alpine:3.10"
 
-// PauseImage is the name containerd's sandbox_image names: the pause program built here is
+// PauseName is the name containerd's sandbox_image names: the pause program built here is
 // loaded under it, so nothing is ever pulled.
-const PauseImage = "registry.k8s.io/pause:3.10.1"
+const PauseName = "registry.k8s.io/pause:3.10.1"
 
 // etcdImageRepository is the upstream repository of the elastic job's default etcd image; the
 // tag is the etcd-image component's release of etcd.
@@ -64,10 +70,10 @@ var trainingPackages = []string{
 // trainingSuite is the Debian release the training image is made of (python3-torch 1.13.1).
 const trainingSuite = "bookworm"
 
-// EtcdImageName is the name the etcd image is loaded under: the upstream image of the release
+// EtcdName is the name the etcd image is loaded under: the upstream image of the release
 // the etcd-image component builds.
-func EtcdImageName(ctx context.Context, sourceDir string) (string, error) {
-	v, err := moduleVersion(ctx, sourceDir, "etcd-image", "go.etcd.io/etcd/server/v3")
+func EtcdName(ctx context.Context, sourceDir string) (string, error) {
+	v, err := host.ModuleVersion(ctx, sourceDir, "etcd-image", "go.etcd.io/etcd/server/v3")
 	if err != nil {
 		return "", err
 	}
@@ -106,8 +112,23 @@ type image struct {
 	key        string
 }
 
-// loadImages builds what is missing and imports into containerd each image it does not hold yet.
-func (s *starter) loadImages(ctx context.Context) (map[string]string, error) {
+// Build is what building and loading the images needs: the repository's cluster folder (the
+// components' modules, the training programs), the built programs by name (pause, etcd-image,
+// nslookup), where to say what happens, and the node's containerd client.
+type Build struct {
+	SourceDir string
+	Binaries  map[string]string
+	Log       io.Writer
+	Ctr       Ctr
+}
+
+// Ctr runs containerd's client (ctr) against the real node's containerd and returns what it
+// printed.
+type Ctr func(ctx context.Context, args ...string) (string, error)
+
+// Load builds what is missing and imports into containerd each image it does not hold yet; it
+// returns the images' names by role.
+func Load(ctx context.Context, b Build) (map[string]string, error) {
 	cache, err := imageCacheDir()
 	if err != nil {
 		return nil, err
@@ -115,16 +136,16 @@ func (s *starter) loadImages(ctx context.Context) (map[string]string, error) {
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, err
 	}
-	unlock, err := lockFile(filepath.Join(cache, ".lock"))
+	unlock, err := host.LockFile(filepath.Join(cache, ".lock"))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	images, err := s.images(ctx, cache)
+	images, err := b.images(ctx, cache)
 	if err != nil {
 		return nil, err
 	}
-	held, err := importedImages(ctx)
+	held, err := importedImages(ctx, b.Ctr)
 	if err != nil {
 		return nil, err
 	}
@@ -146,43 +167,43 @@ func (s *starter) loadImages(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("writing the images: %w", err)
 	}
 	defer func() { _ = os.Remove(archive) }() // the layers stay cached; the archive only wraps them
-	if _, err := ctr(ctx, "images", "import", archive); err != nil {
+	if _, err := b.Ctr(ctx, "images", "import", archive); err != nil {
 		return nil, fmt.Errorf("importing the images: %w", err)
 	}
 	for _, img := range missing {
-		if _, err := ctr(ctx, "images", "label", img.name, imageKeyLabel+"="+img.key); err != nil {
+		if _, err := b.Ctr(ctx, "images", "label", img.name, imageKeyLabel+"="+img.key); err != nil {
 			return nil, err
 		}
-		_, _ = fmt.Fprintf(s.log, "loaded image %s\n", img.name)
+		_, _ = fmt.Fprintf(b.Log, "loaded image %s\n", img.name)
 	}
-	_, _ = fmt.Fprintf(s.log, "loaded %d images in %s\n", len(missing), time.Since(started).Round(100*time.Millisecond))
+	_, _ = fmt.Fprintf(b.Log, "loaded %d images in %s\n", len(missing), time.Since(started).Round(100*time.Millisecond))
 	return names, nil
 }
 
 // images makes (or finds in the cache) the layers of the real node's images.
-func (s *starter) images(ctx context.Context, cache string) ([]image, error) {
-	pause := image{role: ImagePause, name: PauseImage, config: imageConfig{Entrypoint: []string{"/pause"}}}
-	layer, err := binaryLayer(cache, s.c.Binaries["pause"], "pause", nil)
+func (b Build) images(ctx context.Context, cache string) ([]image, error) {
+	pause := image{role: Pause, name: PauseName, config: imageConfig{Entrypoint: []string{"/pause"}}}
+	layer, err := binaryLayer(cache, b.Binaries["pause"], "pause", nil)
 	if err != nil {
 		return nil, err
 	}
 	pause.layers = []string{layer}
 
-	etcdName, err := EtcdImageName(ctx, s.opts.SourceDir)
+	etcdName, err := EtcdName(ctx, b.SourceDir)
 	if err != nil {
 		return nil, err
 	}
 	// As the upstream image: the etcd binary on a base without a shell, its folders, its CMD.
-	etcd := image{role: ImageEtcd, name: etcdName, config: imageConfig{
+	etcd := image{role: Etcd, name: etcdName, config: imageConfig{
 		Env: []string{imagePath},
 		Cmd: []string{"/usr/local/bin/etcd"}, WorkingDir: "/var/lib/etcd/",
 	}}
-	if layer, err = binaryLayer(cache, s.c.Binaries["etcd-image"], "usr/local/bin/etcd", []string{"tmp", "var/etcd", "var/lib/etcd"}); err != nil {
+	if layer, err = binaryLayer(cache, b.Binaries["etcd-image"], "usr/local/bin/etcd", []string{"tmp", "var/etcd", "var/lib/etcd"}); err != nil {
 		return nil, err
 	}
 	etcd.layers = []string{layer}
 
-	training, err := s.trainingImage(ctx, cache)
+	training, err := b.trainingImage(ctx, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -191,14 +212,14 @@ func (s *starter) images(ctx context.Context, cache string) ([]image, error) {
 		return nil, err
 	}
 	trainingEtcd := training
-	trainingEtcd.role = ImageTrainingEtcd
+	trainingEtcd.role = TrainingEtcd
 	trainingEtcd.layers = append(append([]string{}, training.layers...), pythonEtcd)
-	nslookup, err := binaryLayer(cache, s.c.Binaries["nslookup"], "usr/local/bin/nslookup", nil)
+	nslookup, err := binaryLayer(cache, b.Binaries["nslookup"], "usr/local/bin/nslookup", nil)
 	if err != nil {
 		return nil, err
 	}
 	// The training image's base (its layer is shared, so this costs no room): sh, seq and sleep.
-	pytorchInit := image{role: ImagePyTorchInit, name: PyTorchInitImage, layers: []string{training.layers[0], nslookup}, config: imageConfig{
+	pytorchInit := image{role: PyTorchInit, name: PyTorchInitName, layers: []string{training.layers[0], nslookup}, config: imageConfig{
 		Env: []string{imagePath}, Cmd: []string{"/bin/sh"},
 	}}
 	all := []image{pause, etcd, training, trainingEtcd, pytorchInit}

@@ -1,4 +1,4 @@
-package cluster
+package images
 
 import (
 	"archive/tar"
@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
 // The training image: Debian's PyTorch, NumPy, Open MPI, mpi4py and OpenSSH, made with
@@ -41,19 +43,19 @@ rm -f /var/cache/apt/archives/*.deb
 rm -rf /var/lib/apt/lists/*
 `
 
-// TrainingProgramsDir is where the training programs are in the training image.
-const TrainingProgramsDir = "/opt/kubetrain"
+// ProgramsDir is where the training programs are in the training image.
+const ProgramsDir = "/opt/kubetrain"
 
-func (s *starter) trainingImage(ctx context.Context, cache string) (image, error) {
-	base, err := trainingBaseLayer(ctx, cache, s.log)
+func (b Build) trainingImage(ctx context.Context, cache string) (image, error) {
+	base, err := trainingBaseLayer(ctx, cache, b.Log)
 	if err != nil {
 		return image{}, err
 	}
-	programs, err := programsLayer(cache, filepath.Join(s.opts.SourceDir, "images", "training"))
+	programs, err := programsLayer(cache, filepath.Join(b.SourceDir, "images", "training"))
 	if err != nil {
 		return image{}, err
 	}
-	return image{role: ImageTraining, layers: []string{base, programs}, config: imageConfig{
+	return image{role: Training, layers: []string{base, programs}, config: imageConfig{
 		Env: []string{
 			imagePath,
 			"PYTHONUNBUFFERED=1",
@@ -81,7 +83,7 @@ func trainingBaseLayer(ctx context.Context, cache string, log interface{ Write([
 	root := filepath.Join(cache, "rootfs-"+key)
 	// debootstrap mounts /proc and /sys in the new root: never remove through a mount.
 	removeRoot := func() error {
-		if err := unmountUnder(root); err != nil {
+		if err := host.UnmountUnder(root); err != nil {
 			return err
 		}
 		return os.RemoveAll(root)
@@ -111,7 +113,7 @@ func trainingBaseLayer(ctx context.Context, cache string, log interface{ Write([
 	return out, nil
 }
 
-// programsLayer puts the files of dir under TrainingProgramsDir, cached by their content.
+// programsLayer puts the files of dir under ProgramsDir, cached by their content.
 func programsLayer(cache, dir string) (string, error) {
 	files, err := walkFiles(dir)
 	if err != nil {
@@ -132,7 +134,7 @@ func programsLayer(cache, dir string) (string, error) {
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
-	base := strings.TrimPrefix(TrainingProgramsDir, "/")
+	base := strings.TrimPrefix(ProgramsDir, "/")
 	return out, writeTarAtomically(out, func(tw *tar.Writer) error {
 		dirs := append(parents(base+"/x"), base)
 		for _, f := range files {

@@ -1,4 +1,4 @@
-package cluster_test
+package realnode_test
 
 import (
 	"context"
@@ -22,6 +22,8 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 )
 
 // TestRealNode_podsTalkByServiceAndNameAndStopRestoresTheMachine starts a cluster with the real
@@ -77,7 +79,7 @@ func TestRealNode_podsTalkByServiceAndNameAndStopRestoresTheMachine(t *testing.T
 			t.Fatal(err)
 		}
 	}
-	image := c.Node.Images[cluster.ImageTraining]
+	image := c.Node.Images[images.Training]
 	server := realNodePod("server", image, `
 import http.server, socketserver, threading, time, urllib.request
 srv = socketserver.TCPServer(("", 8080), http.server.SimpleHTTPRequestHandler)
@@ -223,8 +225,8 @@ func realNodePod(name, image, program string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			RestartPolicy:                 corev1.RestartPolicyNever,
 			TerminationGracePeriodSeconds: ptr.To[int64](0),
-			NodeSelector:                  map[string]string{cluster.RealNodeLabel: "true"},
-			Tolerations:                   []corev1.Toleration{{Key: cluster.RealNodeTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+			NodeSelector:                  map[string]string{realnode.Label: "true"},
+			Tolerations:                   []corev1.Toleration{{Key: realnode.Taint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 			Containers: []corev1.Container{{
 				Name: "main", Image: image, ImagePullPolicy: corev1.PullNever,
 				Command: []string{"python3", "-c", program},
@@ -305,23 +307,4 @@ func diffLines(before, after []string) string {
 	}
 	sort.Strings(diff)
 	return strings.Join(diff, "\n")
-}
-
-// The stand-in for training-operator's PyTorchJob init container image is loaded under the name
-// training-operator v1.9.0 defaults to, so that the operator runs with its defaults.
-func TestPyTorchInitImageIsTrainingOperatorsDefault(t *testing.T) {
-	list := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/kubeflow/training-operator")
-	list.Dir = "components/training-operator"
-	out, err := list.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	config, err := os.ReadFile(strings.TrimSpace(string(out)) + "/pkg/config/config.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `PyTorchInitContainerImageDefault = "` + strings.TrimPrefix(cluster.PyTorchInitImage, "docker.io/library/") + `"`
-	if !strings.Contains(string(config), want) {
-		t.Errorf("training-operator's config.go has no %s: the stand-in image is loaded under another name than its default", want)
-	}
 }

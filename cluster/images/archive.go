@@ -1,4 +1,4 @@
-package cluster
+package images
 
 import (
 	"archive/tar"
@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -138,7 +137,7 @@ func fileDigest(path string) (string, error) {
 }
 
 // importedImages maps the names of the images containerd holds to their key label.
-func importedImages(ctx context.Context) (map[string]string, error) {
+func importedImages(ctx context.Context, ctr Ctr) (map[string]string, error) {
 	out, err := ctr(ctx, "images", "ls")
 	if err != nil {
 		return nil, err
@@ -157,19 +156,6 @@ func importedImages(ctx context.Context) (map[string]string, error) {
 		}
 	}
 	return held, nil
-}
-
-// ctr runs containerd's client against the real node's containerd, in the CRI's namespace, and
-// returns what it printed.
-func ctr(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket, "-n", "k8s.io"}, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return string(out), nil
 }
 
 // walkFiles lists the regular files under dir, relative to it, in order.
