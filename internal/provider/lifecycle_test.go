@@ -132,18 +132,26 @@ output "queue_problems" {
 	})
 }
 
+// kueueObject is a kind of object the tests look for by name, in namespace ("" for a
+// cluster-scoped one).
+type kueueObject struct {
+	gvr       schema.GroupVersionResource
+	namespace string
+}
+
 // checkNothingLeftNamed checks that no Kueue object, and no runtime in namespace default, has a
 // name that starts with prefix.
 func checkNothingLeftNamed(a *api, prefix string) resource.TestCheckFunc {
+	return checkNoneNamed(a, prefix,
+		kueueObject{kueue.ResourceFlavorGVR, ""}, kueueObject{kueue.ClusterQueueGVR, ""}, kueueObject{kueue.LocalQueueGVR, "default"},
+		kueueObject{kueue.MultiKueueClusterGVR, ""}, kueueObject{kueue.MultiKueueConfigGVR, ""}, kueueObject{kueue.AdmissionCheckGVR, ""},
+		kueueObject{jobs.TrainingRuntimeGVR, "default"})
+}
+
+// checkNoneNamed checks that destroy left no object of those kinds whose name starts with prefix.
+func checkNoneNamed(a *api, prefix string, kinds ...kueueObject) resource.TestCheckFunc {
 	return func(*terraform.State) error {
-		for _, o := range []struct {
-			gvr       schema.GroupVersionResource
-			namespace string
-		}{
-			{kueue.ResourceFlavorGVR, ""}, {kueue.ClusterQueueGVR, ""}, {kueue.LocalQueueGVR, "default"},
-			{kueue.MultiKueueClusterGVR, ""}, {kueue.MultiKueueConfigGVR, ""}, {kueue.AdmissionCheckGVR, ""},
-			{jobs.TrainingRuntimeGVR, "default"},
-		} {
+		for _, o := range kinds {
 			list, err := a.dyn.Resource(o.gvr).Namespace(o.namespace).List(context.Background(), metav1.ListOptions{})
 			if err != nil {
 				return err

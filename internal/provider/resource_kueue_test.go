@@ -430,26 +430,8 @@ func waitJobRunning(a *api, kind *jobs.Kind, name string) resource.TestCheckFunc
 
 // checkQueuesGone checks that destroy removed the flavor and queues named after prefix.
 func checkQueuesGone(a *api, prefix string) resource.TestCheckFunc {
-	return func(*terraform.State) error {
-		ctx := context.Background()
-		for _, gvr := range []struct {
-			namespaced bool
-			res        string
-		}{{false, "resourceflavors"}, {false, "clusterqueues"}, {true, "localqueues"}} {
-			r := kueue.ResourceFlavorGVR
-			r.Resource = gvr.res
-			list, err := a.dyn.Resource(r).Namespace(map[bool]string{true: "default"}[gvr.namespaced]).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			for _, item := range list.Items {
-				if len(item.GetName()) >= len(prefix) && item.GetName()[:len(prefix)] == prefix {
-					return fmt.Errorf("%s %s is left after destroy", gvr.res, item.GetName())
-				}
-			}
-		}
-		return nil
-	}
+	return checkNoneNamed(a, prefix, kueueObject{kueue.ResourceFlavorGVR, ""}, kueueObject{kueue.ClusterQueueGVR, ""},
+		kueueObject{kueue.LocalQueueGVR, "default"})
 }
 
 // priorityClass makes a PriorityClass for the test, removed when it ends.
