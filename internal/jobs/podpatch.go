@@ -39,6 +39,11 @@ func ParsePodPatch(s string) ([]byte, error) {
 		return nil, fmt.Errorf("a pod patch is a pod template's fields (metadata, spec), not %s", strings.TrimSpace(s))
 	}
 	fields, _ := pruned(v) // the fields it sets, without its directives
+	if m, ok := fields.(map[string]any); ok && m["metadata"] != nil {
+		// A refresh leaves a template's metadata to the labels and annotations attributes
+		// (Kueue writes there too), so a patch of it would never read back.
+		return nil, errors.New("metadata: a pod patch changes the pods' spec; set their labels and annotations with the labels and annotations attributes")
+	}
 	data, err := json.Marshal(fields)
 	if err != nil {
 		return nil, err

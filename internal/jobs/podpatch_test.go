@@ -68,6 +68,7 @@ func TestParsePodPatchNamesTheFieldItCannotRead(t *testing.T) {
 		{"spec:\n  hostNetwork: \"yes\"\n", "hostNetwork"},
 		{"- spec", "not - spec"},
 		{"spec: [", "not YAML or JSON"},
+		{"metadata:\n  annotations: {owner: ml}\n", "metadata: a pod patch changes the pods' spec"},
 	} {
 		if _, err := ParsePodPatch(tc.patch); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v, want %q", tc.patch, err, tc.want)
@@ -146,7 +147,11 @@ func TestReadPodPatchesLeavesTheTemplatesMetadataToTheLabelsAndAnnotations(t *te
 		t.Fatal(err)
 	}
 	live := bare.DeepCopy()
-	if err := applyPodPatches(MPI, live, map[string]string{"worker": "metadata:\n  labels: {kueue.x-k8s.io/podset: worker}\n  annotations: {kueue.x-k8s.io/workload: w}\n"}); err != nil {
+	worker := MPI.templates(live)["worker"]
+	if err := unstructured.SetNestedField(worker, map[string]any{"kueue.x-k8s.io/podset": "worker"}, "metadata", "labels"); err != nil {
+		t.Fatal(err)
+	}
+	if err := unstructured.SetNestedField(worker, map[string]any{"kueue.x-k8s.io/workload": "w"}, "metadata", "annotations"); err != nil {
 		t.Fatal(err)
 	}
 	if got := MPI.ReadPodPatches(live, bare, nil); got != nil {

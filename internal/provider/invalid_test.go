@@ -104,6 +104,7 @@ var invalidInputs = []invalidInput{
 	{badMPI(`  cpu = "four"`), `cpu = "four".*"four" is not a Kubernetes quantity`},
 	{badMPI(`  memory = "-1Gi"`), `memory = "-1Gi".*must be greater than zero`},
 	{badElastic("elastic", 2, 1, 4, `  shm_size = "lots"`), `shm_size = "lots".*is not a Kubernetes quantity`},
+	{badElastic("elastic", 2, 1, 4, `  security_context = { seccomp_profile = "RuntimeDefault" }`), `security_context.seccomp_profile is not supported on an elastic job.*FrameworkController v1.0.1 makes its pods with Kubernetes 1.16's types, which have no seccompProfile`},
 	{badMPI(`  gpus = -1`), `gpus = -1.*gpus value must be between 0 and 64`},
 	{badMPI(`  gpus = 65`), `gpus = 65.*gpus value must be between 0 and 64`},
 	{badMPI(`  gpu_resource_name = "gpu"`), `gpu_resource_name = "gpu".*must be a domain-prefixed extended resource name`},
@@ -171,6 +172,7 @@ var invalidInputs = []invalidInput{
 	// Extended resources beside the GPUs: domain-prefixed names, whole devices, not the GPUs'.
 	{badMPI("  pod_patch = { worker = <<-EOT\n    spec:\n      volumes:\n        - name: v\n          nfsv4: {server: nas}\n    EOT\n  }"), `Invalid pod patch.*unknown field "spec.volumes\[0\].nfsv4"`},
 	{badMPI("  pod_patch = { worker = yamlencode({ spec = { hostIPC = \"yes\" } }) }"), `Invalid pod patch.*hostIPC`},
+	{badMPI("  pod_patch = { worker = yamlencode({ metadata = { annotations = { owner = \"ml\" } } }) }"), `Invalid pod patch.*metadata: a pod patch changes the pods' spec; set their labels and annotations with the labels and annotations attributes`},
 	{badMPI("  pod_patch = { worker = yamlencode({ spec = { containers = [{ name = \"trainer\", image = \"x\" }, { name = \"worker\", \"$patch\" = \"delete\" }] } }) }"), `pod_patch\["worker"\].*the first container must stay "worker"`},
 	{badMPI("  pod_patch = { master = yamlencode({ spec = { hostIPC = true } }) }"), `pod_patch\["master"\].*this job has no role "master"; its roles are launcher, worker`},
 	{badMPI("  roles = { master = { cpu = \"1\" } }"), `roles\["master"\].*this job has no role "master"; its roles are launcher, worker`},

@@ -30,8 +30,9 @@ func podPatchAttribute() schema.Attribute {
 			"init containers and native sidecars with `restartPolicy: Always`, volumes of any kind and their mounts, host IPC, " +
 			"a scheduler, a grace period). Each is applied after every attribute, as `kubectl patch --type=strategic` would: lists " +
 			"keyed by name merge by name, so `containers: [{name: worker, volumeMounts: [...]}]` adds mounts to the worker's own " +
-			"container. A patch is read as the core pod types at plan time: an unknown field or a wrong type is a plan error naming " +
-			"its path. One that would change what the operator or this provider relies on is refused: the first container (the one " +
+			"container. A patch changes the pods' spec; their labels and annotations are the `labels` and `annotations` attributes' (a " +
+			"patch of the metadata is a plan error). A patch is read as the core pod types at plan time: an unknown field or a wrong " +
+			"type is a plan error naming its path. One that would change what the operator or this provider relies on is refused: the first container (the one " +
 			"the operator looks for) and its image, command and the variables this provider sets, and the pod's `restartPolicy`. " +
 			"Refresh reads the patch back: a change made by hand to a pod template shows as a change of this attribute, and an " +
 			"import gives what a job made elsewhere holds beyond the attributes as the patch that makes it. Changing it replaces the job."}

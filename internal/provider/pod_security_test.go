@@ -101,7 +101,7 @@ resource "training_runtime" "torch" {
 // In a namespace that enforces Pod Security "restricted", the plan of a job of every kind without
 // a security context warns, naming each role the admission would refuse and what it lacks (a
 // warning: the API server's admission configuration may exempt them, which no client can read);
-// an elastic job's says that FrameworkController v1.0.1 drops its seccomp profile. Applied, such a
+// an elastic job's plan refuses a seccomp profile, which FrameworkController v1.0.1 drops. Applied, such a
 // job fails with the API server's refusal. With security_context as the docs show it, every other
 // job's operator makes all its pods (an MPI job's with its SSH keys where ssh_auth_mount_path puts
 // them, for mpiuser's sshd; PyTorchJob workers with training-operator's own init container), the
@@ -154,11 +154,12 @@ func TestAccPodSecurity_jobsRunInARestrictedNamespaceWithTheDocumentedSecurityCo
 	}
 	noJobsLeft("a plan")
 
-	// FrameworkController v1.0.1 drops the seccomp profile of the pods it makes: the plan says so.
+	// FrameworkController v1.0.1 drops the seccomp profile of the pods it makes (and of the
+	// Framework): the plan refuses one, saying why.
 	w.write(providerConfig() + restrictedRuntime(ns) + restrictedElasticJob(ns, restrictedSecurityContext(t)))
-	if said, want := warnings(w), "Framework "+ns+"/secelastic may be created without its worker pods"; !strings.Contains(said, want) ||
-		!strings.Contains(said, "FrameworkController v1.0.1 makes its pods with Kubernetes 1.16's types, which have no seccompProfile") {
-		t.Errorf("the plan of an elastic job in a restricted namespace does not warn %q and why: %s", want, said)
+	out, err := w.try(nil, "plan", "-json", "-detailed-exitcode", "-input=false")
+	if code := exitCode(err); code != 1 || !strings.Contains(flat(out), "FrameworkController v1.0.1 makes its pods with Kubernetes 1.16's types, which have no seccompProfile") {
+		t.Errorf("the plan of an elastic job with a seccomp profile exits %d, want 1 with FrameworkController's reason: %s", code, out)
 	}
 
 	// Where the API server does refuse, the apply says so with its reason.

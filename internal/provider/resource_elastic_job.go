@@ -176,6 +176,15 @@ func (r *elasticJobResource) ValidateConfig(ctx context.Context, req resource.Va
 		}
 	}
 	elasticBounds[boundsModel](ctx, req.Config, &resp.Diagnostics)
+	// FrameworkController's CRD and pods have no seccompProfile: one set here would be lost in
+	// the cluster and planned again on every refresh.
+	seccomp := path.Root("security_context").AtName("seccomp_profile")
+	var profile types.String
+	if d := req.Config.GetAttribute(ctx, seccomp, &profile); !d.HasError() && !profile.IsNull() && !profile.IsUnknown() {
+		resp.Diagnostics.AddAttributeError(seccomp, "security_context.seccomp_profile is not supported on an elastic job",
+			jobs.Elastic.OperatorDrops+". Leave seccomp_profile unset here, or run the training as a training_pytorch_job with elastic, "+
+				"whose operator keeps it.")
+	}
 }
 
 func (m *elasticJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
