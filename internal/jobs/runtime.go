@@ -170,8 +170,11 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	r := trainingRuntime{
-		TypeMeta:   metav1.TypeMeta{APIVersion: TrainingRuntimeGVR.GroupVersion().String(), Kind: s.Kind()},
-		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: merge(map[string]string{FrameworkLabel: s.Framework}, s.Labels, map[string]string{ManagedByLabel: ManagedByValue})},
+		TypeMeta: metav1.TypeMeta{APIVersion: TrainingRuntimeGVR.GroupVersion().String(), Kind: s.Kind()},
+		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: merge(map[string]string{FrameworkLabel: s.Framework}, s.Labels, map[string]string{ManagedByLabel: ManagedByValue}),
+			// The runtime's own annotations are the names of its sensitive variables alone (its
+			// annotations attribute is its pod templates').
+			Annotations: jobAnnotations(PodOptions{SensitiveEnv: s.Pod.SensitiveEnv})},
 	}
 	r.Spec.MLPolicy = &mlPolicy{NumNodes: positive(s.Nodes)}
 	if s.GangTimeoutSeconds != nil {
@@ -337,6 +340,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 		}
 	}
 	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
+	s.Pod.SensitiveEnv = sensitiveEnv(r.Annotations)
 	return s, nil
 }
 

@@ -19,6 +19,9 @@ func TestRuntimeRoundTrip(t *testing.T) {
 		{Name: "mpi-root", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"},
 			MPI: &MPIPolicy{ProcsPerNode: 2, Implementation: "OpenMPI", SSHAuthMountPath: "/root/.ssh", RunLauncherAsNode: true, NodeCommand: []string{"/usr/sbin/sshd", "-De"}},
 			Pod: PodOptions{Image: "mpi:1"}},
+		// An import tells a sensitive variable only by the names the runtime records.
+		{Name: "secret", Framework: FrameworkTorch, Command: []string{"torchrun", "t.py"},
+			Pod: PodOptions{Image: "pytorch:2", Env: map[string]string{"EPOCHS": "3", "HF_TOKEN": "t"}, SensitiveEnv: []string{"HF_TOKEN"}}},
 	} {
 		obj, err := NewRuntime(spec)
 		if err != nil {

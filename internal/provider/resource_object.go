@@ -148,7 +148,22 @@ func (r *objectResource[M, PM]) Read(ctx context.Context, req resource.ReadReque
 		return
 	}
 	m.setID()
+	// The first read after an import reads the pod attributes as the cluster says them (as a
+	// job's does: podModel.imported).
+	mark, diags := req.Private.GetKey(ctx, importedKey)
+	resp.Diagnostics.Append(diags...)
+	withPod, hasPod := any(m).(interface{ pod() *podModel })
+	imported := string(mark) == "true"
+	if imported && hasPod {
+		withPod.pod().markImported()
+	}
 	resp.Diagnostics.Append(m.read(ctx, obj)...)
+	if resp.Diagnostics.HasError() {
+		return
+	}
+	if imported {
+		resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, nil)...)
+	}
 	resp.Diagnostics.Append(resp.State.Set(ctx, m)...)
 	setIdentity(ctx, resp.Identity, identityOf(t), &resp.Diagnostics)
 }
@@ -238,6 +253,7 @@ func (r *objectResource[M, PM]) ImportState(ctx context.Context, req resource.Im
 	if t.Namespace != "" {
 		resp.Diagnostics.Append(resp.State.SetAttribute(ctx, path.Root("namespace"), t.Namespace)...)
 	}
+	resp.Diagnostics.Append(resp.Private.SetKey(ctx, importedKey, []byte("true"))...)
 }
 
 func (r *objectResource[M, PM]) UpgradeState(ctx context.Context) map[int64]resource.StateUpgrader {
