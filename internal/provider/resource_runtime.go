@@ -275,12 +275,13 @@ func (r *objectResource[M, PM]) ValidateConfig(ctx context.Context, req resource
 	}
 }
 
-// inPlace is attributes without their replace plan modifiers: for objects that change in place
-// (a runtime), unlike the jobs the shared attributes were written for.
+// inPlace is attributes without their replace plan modifiers, and without the sentence that
+// says a change replaces the job: for objects that change in place (a runtime), unlike the jobs
+// the shared attributes were written for.
 func inPlace(attributes map[string]schema.Attribute) map[string]schema.Attribute {
 	out := make(map[string]schema.Attribute, len(attributes))
 	for name, a := range attributes {
-		switch a := a.(type) {
+		switch a := withoutReplaceNote(a).(type) {
 		case schema.StringAttribute:
 			a.PlanModifiers = nil
 			out[name] = a
@@ -310,6 +311,28 @@ func inPlace(attributes map[string]schema.Attribute) map[string]schema.Attribute
 		}
 	}
 	return out
+}
+
+// replaceNote is the sentence of a job attribute's description that says a change replaces the job.
+var replaceNote = strings.NewReplacer(" Changing it replaces the job.", "", " Changing them replaces the job.", "")
+
+// withoutReplaceNote is a with its description's replaceNote removed.
+func withoutReplaceNote(a schema.Attribute) schema.Attribute {
+	switch a := a.(type) {
+	case schema.MapAttribute:
+		a.MarkdownDescription = replaceNote.Replace(a.MarkdownDescription)
+		return a
+	case schema.SingleNestedAttribute:
+		a.MarkdownDescription = replaceNote.Replace(a.MarkdownDescription)
+		return a
+	case schema.ListAttribute:
+		a.MarkdownDescription = replaceNote.Replace(a.MarkdownDescription)
+		return a
+	case schema.StringAttribute:
+		a.MarkdownDescription = replaceNote.Replace(a.MarkdownDescription)
+		return a
+	}
+	return a
 }
 
 func listDefault(values []string) defaults.List {
