@@ -98,6 +98,7 @@ func userAnnotations(annotations map[string]string) map[string]string {
 	delete(user, CreateIDAnnotation)
 	delete(user, ElasticInputsAnnotation)
 	delete(user, SensitiveEnvAnnotation)
+	delete(user, PodMetadataAnnotation)
 	if len(user) == 0 {
 		return nil
 	}

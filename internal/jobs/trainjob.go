@@ -3,6 +3,7 @@ package jobs
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -156,7 +157,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	c := t.Spec.Containers[0]
 	job := trainJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
-		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: s.Annotations, SensitiveEnv: s.Pod.SensitiveEnv}, s.QueueName),
+		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: ownPodMetadata(s), SensitiveEnv: s.Pod.SensitiveEnv}, s.QueueName),
 		Spec: trainJobSpec{
 			RuntimeRef: runtimeRef{Name: s.Runtime.Name, APIGroup: ptr.To(TrainerGroup), Kind: ptr.To(cmp.Or(s.Runtime.Kind, ClusterTrainingRuntimeKind))},
 			Trainer: &trainer{Image: optional(c.Image), Command: s.Command, Args: s.Args, Env: c.Env, NumNodes: ptr.To(s.Nodes),
@@ -258,6 +259,10 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	pod := readPodOptions(t)
 	pod.Labels, pod.Annotations, pod.SensitiveEnv = t.Labels, t.Annotations, sensitiveEnv(job.Annotations)
 	labels, queue := userLabels(job.Labels)
+	if job.Annotations[PodMetadataAnnotation] == "" && maps.Equal(pod.Labels, labels) && maps.Equal(pod.Annotations, userAnnotations(job.Annotations)) {
+		// A job of an earlier release: it gave its pods the object's labels and annotations.
+		pod.Labels, pod.Annotations = nil, nil
+	}
 	return TrainJobSpec{
 		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),
 		Runtime: RuntimeRef{Name: job.Spec.RuntimeRef.Name, Kind: ptr.Deref(job.Spec.RuntimeRef.Kind, ClusterTrainingRuntimeKind)},
@@ -310,4 +315,17 @@ func podPatchOf(p runtimePatch) *podTemplatePatch {
 		}
 	}
 	return first
+}
+
+// PodMetadataAnnotation marks a TrainJob whose pods' labels and annotations were given as their
+// own (a job of an earlier release gave them the object's, and carries no mark).
+const PodMetadataAnnotation = "training.kubetrain.io/pod-metadata"
+
+// ownPodMetadata are the TrainJob object's annotations: the job's, and the mark of pods' labels
+// or annotations of their own.
+func ownPodMetadata(s TrainJobSpec) map[string]string {
+	if len(s.Pod.Labels) == 0 && len(s.Pod.Annotations) == 0 {
+		return s.Annotations
+	}
+	return merge(s.Annotations, map[string]string{PodMetadataAnnotation: "own"})
 }

@@ -146,6 +146,36 @@ func TestTrainJobLabelsAreTheObjectsAndPodLabelsThePatchs(t *testing.T) {
 	}
 }
 
+// Pods given the same labels and annotations as their TrainJob read back as their own; a job of
+// an earlier release, which gave its pods the object's without a mark, reads back with none.
+func TestTrainJobPodLabelsLikeTheObjectsAreTheirOwnUnlessAnEarlierReleaseCopiedThem(t *testing.T) {
+	labels, annotations := map[string]string{"team": "vision"}, map[string]string{"owner": "ana"}
+	spec := TrainJobSpec{Name: "tj", Namespace: "team", Runtime: RuntimeRef{Name: "torch", Kind: ClusterTrainingRuntimeKind}, Nodes: 2,
+		Labels: labels, Annotations: annotations, Pod: PodOptions{Image: "pytorch:2", Labels: labels, Annotations: annotations}}
+	obj, err := NewTrainJob(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadTrainJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Pod.Labels, labels) || !reflect.DeepEqual(back.Pod.Annotations, annotations) || !reflect.DeepEqual(back.Annotations, annotations) {
+		t.Errorf("read back pods' %v %v, object's annotations %v", back.Pod.Labels, back.Pod.Annotations, back.Annotations)
+	}
+	earlier := obj.DeepCopy()
+	a := earlier.GetAnnotations()
+	delete(a, PodMetadataAnnotation)
+	earlier.SetAnnotations(a)
+	back, err = ReadTrainJob(earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Pod.Labels != nil || back.Pod.Annotations != nil {
+		t.Errorf("an earlier release's job reads back pods' %v %v, want none", back.Pod.Labels, back.Pod.Annotations)
+	}
+}
+
 // A TrainJob's grace period reaches its pods through Trainer v2.3.0's runtime patch
 // (PodSpecPatch.terminationGracePeriodSeconds), on every replicated job, and reads back.
 func TestTrainJobCarriesItsPodsGracePeriod(t *testing.T) {

@@ -125,7 +125,12 @@ var podRoundTrips = []podRoundTrip{
 	}, config: func(name, attrs string) string {
 		return fmt.Sprintf("resource \"training_elastic_job\" \"test\" {\n  name = %q\n  script = \"/train.py\"\n  worker_count = 2\n  elastic = { min_workers = 1, max_workers = 4 }\n  wait_for = \"created\"\n%s}\n", name, attrs)
 	}},
-	{typeName: "training_train_job", inPlace: []string{"labels", "annotations"}, config: func(name, attrs string) string {
+	{typeName: "training_train_job", inPlace: []string{"labels", "annotations"}, samples: map[string]podAttributeSample{
+		// The pods' labels and annotations the same as the object's, as a job of an earlier
+		// release had them without pod_labels and pod_annotations: an import still tells them.
+		"pod_labels":      {`{ team = "vision" }`, `{ team = "speech" }`},
+		"pod_annotations": {`{ owner = "ml" }`, `{ owner = "platform" }`},
+	}, config: func(name, attrs string) string {
 		return fmt.Sprintf(`resource "training_runtime" "torch" {
   name      = "%[1]s-rt"
   framework = "torch"
