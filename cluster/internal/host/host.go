@@ -7,12 +7,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -66,17 +69,82 @@ func listModule(ctx context.Context, sourceDir, component, path, format string) 
 	return strings.TrimSpace(string(out)), err
 }
 
+// FreePort is a free TCP port on 127.0.0.1 for a component to listen on. A port the kernel
+// hands out for ":0" comes from its ephemeral range, from which any process's outgoing
+// connection may take it between this pick and the component's bind (a component then failed
+// with "address already in use"); so it is taken below that range, at random, and reserved for
+// this process's life by a lock file, so that clusters starting side by side (the cluster's
+// packages test in parallel) never pick the same one.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	low, _, err := ephemeralRange()
 	if err != nil {
 		return 0, err
 	}
-	defer func() { _ = l.Close() }()
-	addr, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, fmt.Errorf("unexpected listener address %v", l.Addr())
+	const first = 10000 // above the well-known and most registered services' ports
+	if low <= first {
+		return 0, fmt.Errorf("the ephemeral port range starts at %d, leaving no room below it", low)
 	}
-	return addr.Port, nil
+	if err := os.MkdirAll(portLockDir(), 0o755); err != nil {
+		return 0, err
+	}
+	for range 1000 {
+		port := first + rand.IntN(low-first)
+		if free(port) {
+			return port, nil
+		}
+	}
+	return 0, fmt.Errorf("no free port between %d and %d after 1000 tries", first, low)
+}
+
+// reserved are the lock files of the ports this process holds: they stay open (and locked) until
+// it exits.
+var reserved = struct {
+	sync.Mutex
+	files map[int]*os.File
+}{files: map[int]*os.File{}}
+
+// free reserves port for this process if no other process has and nothing listens on it.
+func free(port int) bool {
+	reserved.Lock()
+	defer reserved.Unlock()
+	if reserved.files[port] != nil {
+		return false
+	}
+	f, err := os.OpenFile(filepath.Join(portLockDir(), strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return false
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return false
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		_ = f.Close()
+		return false
+	}
+	_ = l.Close()
+	reserved.files[port] = f
+	return true
+}
+
+// portLockDir holds the ports' lock files, shared by every process of the machine.
+func portLockDir() string { return filepath.Join(os.TempDir(), "training-cluster-ports") }
+
+// ephemeralRange is the kernel's range of ports for outgoing connections.
+func ephemeralRange() (low, high int, err error) {
+	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0, 0, err
+	}
+	fields := strings.Fields(string(raw))
+	if len(fields) != 2 {
+		return 0, 0, fmt.Errorf("ip_local_port_range: %q", raw)
+	}
+	if low, err = strconv.Atoi(fields[0]); err == nil {
+		high, err = strconv.Atoi(fields[1])
+	}
+	return low, high, err
 }
 
 // UnmountUnder unmounts every mount at or below the given folders, deepest first.
