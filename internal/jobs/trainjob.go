@@ -259,10 +259,6 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	pod := readPodOptions(t)
 	pod.Labels, pod.Annotations, pod.SensitiveEnv = t.Labels, t.Annotations, sensitiveEnv(job.Annotations)
 	labels, queue := userLabels(job.Labels)
-	if job.Annotations[PodMetadataAnnotation] == "" && maps.Equal(pod.Labels, labels) && maps.Equal(pod.Annotations, userAnnotations(job.Annotations)) {
-		// A job of an earlier release: it gave its pods the object's labels and annotations.
-		pod.Labels, pod.Annotations = nil, nil
-	}
 	return TrainJobSpec{
 		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),
 		Runtime: RuntimeRef{Name: job.Spec.RuntimeRef.Name, Kind: ptr.Deref(job.Spec.RuntimeRef.Kind, ClusterTrainingRuntimeKind)},
@@ -320,6 +316,13 @@ func podPatchOf(p runtimePatch) *podTemplatePatch {
 // PodMetadataAnnotation marks a TrainJob whose pods' labels and annotations were given as their
 // own (a job of an earlier release gave them the object's, and carries no mark).
 const PodMetadataAnnotation = "training.kubetrain.io/pod-metadata"
+
+// CopiedPodMetadata says whether s, read from obj, is a TrainJob of an earlier release, which gave
+// its pods the object's labels and annotations: its pods have exactly those, and obj no mark of
+// pods' labels of their own.
+func CopiedPodMetadata(obj *unstructured.Unstructured, s TrainJobSpec) bool {
+	return obj.GetAnnotations()[PodMetadataAnnotation] == "" && maps.Equal(s.Pod.Labels, s.Labels) && maps.Equal(s.Pod.Annotations, s.Annotations)
+}
 
 // ownPodMetadata are the TrainJob object's annotations: the job's, and the mark of pods' labels
 // or annotations of their own.

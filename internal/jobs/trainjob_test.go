@@ -146,9 +146,9 @@ func TestTrainJobLabelsAreTheObjectsAndPodLabelsThePatchs(t *testing.T) {
 	}
 }
 
-// Pods given the same labels and annotations as their TrainJob read back as their own; a job of
-// an earlier release, which gave its pods the object's without a mark, reads back with none.
-func TestTrainJobPodLabelsLikeTheObjectsAreTheirOwnUnlessAnEarlierReleaseCopiedThem(t *testing.T) {
+// Pods given the same labels and annotations as their TrainJob are marked as their own; a job
+// of an earlier release, which gave its pods the object's, has no mark.
+func TestTrainJobPodLabelsLikeTheObjectsAreMarkedAsTheirOwn(t *testing.T) {
 	labels, annotations := map[string]string{"team": "vision"}, map[string]string{"owner": "ana"}
 	spec := TrainJobSpec{Name: "tj", Namespace: "team", Runtime: RuntimeRef{Name: "torch", Kind: ClusterTrainingRuntimeKind}, Nodes: 2,
 		Labels: labels, Annotations: annotations, Pod: PodOptions{Image: "pytorch:2", Labels: labels, Annotations: annotations}}
@@ -163,16 +163,15 @@ func TestTrainJobPodLabelsLikeTheObjectsAreTheirOwnUnlessAnEarlierReleaseCopiedT
 	if !reflect.DeepEqual(back.Pod.Labels, labels) || !reflect.DeepEqual(back.Pod.Annotations, annotations) || !reflect.DeepEqual(back.Annotations, annotations) {
 		t.Errorf("read back pods' %v %v, object's annotations %v", back.Pod.Labels, back.Pod.Annotations, back.Annotations)
 	}
+	if CopiedPodMetadata(obj, back) {
+		t.Error("a job whose pods' labels are their own reads as an earlier release's")
+	}
 	earlier := obj.DeepCopy()
 	a := earlier.GetAnnotations()
 	delete(a, PodMetadataAnnotation)
 	earlier.SetAnnotations(a)
-	back, err = ReadTrainJob(earlier)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if back.Pod.Labels != nil || back.Pod.Annotations != nil {
-		t.Errorf("an earlier release's job reads back pods' %v %v, want none", back.Pod.Labels, back.Pod.Annotations)
+	if back, err = ReadTrainJob(earlier); err != nil || !CopiedPodMetadata(earlier, back) {
+		t.Errorf("an earlier release's job does not read as one (%v)", err)
 	}
 }
 

@@ -238,10 +238,14 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 	_ = m.PodLabels.ElementsAs(ctx, &priorPodLabels, true)
 	_ = m.PodAnnotations.ElementsAs(ctx, &priorPodAnnotations, true)
 	// The pods' labels and annotations are their own attributes; the shared ones, the object's.
-	// (A job of an earlier release, which gave its pods the object's, has none: ReadTrainJob.)
+	// A job of an earlier release has its labels on its pods too: they stay out of pod_labels
+	// until the configuration has some.
 	var diags diag.Diagnostics
 	m.PodLabels = optionalMap(ctx, usersKeys(s.Pod.Labels, priorPodLabels, imported), &diags)
 	m.PodAnnotations = optionalMap(ctx, usersKeys(s.Pod.Annotations, priorPodAnnotations, imported), &diags)
+	if imported && jobs.CopiedPodMetadata(obj, s) {
+		m.PodLabels, m.PodAnnotations = types.MapNull(types.StringType), types.MapNull(types.StringType)
+	}
 	pod := s.Pod
 	pod.Labels, pod.Annotations = s.Labels, s.Annotations
 	diags.Append(setPodOf(ctx, m, pod)...)
