@@ -76,7 +76,7 @@ func listModule(ctx context.Context, sourceDir, component, path, format string) 
 // this process's life by a lock file, so that clusters starting side by side (the cluster's
 // packages test in parallel) never pick the same one.
 func FreePort() (int, error) {
-	low, _, err := ephemeralRange()
+	low, err := ephemeralStart()
 	if err != nil {
 		return 0, err
 	}
@@ -131,20 +131,17 @@ func free(port int) bool {
 // portLockDir holds the ports' lock files, shared by every process of the machine.
 func portLockDir() string { return filepath.Join(os.TempDir(), "training-cluster-ports") }
 
-// ephemeralRange is the kernel's range of ports for outgoing connections.
-func ephemeralRange() (low, high int, err error) {
+// ephemeralStart is the first port of the kernel's range for outgoing connections.
+func ephemeralStart() (int, error) {
 	raw, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
-		return 0, 0, err
+		return 0, err
 	}
 	fields := strings.Fields(string(raw))
 	if len(fields) != 2 {
-		return 0, 0, fmt.Errorf("ip_local_port_range: %q", raw)
+		return 0, fmt.Errorf("ip_local_port_range: %q", raw)
 	}
-	if low, err = strconv.Atoi(fields[0]); err == nil {
-		high, err = strconv.Atoi(fields[1])
-	}
-	return low, high, err
+	return strconv.Atoi(fields[0])
 }
 
 // UnmountUnder unmounts every mount at or below the given folders, deepest first.

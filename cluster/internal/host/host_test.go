@@ -13,7 +13,7 @@ import (
 // process: another process (here, another open file) cannot lock it, and no port is handed out
 // twice.
 func TestFreePortIsBelowTheEphemeralRangeAndReservedForThisProcess(t *testing.T) {
-	low, _, err := ephemeralRange()
+	low, err := ephemeralStart()
 	if err != nil {
 		t.Fatal(err)
 	}
