@@ -131,13 +131,7 @@ var podRoundTrips = []podRoundTrip{
 		"pod_labels":      {`{ team = "vision" }`, `{ team = "speech" }`},
 		"pod_annotations": {`{ owner = "ml" }`, `{ owner = "platform" }`},
 	}, config: func(name, attrs string) string {
-		return fmt.Sprintf(`resource "training_runtime" "torch" {
-  name      = "%[1]s-rt"
-  framework = "torch"
-  image     = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
-  command   = ["torchrun", "/train.py"]
-}
-
+		return torchRuntime(name) + fmt.Sprintf(`
 resource "training_train_job" "test" {
   name      = %[1]q
   runtime   = training_runtime.torch.name

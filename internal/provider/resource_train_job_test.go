@@ -608,20 +608,25 @@ func TestTrainJobChangesInPlaceOnlyWhatTrainersAPILetsChange(t *testing.T) {
 	}
 }
 
+// torchRuntime is the torch training_runtime "torch" that a test's TrainJob named job runs on.
+func torchRuntime(job string) string {
+	return fmt.Sprintf(`
+resource "training_runtime" "torch" {
+  name      = "%s-rt"
+  framework = "torch"
+  image     = "pytorch/pytorch:2.5.1"
+  command   = ["torchrun", "/train.py"]
+}
+`, job)
+}
+
 // A TrainJob's grace period reaches every pod through Trainer's runtime patch, imports exactly,
 // and a new one replaces the job (Trainer makes it immutable).
 func TestAccTrainJob_gracePeriodReachesItsPodsImportsAndReplaces(t *testing.T) {
 	a := newAPI(t)
 	name := acctest.RandomWithPrefix("tf-acc-tjg")
 	config := func(grace int) string {
-		return providerConfig() + fmt.Sprintf(`
-resource "training_runtime" "torch" {
-  name      = "%[1]s-rt"
-  framework = "torch"
-  image     = "pytorch/pytorch:2.5.1"
-  command   = ["torchrun", "/train.py"]
-}
-
+		return providerConfig() + torchRuntime(name) + fmt.Sprintf(`
 resource "training_train_job" "test" {
   name                             = %[1]q
   runtime                          = training_runtime.torch.name
