@@ -163,6 +163,7 @@ func readKubeflowWorkers(k *Kind, meta metav1.ObjectMeta, policy runPolicy, repl
 	var queue string
 	w.Pod.Labels, queue = userLabels(meta.Labels)
 	w.Pod.Annotations, w.Pod.SensitiveEnv = userAnnotations(meta.Annotations), sensitiveEnv(meta.Annotations)
+	w.Pod.Checkpoint = checkpointOf(meta.Annotations)
 	w.RunPolicy = readRunPolicy(policy, queue)
 	if len(worker.Template.Spec.Containers) > 0 {
 		w.Command = worker.Template.Spec.Containers[0].Command

@@ -215,6 +215,7 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
+	withOpenMPIStop(spec.Pod.Checkpoint, spec.Pod.Env, &launcher, &worker)
 	job := mpiJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: MPI.GVR.GroupVersion().String(), Kind: MPI.Object},
 		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),

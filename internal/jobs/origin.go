@@ -26,10 +26,16 @@ const (
 	SensitiveEnvAnnotation = "training.kubetrain.io/sensitive-env"
 )
 
-// jobAnnotations are a job object's annotations: the user's, and the names of its sensitive
-// variables.
+// jobAnnotations are a job object's annotations: the user's, the names of its sensitive
+// variables and its checkpoint.
 func jobAnnotations(o PodOptions) map[string]string {
 	annotations := copyMap(o.Annotations)
+	if c := checkpointAnnotation(o.Checkpoint); c != "" {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[CheckpointAnnotation] = c
+	}
 	if len(o.SensitiveEnv) > 0 {
 		if annotations == nil {
 			annotations = map[string]string{}
@@ -98,6 +104,7 @@ func userAnnotations(annotations map[string]string) map[string]string {
 	delete(user, CreateIDAnnotation)
 	delete(user, ElasticInputsAnnotation)
 	delete(user, SensitiveEnvAnnotation)
+	delete(user, CheckpointAnnotation)
 	delete(user, PodMetadataAnnotation)
 	if len(user) == 0 {
 		return nil

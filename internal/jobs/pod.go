@@ -89,6 +89,10 @@ type PodOptions struct {
 	// Kueue Topology) whose one domain Kueue is to keep the role's pods in (applyTopology).
 	RequiredTopology, PreferredTopology map[string]string
 	TerminationGracePeriod              *int64
+	// Checkpoint is where the training saves and how long a save takes (checkpoint.go); it is
+	// recorded on the job object. The pods' grace is TerminationGracePeriod, which the caller
+	// makes long enough for it (CheckpointGrace).
+	Checkpoint *Checkpoint
 	// Spread spreads each role's pods over topologies (spread.go).
 	Spread []Spread
 	// Roles are what a role's pods say otherwise, by role (roles.go); Patches are strategic

@@ -174,7 +174,7 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: merge(map[string]string{FrameworkLabel: s.Framework}, s.Labels, map[string]string{ManagedByLabel: ManagedByValue}),
 			// The runtime's own annotations are the names of its sensitive variables alone (its
 			// annotations attribute is its pod templates').
-			Annotations: jobAnnotations(PodOptions{SensitiveEnv: s.Pod.SensitiveEnv})},
+			Annotations: jobAnnotations(PodOptions{SensitiveEnv: s.Pod.SensitiveEnv, Checkpoint: s.Pod.Checkpoint})},
 	}
 	r.Spec.MLPolicy = &mlPolicy{NumNodes: positive(s.Nodes)}
 	if s.GangTimeoutSeconds != nil {
@@ -233,6 +233,7 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 				t.Spec.SecurityContext.FSGroup = ptr.To(m.RunAsUser)
 			}
 		}
+		withOpenMPIStop(s.Pod.Checkpoint, s.Pod.Env, &launcher.Template.Spec.Template, &node.Template.Spec.Template)
 		launcher.DependsOn = append(launcher.DependsOn, struct {
 			Name   string `json:"name"`
 			Status string `json:"status"`
@@ -340,7 +341,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 		}
 	}
 	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
-	s.Pod.SensitiveEnv = sensitiveEnv(r.Annotations)
+	s.Pod.SensitiveEnv, s.Pod.Checkpoint = sensitiveEnv(r.Annotations), checkpointOf(r.Annotations)
 	return s, nil
 }
 

@@ -157,7 +157,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	c := t.Spec.Containers[0]
 	job := trainJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
-		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: ownPodMetadata(s), SensitiveEnv: s.Pod.SensitiveEnv}, s.QueueName),
+		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: ownPodMetadata(s), SensitiveEnv: s.Pod.SensitiveEnv, Checkpoint: s.Pod.Checkpoint}, s.QueueName),
 		Spec: trainJobSpec{
 			RuntimeRef: runtimeRef{Name: s.Runtime.Name, APIGroup: ptr.To(TrainerGroup), Kind: ptr.To(cmp.Or(s.Runtime.Kind, ClusterTrainingRuntimeKind))},
 			Trainer: &trainer{Image: optional(c.Image), Command: s.Command, Args: s.Args, Env: c.Env, NumNodes: ptr.To(s.Nodes),
@@ -258,6 +258,7 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	t.Spec.Containers = []corev1.Container{c}
 	pod := readPodOptions(t)
 	pod.Labels, pod.Annotations, pod.SensitiveEnv = t.Labels, t.Annotations, sensitiveEnv(job.Annotations)
+	pod.Checkpoint = checkpointOf(job.Annotations)
 	labels, queue := userLabels(job.Labels)
 	return TrainJobSpec{
 		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),

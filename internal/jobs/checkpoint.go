@@ -1,0 +1,159 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Checkpoint is where a job's program saves its training and how long a save takes at most. It is
+// declared, not taken: the program saves on its own (periodically, or when it is sent SIGTERM);
+// the provider gives the pods the time to save whenever they are stopped (a replacement, a
+// destroy, a Kueue preemption: the pods' termination grace), makes the stop signal reach the
+// program where the launcher would not pass it on in time (Open MPI's daemons), records the
+// declaration on the job object, and tells in the plan of a replacement whether the new job
+// finds the old one's checkpoint.
+type Checkpoint struct {
+	// Path is where the program saves, in its containers: on one of the job's DataVolumes, so
+	// that it outlives the pods.
+	Path string `json:"path"`
+	// SaveSeconds is the most a save takes, from the stop signal to the program's exit.
+	SaveSeconds int64 `json:"saveSeconds"`
+}
+
+// CheckpointAnnotation records a job's Checkpoint on its object (JSON), for a refresh and an
+// import.
+const CheckpointAnnotation = "training.kubetrain.io/checkpoint"
+
+// stopMargin is what a stop takes beside the save: the signal passing from the kubelet through a
+// launcher to the program, and the program's exit after it saved.
+const stopMargin = 10
+
+// OpenMPISigkillTimeout is Open MPI's (ORTE's) odls_base_sigkill_timeout as an environment
+// variable: how long each daemon waits, when mpirun is told to stop, before it sends its ranks
+// SIGTERM, and again before it sends them SIGKILL (default 1 s). An MPIJob with a Checkpoint sets
+// it on the launcher, whose mpirun passes it to the daemons it starts.
+const OpenMPISigkillTimeout = "OMPI_MCA_odls_base_sigkill_timeout"
+
+// CheckpointGrace is the termination grace a job's pods need to stop with a save of that many
+// seconds. Under Open MPI (openMPI), mpirun's daemons wait the sigkill timeout twice (before the
+// ranks' SIGTERM and before their SIGKILL), so the pods need twice the save; otherwise the program
+// is sent SIGTERM at once and needs the save. Both get stopMargin beside.
+func CheckpointGrace(saveSeconds int64, openMPI bool) int64 {
+	if openMPI {
+		return 2*saveSeconds + stopMargin
+	}
+	return saveSeconds + stopMargin
+}
+
+// ParseCheckpointPath checks the path a checkpoint is saved to: absolute and clean.
+func ParseCheckpointPath(p string) error {
+	if !path.IsAbs(p) || path.Clean(p) != p {
+		return fmt.Errorf("checkpoint path %q must be an absolute, clean path", p)
+	}
+	return nil
+}
+
+// CheckpointVolume is the data volume the path is saved on: the one whose mount path holds it
+// (the deepest, where mounts nest); ok is false when none does, and the checkpoint would be
+// lost with the pods.
+func CheckpointVolume(p string, volumes []DataVolume) (v DataVolume, ok bool) {
+	for _, d := range volumes {
+		if (p == d.MountPath || strings.HasPrefix(p, strings.TrimSuffix(d.MountPath, "/")+"/")) && len(d.MountPath) >= len(v.MountPath) {
+			v, ok = d, true
+		}
+	}
+	return v, ok
+}
+
+// SameCheckpoint says whether a job with the checkpoint next, on volumes nextVolumes, finds what
+// one with prev on prevVolumes saved: the same path, on the same claim mounted at the same place.
+// When it does not, why says what differs.
+func SameCheckpoint(prev Checkpoint, prevVolumes []DataVolume, next *Checkpoint, nextVolumes []DataVolume) (why string, same bool) {
+	if next == nil {
+		return "the new job declares no checkpoint", false
+	}
+	if next.Path != prev.Path {
+		return fmt.Sprintf("the new job saves to %s instead of %s", next.Path, prev.Path), false
+	}
+	was, ok := CheckpointVolume(prev.Path, prevVolumes)
+	if !ok {
+		return fmt.Sprintf("%s was on no data volume of the old job", prev.Path), false
+	}
+	if !slices.Contains(nextVolumes, was) {
+		return fmt.Sprintf("the new job does not mount claim %s at %s", was.Claim, was.MountPath), false
+	}
+	return "", true
+}
+
+// CheckpointSignalProblem says why a launcher command would not pass a stop signal on to the
+// program that saves, or "": a shell that runs it (`sh -c "..."`) is the container's first
+// process and does not forward SIGTERM unless it replaces itself with the program (`exec`).
+func CheckpointSignalProblem(command []string) string {
+	if len(command) < 2 {
+		return ""
+	}
+	switch filepath.Base(command[0]) {
+	case "sh", "bash", "dash", "ash", "zsh":
+	default:
+		return ""
+	}
+	script := command[len(command)-1]
+	if strings.Contains(script, "exec ") {
+		return ""
+	}
+	return fmt.Sprintf("%s runs the program under a shell, which does not pass SIGTERM on: start the script's last command with `exec` (exec mpirun ...), "+
+		"or the program is killed at the end of its grace without a save", command[0])
+}
+
+// checkpointAnnotation is the annotation recording c; "" for none.
+func checkpointAnnotation(c *Checkpoint) string {
+	if c == nil {
+		return ""
+	}
+	raw, _ := json.Marshal(c) // a struct of a string and an int always marshals
+	return string(raw)
+}
+
+// checkpointOf reads back the Checkpoint an object's annotations record; nil when none does (or
+// one that cannot be read, which is not this provider's).
+func checkpointOf(annotations map[string]string) *Checkpoint {
+	v, ok := annotations[CheckpointAnnotation]
+	if !ok {
+		return nil
+	}
+	var c Checkpoint
+	if err := json.Unmarshal([]byte(v), &c); err != nil || c.Path == "" || c.SaveSeconds <= 0 {
+		return nil
+	}
+	return &c
+}
+
+// waitForOrted is the preStop hook of an MPI worker with a checkpoint. A worker's ranks run under
+// its sshd, started by the launcher's mpirun through Open MPI's daemon (orted); when the job stops,
+// every pod is sent SIGTERM at once, and the worker's sshd would end the daemon and its ranks
+// before mpirun could tell them to save. The kubelet runs this hook before it signals the
+// container: it holds the worker until its daemon is gone, within the pods' grace.
+var waitForOrted = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+	Command: []string{"/bin/sh", "-c", "while grep -qsx orted /proc/[0-9]*/comm; do sleep 1; done"},
+}}}
+
+// withOpenMPIStop makes an MPI launcher's and workers' pods stop so that the ranks can save c:
+// the launcher's mpirun gets the sigkill timeout (unless the job sets it), the workers wait for
+// their daemon.
+func withOpenMPIStop(c *Checkpoint, env map[string]string, launcher, worker *corev1.PodTemplateSpec) {
+	if c == nil {
+		return
+	}
+	if _, own := env[OpenMPISigkillTimeout]; !own {
+		l := &launcher.Spec.Containers[0]
+		l.Env = append(l.Env, corev1.EnvVar{Name: OpenMPISigkillTimeout, Value: strconv.FormatInt(c.SaveSeconds, 10)})
+	}
+	worker.Spec.Containers[0].Lifecycle = waitForOrted
+}
