@@ -193,6 +193,11 @@ var invalidInputs = []invalidInput{
   security_context = { drop_capabilities = ["CAP_NET_RAW"] }`), `security_context.*capability "CAP_NET_RAW".*without CAP_`},
 	{badMPI(`  extended_resources = { "hca" = "1" }`), `extended_resources.*must be a domain-prefixed extended resource name`},
 	{badMPI(`  extended_resources = { "example.kubernetes.io/dev" = "1" }`), `extended_resources.*in Kubernetes' own domain`},
+	{badPyTorch(`  checkpoint = { path = "/ckpt", save_seconds = 30 }`), `Checkpoint on no data volume.*checkpoint.path /ckpt is on none of data_volumes`},
+	{badTF("  worker_count = 1\n  data_volumes = [\"ckpt:/ckpt\"]\n  checkpoint = { path = \"ckpt/run\", save_seconds = 30 }"), `checkpoint path "ckpt/run" must be an absolute, clean path`},
+	{badMPI("  data_volumes = [\"ckpt:/ckpt\"]\n  checkpoint = { path = \"/ckpt\", save_seconds = 0 }"), `save_seconds value must be between 1 and 86400`},
+	{badMPI("  data_volumes = [\"ckpt:/ckpt\"]\n  checkpoint = { path = \"/ckpt/run\", save_seconds = 60 }\n  termination_grace_period_seconds = 100"),
+		`Grace too short for the checkpoint.*termination_grace_period_seconds \(100\) is shorter than the 130 seconds`},
 	{badMPI(`  extended_resources = { "rdma/hca" = "0.5" }`), `extended_resources.*"0.5" is not a whole number of at least 1`},
 	{badMPI("  gpus = 1\n  extended_resources = { \"nvidia.com/gpu\" = \"1\" }"), `GPUs given as an extended resource.*set gpus instead`},
 	// A runtime's and a TrainJob's rules, which need no cluster (Trainer v2.3.0's API).

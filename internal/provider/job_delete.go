@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -25,6 +26,8 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 	if g, ok := m.(withGracePeriod); ok {
 		deleteDefault += g.gracePeriod()
 	}
+	// The pods' own grace: a checkpoint's save may take most of it.
+	deleteDefault += time.Duration(m.pod().GracePeriod.ValueInt64()) * time.Second
 	limit, diags := f.Timeouts.Delete(ctx, deleteDefault)
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, limit)
@@ -41,6 +44,7 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 			return
 		}
 	}
+	stopStart := time.Now()
 	if err := r.client.Delete(ctx, t, t.UID); err != nil {
 		resp.Diagnostics.AddError("Error deleting "+t.String(), err.Error())
 		return
@@ -61,6 +65,9 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		targets = append(targets, dependent)
 	}
 	r.waitDeleted(ctx, r.client, &resp.Diagnostics, targets...)
+	if !resp.Diagnostics.HasError() {
+		sayStopped(&resp.Diagnostics, t.String(), m.pod(), time.Since(stopStart))
+	}
 	if worker == "" || resp.Diagnostics.HasError() {
 		return
 	}

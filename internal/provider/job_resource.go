@@ -131,7 +131,8 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 func (*jobResource) ResourceNoOpOnUnchangedPlan() {}
 
 // ModifyPlan checks the job's roles and patches, its namespace's Pod Security and the nodes (checkPlanned), warns when
-// its replacement would drop what the live job holds beyond its resource (warnDropped), and
+// its replacement would drop what the live job holds beyond its resource (warnDropped), says
+// what a replacement does to a running training (warnReplacedTraining), and
 // keeps in the plan of an update the status it leaves alone (planStatus). A kind with checks of
 // its own (a TrainJob's, on its runtime) has a ModifyPlan of its own.
 func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
@@ -142,6 +143,7 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	}
 	r.checkPlanned(ctx, req, resp, r.newModel())
 	r.warnDropped(ctx, req, resp)
+	warnReplacedTraining(ctx, req, resp, r.newModel(), r.newModel(), !req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() && replaced(ctx, req))
 	planStatus(ctx, req, resp, r.newModel(), r.newModel())
 }
 

@@ -36,6 +36,8 @@ type jobSchemaSpec struct {
 	without []string
 	// unqueued: the kind has no queue_name (Kueue does not run it), so nothing is admitted.
 	unqueued bool
+	// stops is how its pods stop, for its checkpoint.
+	stops stopping
 }
 
 // jobSchema is a job resource's schema: the kind's own attributes and blocks, and those every
@@ -82,7 +84,7 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 				"resource is dropped from state and the next apply creates the job again. Changing it changes nothing in the cluster."},
 	}
 	shared["tensorboard"] = tensorBoardAttribute()
-	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles))), statusAttributes(), s.own)
+	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles)), s.stops), statusAttributes(), s.own)
 	for _, name := range s.without {
 		delete(attributes, name)
 	}

@@ -55,6 +55,7 @@ type podModel struct {
 	SecurityContext    types.Object `tfsdk:"security_context"`
 	CPULimit           types.Bool   `tfsdk:"cpu_limit"`
 	GracePeriod        types.Int64  `tfsdk:"termination_grace_period_seconds"`
+	Checkpoint         types.Object `tfsdk:"checkpoint"`
 }
 
 func (m *podModel) pod() *podModel { return m }
@@ -168,7 +169,7 @@ func jobMetadata(role string) metadataDoc {
 // podAttributes are the shared attributes; all of them but the labels and annotations are baked
 // into the pods, so changing any of them replaces the job. role names the pods they apply to,
 // and meta what the labels and annotations go to, for the descriptions.
-func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
+func podAttributes(role string, meta metadataDoc, stops stopping) map[string]schema.Attribute {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	replaceMap := []planmodifier.Map{mapplanmodifier.RequiresReplace()}
 	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
@@ -263,10 +264,12 @@ func podAttributes(role string, meta metadataDoc) map[string]schema.Attribute {
 		"host_ipc": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
 			MarkdownDescription: "Share their nodes' IPC namespace with " + role + " (`spec.hostIPC`), for NCCL's or MPI's shared memory " +
 				"between pods of one node. Default false. Pod Security `baseline` and `restricted` refuse it."},
-		"termination_grace_period_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64,
-			Validators: []validator.Int64{int64validator.AtLeast(0)},
+		"termination_grace_period_seconds": schema.Int64Attribute{Optional: true, Computed: true,
+			PlanModifiers: append([]planmodifier.Int64{checkpointGrace{stops}}, replaceInt64...),
+			Validators:    []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Seconds " + role + " are given to stop after SIGTERM (`spec.terminationGracePeriodSeconds`), for a last " +
-				"checkpoint; unset is Kubernetes' 30."},
+				"checkpoint. Unset, it is what `checkpoint` needs, and without a checkpoint Kubernetes' 30."},
+		"checkpoint": checkpointAttribute(role, stops),
 		"topology_spread": schema.ListNestedAttribute{Optional: true, PlanModifiers: replaceList, Validators: []validator.List{distinctSpread{}},
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"topology_key": schema.StringAttribute{Required: true, Validators: []validator.String{labelKeyRule},
@@ -308,6 +311,7 @@ func (m podModel) podOptions(ctx context.Context) (jobs.PodOptions, diag.Diagnos
 
 		TerminationGracePeriod: m.GracePeriod.ValueInt64Pointer(),
 	}
+	o.Checkpoint = checkpointOf(ctx, m.Checkpoint, &diags)
 	o.Security = security(ctx, m.SecurityContext, &diags)
 	var sensitive map[string]string
 	diags.Append(m.ExtendedResources.ElementsAs(ctx, &o.ExtendedResources, true)...)

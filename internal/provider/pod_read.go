@@ -84,6 +84,7 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.SecurityContext = securityValue(ctx, o.Security, &diags)
 	m.CPULimit = types.BoolValue(!o.NoCPULimit)
 	m.GracePeriod = types.Int64PointerValue(o.TerminationGracePeriod)
+	m.Checkpoint = checkpointValue(o.Checkpoint)
 	return diags
 }
 

@@ -59,6 +59,7 @@ var podAttributeSamples = map[string]podAttributeSample{
 	},
 	"cpu_limit":                        {`false`, `true`},
 	"termination_grace_period_seconds": {`120`, `300`},
+	"checkpoint":                       {`{ path = "/data/ckpt", save_seconds = 30 }`, `{ path = "/checkpoint/run", save_seconds = 60 }`},
 	"scheduler_name":                   {`"default-scheduler"`, `"volcano"`},
 	"host_network":                     {`true`, `false`},
 	"host_ipc":                         {`true`, `false`},

@@ -154,6 +154,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		own:      own,
 		without:  []string{"required_topology", "preferred_topology"},
 		unqueued: true,
+		stops:    stopping{torchrun: true},
 	})
 }
 

@@ -118,6 +118,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		roles:   "the launcher and workers",
 		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
 		own:     mergeAttributes(own, runPolicyAttributes(jobs.MPI, "the launcher")),
+		stops:   stopping{openMPI: true},
 	})
 }
 

@@ -171,7 +171,7 @@ var mpiDefault = jobs.DefaultMPIPolicy()
 func runtimeSchema(ctx context.Context) schema.Schema {
 	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	attributes := inPlace(podAttributes("every node", metadataDoc{on: "the pod templates of every node",
-		change: "Changing them updates the runtime in place: jobs already made from it keep theirs."}))
+		change: "Changing them updates the runtime in place: jobs already made from it keep theirs."}, stopping{openMPIFramework: true}))
 	// A runtime's pod_patch names its replicated jobs, and changes it in place.
 	attributes["pod_patch"] = schema.MapAttribute{ElementType: types.StringType, Optional: true,
 		PlanModifiers: []planmodifier.Map{samePodPatches{}},
@@ -283,34 +283,46 @@ func inPlace(attributes map[string]schema.Attribute) map[string]schema.Attribute
 	for name, a := range attributes {
 		switch a := withoutReplaceNote(a).(type) {
 		case schema.StringAttribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		case schema.Int64Attribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		case schema.BoolAttribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		case schema.ListAttribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		case schema.MapAttribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		case schema.MapNestedAttribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		case schema.SingleNestedAttribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		case schema.ListNestedAttribute:
-			a.PlanModifiers = nil
+			a.PlanModifiers = keptInPlace(a.PlanModifiers)
 			out[name] = a
 		default:
 			panic(fmt.Sprintf("inPlace: attribute %s of type %T", name, a))
 		}
 	}
 	return out
+}
+
+// keptInPlace are the plan modifiers of a job attribute that a runtime keeps: those that plan a
+// value rather than a replacement (checkpointGrace).
+func keptInPlace[M any](modifiers []M) []M {
+	var kept []M
+	for _, m := range modifiers {
+		if _, ok := any(m).(interface{ keptInPlace() }); ok {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // replaceNote is the sentence of a job attribute's description that says a change replaces the job.

@@ -164,6 +164,7 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		// TensorBoard.
 		without: []string{"env_from_secrets", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
 			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology"},
+		stops: stopping{volumesElsewhere: true},
 	})
 }
 
@@ -201,6 +202,7 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			resp.RequiresReplace.Append(path.Root(name))
 		}
 	}
+	warnReplacedTraining(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, len(resp.RequiresReplace) > 0 || replaced(ctx, req))
 	planStatus(ctx, req, resp, &trainJobModel{}, &trainJobModel{})
 }
 

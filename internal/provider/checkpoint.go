@@ -1,0 +1,307 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
+	"github.com/hashicorp/terraform-plugin-framework/attr"
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"github.com/hashicorp/terraform-plugin-framework/resource"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
+	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// checkpointModel is the checkpoint attribute: where the training saves and how long a save takes.
+type checkpointModel struct {
+	Path        types.String `tfsdk:"path"`
+	SaveSeconds types.Int64  `tfsdk:"save_seconds"`
+}
+
+var checkpointAttrTypes = map[string]attr.Type{"path": types.StringType, "save_seconds": types.Int64Type}
+
+// stopping is how a resource's pods stop, which the checkpoint's rules depend on.
+type stopping struct {
+	// openMPI: the pods run mpirun (an MPIJob), whose daemons wait a save twice
+	// (jobs.CheckpointGrace); openMPIFramework: they do when the plan's framework is "mpi" (a
+	// runtime's).
+	openMPI, openMPIFramework bool
+	// torchrun: the pods' program runs under torchrun whatever their command says (an elastic
+	// job's).
+	torchrun bool
+	// volumesElsewhere: the pods also mount volumes the resource does not say (a TrainJob's
+	// runtime's), so a checkpoint on none of its data_volumes may still be on a volume.
+	volumesElsewhere bool
+}
+
+// usesOpenMPI says whether the planned pods stop through Open MPI's daemons.
+func (s stopping) usesOpenMPI(ctx context.Context, plan tfsdk.Plan) bool {
+	if !s.openMPIFramework {
+		return s.openMPI
+	}
+	var framework types.String
+	_ = plan.GetAttribute(ctx, path.Root("framework"), &framework)
+	return framework.ValueString() == jobs.FrameworkMPI
+}
+
+func checkpointAttribute(role string, s stopping) schema.SingleNestedAttribute {
+	grace := "`save_seconds` and 10 seconds"
+	if s.openMPI {
+		grace = "twice `save_seconds` and 10 seconds (under `mpirun`, Open MPI's daemons wait the save once before they signal the ranks)"
+	} else if s.openMPIFramework {
+		grace = "`save_seconds` and 10 seconds (with framework `mpi`, twice the save and 10 seconds)"
+	}
+	return schema.SingleNestedAttribute{Optional: true,
+		PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
+		Validators:    []validator.Object{checkpointOnAVolume{s}},
+		Attributes: map[string]schema.Attribute{
+			"path": schema.StringAttribute{Required: true, Validators: []validator.String{checkpointPathRule},
+				MarkdownDescription: "Where the program saves, in its containers: a folder or file on one of `data_volumes`, so that it outlives the pods."},
+			"save_seconds": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 86400)},
+				MarkdownDescription: "The most a save takes, from SIGTERM to the program's exit."},
+		},
+		MarkdownDescription: "Where the training of " + role + " saves and how long a save takes. The program saves by itself; every " +
+			"stop of the pods (a replacement, a destroy, a Kueue preemption) gives it that time: `termination_grace_period_seconds` " +
+			"defaults to " + grace + ", and a shorter one is refused. The plan of a replacement of a running job says whether the " +
+			"new job finds the checkpoint; without one, it warns that the training starts again from the beginning. See " +
+			"[Checkpoints and replacements](../guides/checkpoints.md). Changing it replaces the job."}
+}
+
+// torchrunShutdown is how long torchrun gives its workers after it sends them SIGTERM before it
+// kills them: fixed in PyTorch's elastic agent for years, an option (--shutdown-timeout) in
+// recent releases only.
+const torchrunShutdown = 30
+
+// checkpointPathRule refuses a path that is not absolute and clean.
+var checkpointPathRule = stringRule{"checkpoint path", jobs.ParseCheckpointPath}
+
+// checkpointOf converts the attribute into the plain spec; nil when unset or unknown.
+func checkpointOf(ctx context.Context, v types.Object, diags *diag.Diagnostics) *jobs.Checkpoint {
+	if v.IsNull() || v.IsUnknown() {
+		return nil
+	}
+	var m checkpointModel
+	diags.Append(v.As(ctx, &m, basetypes.ObjectAsOptions{})...)
+	return &jobs.Checkpoint{Path: m.Path.ValueString(), SaveSeconds: m.SaveSeconds.ValueInt64()}
+}
+
+// checkpointValue is the attribute of what the cluster holds.
+func checkpointValue(c *jobs.Checkpoint) types.Object {
+	if c == nil {
+		return types.ObjectNull(checkpointAttrTypes)
+	}
+	return types.ObjectValueMust(checkpointAttrTypes, map[string]attr.Value{
+		"path": types.StringValue(c.Path), "save_seconds": types.Int64Value(c.SaveSeconds)})
+}
+
+// checkpointOnAVolume refuses at plan a checkpoint on none of the pods' data volumes: it would be
+// lost with them. Where the pods mount volumes the resource does not say (a TrainJob's runtime's),
+// it warns instead. It also warns when the command runs the program under a shell that would not
+// pass SIGTERM on (jobs.CheckpointSignalProblem).
+type checkpointOnAVolume struct{ s stopping }
+
+func (v checkpointOnAVolume) Description(context.Context) string {
+	return "the checkpoint's path is on one of data_volumes"
+}
+func (v checkpointOnAVolume) MarkdownDescription(ctx context.Context) string {
+	return v.Description(ctx)
+}
+
+func (v checkpointOnAVolume) ValidateObject(ctx context.Context, req validator.ObjectRequest, resp *validator.ObjectResponse) {
+	if req.ConfigValue.IsNull() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	var c checkpointModel
+	var volumes types.List
+	if req.ConfigValue.As(ctx, &c, basetypes.ObjectAsOptions{}).HasError() || req.Config.GetAttribute(ctx, path.Root("data_volumes"), &volumes).HasError() {
+		return
+	}
+	var command types.List
+	var args []string
+	if !req.Config.GetAttribute(ctx, path.Root("command"), &command).HasError() && !command.IsUnknown() {
+		_ = command.ElementsAs(ctx, &args, true)
+		if problem := jobs.CheckpointSignalProblem(args); problem != "" {
+			resp.Diagnostics.AddAttributeWarning(path.Root("command"), "The program may not be sent its stop signal", problem+".")
+		}
+	}
+	torchrun := v.s.torchrun || len(args) > 0 && filepath.Base(args[0]) == "torchrun"
+	if save := c.SaveSeconds; torchrun && !save.IsUnknown() && save.ValueInt64() > torchrunShutdown {
+		resp.Diagnostics.AddAttributeWarning(req.Path.AtName("save_seconds"), "torchrun may cut the save short",
+			fmt.Sprintf("torchrun sends its workers SIGTERM and kills them %d seconds later, whatever the pods' grace; a save of up to %d "+
+				"seconds may not end. Make the save shorter, or give torchrun a longer --shutdown-timeout where its PyTorch release has the option.",
+				torchrunShutdown, save.ValueInt64()))
+	}
+	if c.Path.IsUnknown() || volumes.IsUnknown() || jobs.ParseCheckpointPath(c.Path.ValueString()) != nil {
+		return // a path that is not one is refused by its own rule
+	}
+	var declared []string
+	_ = volumes.ElementsAs(ctx, &declared, true)
+	var mounts []jobs.DataVolume
+	for _, s := range declared {
+		if d, err := jobs.ParseDataVolume(s); err == nil {
+			mounts = append(mounts, d)
+		}
+	}
+	if _, ok := jobs.CheckpointVolume(c.Path.ValueString(), mounts); ok {
+		return
+	}
+	summary, detail := "Checkpoint on no data volume", fmt.Sprintf("checkpoint.path %s is on none of data_volumes %q: what the program saves there "+
+		"is lost with its pods, and no job made in its place can resume from it. Save under the mount path of a PersistentVolumeClaim, "+
+		"or mount one there (data_volumes = [\"CLAIM:%s\"]).", c.Path.ValueString(), declared, c.Path.ValueString())
+	if v.s.volumesElsewhere {
+		resp.Diagnostics.AddAttributeWarning(req.Path.AtName("path"), summary, detail+" (Its runtime may mount a volume there, which the plan does not read.)")
+		return
+	}
+	resp.Diagnostics.AddAttributeError(req.Path.AtName("path"), summary, detail)
+}
+
+// checkpointGrace plans termination_grace_period_seconds: unset, it is what a checkpoint's save
+// needs (jobs.CheckpointGrace), so that the plan shows the grace the pods get; set shorter than
+// that, it is refused.
+type checkpointGrace struct{ s stopping }
+
+func (checkpointGrace) Description(context.Context) string {
+	return "defaults to what the checkpoint's save needs"
+}
+func (m checkpointGrace) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+// keptInPlace: a runtime, whose attributes change in place, keeps this modifier (inPlace).
+func (checkpointGrace) keptInPlace() {}
+
+func (m checkpointGrace) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
+	if req.Plan.Raw.IsNull() {
+		return
+	}
+	var c types.Object
+	resp.Diagnostics.Append(req.Plan.GetAttribute(ctx, path.Root("checkpoint"), &c)...)
+	if resp.Diagnostics.HasError() || req.ConfigValue.IsUnknown() {
+		return
+	}
+	if c.IsUnknown() {
+		if req.ConfigValue.IsNull() {
+			resp.PlanValue = types.Int64Unknown()
+		}
+		return
+	}
+	checkpoint := checkpointOf(ctx, c, &resp.Diagnostics)
+	if checkpoint == nil {
+		resp.PlanValue = req.ConfigValue
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		// A job whose grace and checkpoint do not change is left as it runs, and the plan of an
+		// unchanged job says nothing.
+		var was types.Object
+		resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("checkpoint"), &was)...)
+		if was.Equal(c) && (req.ConfigValue.IsNull() || req.ConfigValue.Equal(req.StateValue)) {
+			resp.PlanValue = req.StateValue
+			return
+		}
+	}
+	need := jobs.CheckpointGrace(checkpoint.SaveSeconds, m.s.usesOpenMPI(ctx, req.Plan))
+	if req.ConfigValue.IsNull() {
+		resp.PlanValue = types.Int64Value(need)
+		return
+	}
+	if got := req.ConfigValue.ValueInt64(); got < need {
+		resp.Diagnostics.AddAttributeError(req.Path, "Grace too short for the checkpoint",
+			fmt.Sprintf("termination_grace_period_seconds (%d) is shorter than the %d seconds a stop with checkpoint.save_seconds = %d takes: "+
+				"the pods would be killed before the save ends. Raise it to at least %d, or leave it unset (it then defaults to that).",
+				got, need, checkpoint.SaveSeconds, need))
+	}
+}
+
+// warnReplacedTraining says in the plan of a replacement of a running job what becomes of its
+// training: with a checkpoint, that the pods stop with their grace to save and whether the new
+// job finds it; without one, that the training starts again from the beginning. replacing says
+// whether the plan replaces the job.
+func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, prior, next jobModel, replacing bool) {
+	if !replacing || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return
+	}
+	if getModel(ctx, req.State, prior).HasError() || getPlanModel(ctx, req.Plan, next).HasError() {
+		return
+	}
+	if prior.job().Status.ValueString() != jobs.Running {
+		return
+	}
+	was, will := prior.pod(), next.pod()
+	var diags diag.Diagnostics
+	old, oldVolumes := checkpointOf(ctx, was.Checkpoint, &diags), dataVolumesOf(ctx, was.DataVolumes)
+	job := fmt.Sprintf("%s/%s", prior.job().Namespace.ValueString(), prior.job().Name.ValueString())
+	if old == nil {
+		resp.Diagnostics.AddWarning("Replacing running job "+job+" starts its training from the beginning",
+			"The job is RUNNING and declares no checkpoint: its pods are stopped with the grace they have ("+grace(was.GracePeriod)+
+				") and the job made in its place starts from step 0, unless its program finds a checkpoint of its own. To resume instead, "+
+				"save to a data volume and declare it: checkpoint = { path, save_seconds } gives the pods the time to save.")
+		return
+	}
+	if will.Checkpoint.IsUnknown() || will.DataVolumes.IsUnknown() {
+		return
+	}
+	next2, nextVolumes := checkpointOf(ctx, will.Checkpoint, &diags), dataVolumesOf(ctx, will.DataVolumes)
+	volume, _ := jobs.CheckpointVolume(old.Path, oldVolumes)
+	stop := fmt.Sprintf("Its pods are sent SIGTERM and given %s to save to %s (claim %s).", grace(was.GracePeriod), old.Path, volume.Claim)
+	if why, same := jobs.SameCheckpoint(*old, oldVolumes, next2, nextVolumes); !same {
+		resp.Diagnostics.AddWarning("Replacing running job "+job+" loses its checkpoint",
+			stop+" But "+why+", so the job made in its place does not find it and starts from the beginning. Keep the checkpoint's "+
+				"path and its claim's mount to resume.")
+		return
+	}
+	resp.Diagnostics.AddWarning("Replacing running job "+job+": its training stops to resume from its checkpoint",
+		stop+fmt.Sprintf(" The job made in its place mounts claim %s at %s again and resumes from %s if its program loads it on start.",
+			volume.Claim, volume.MountPath, old.Path))
+}
+
+// grace says a pods' termination grace: theirs, or Kubernetes' default.
+func grace(v types.Int64) string {
+	if v.IsNull() || v.IsUnknown() {
+		return "Kubernetes' default grace of 30 seconds"
+	}
+	return fmt.Sprintf("%d seconds", v.ValueInt64())
+}
+
+// dataVolumesOf parses a data_volumes value, leaving out what does not parse (refused at plan).
+func dataVolumesOf(ctx context.Context, v types.List) []jobs.DataVolume {
+	var declared []string
+	_ = v.ElementsAs(ctx, &declared, true)
+	var out []jobs.DataVolume
+	for _, s := range declared {
+		if d, err := jobs.ParseDataVolume(s); err == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// sayStopped says, after destroy or a replacement stopped a job with a checkpoint, how long its
+// pods took, and warns when they took the whole grace: the kubelet then killed the program,
+// perhaps in the middle of its save.
+func sayStopped(diags *diag.Diagnostics, job string, m *podModel, took time.Duration) {
+	var ignored diag.Diagnostics
+	c := checkpointOf(context.Background(), m.Checkpoint, &ignored)
+	if c == nil || m.GracePeriod.IsNull() {
+		return
+	}
+	limit := time.Duration(m.GracePeriod.ValueInt64()) * time.Second
+	took = took.Round(time.Second)
+	if took >= limit {
+		diags.AddWarning(job+" was killed at the end of its grace",
+			fmt.Sprintf("Its pods took %s to stop, the whole grace of %s: the kubelet killed what still ran, perhaps during its save to %s. "+
+				"Check that the program saves when it is sent SIGTERM and exits after, and that checkpoint.save_seconds (%d) covers a save.",
+				took, limit, c.Path, c.SaveSeconds))
+		return
+	}
+	diags.AddWarning(job+" stopped within its grace",
+		fmt.Sprintf("Its pods stopped in %s of their %s grace, so the program had the time to save to %s.", took, limit, c.Path))
+}

@@ -1,0 +1,79 @@
+package provider
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+)
+
+// The plan of a replacement of a running job says what becomes of its training: with a checkpoint
+// the new job finds, that it stops with its grace to resume; with one the new job would not find,
+// that it is lost and why; without one, that the training starts from the beginning. The grace a
+// checkpoint needs is in the state, and the apply says how long the pods took to stop.
+func TestAccCheckpoint_thePlanOfAReplacementSaysWhatBecomesOfTheTraining(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	suffix := acctest.RandString(6)
+	claim, _ := a.sharedVolume(t, "ckpt-"+suffix)
+	keeps, moves, bare := "tf-acc-keeps-"+suffix, "tf-acc-moves-"+suffix, "tf-acc-bare-"+suffix
+	job := func(resource, name, image, checkpoint string) string {
+		return fmt.Sprintf(`
+resource "training_pytorch_job" %[1]q {
+  name         = %[2]q
+  image        = %[3]q
+  command      = ["torchrun", "/workspace/train.py"]
+  worker_count = 1
+  gpus         = 1
+  tolerations  = ["gpu_node"]
+  data_volumes = ["%[4]s:/ckpt"]
+%[5]s
+}
+`, resource, name, image, claim, checkpoint)
+	}
+	config := func(image, movedTo string) string {
+		return providerConfig() +
+			job("keeps", keeps, image, `  checkpoint = { path = "/ckpt/keeps", save_seconds = 30 }`) +
+			job("moves", moves, image, fmt.Sprintf(`  checkpoint = { path = %q, save_seconds = 30 }`, movedTo)) +
+			job("bare", bare, image, "")
+	}
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		if err := checkJobsGone(a)(nil); err != nil {
+			t.Error(err)
+		}
+	})
+	w.write(config("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "/ckpt/moves"))
+	w.run("apply", "-auto-approve", "-input=false")
+	if show := flat(w.run("state", "show", "training_pytorch_job.keeps")); !strings.Contains(show, "termination_grace_period_seconds = 40") {
+		t.Errorf("the grace of a job whose save takes 30 s is not 40 s in state:\n%s", show)
+	}
+
+	w.write(config("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime", "/ckpt/elsewhere"))
+	plan := flat(w.run("plan", "-input=false"))
+	for _, want := range []string{
+		"Replacing running job default/" + keeps + ": its training stops to resume from its checkpoint",
+		"given 40 seconds to save to /ckpt/keeps (claim " + claim + ")",
+		"mounts claim " + claim + " at /ckpt again and resumes from /ckpt/keeps",
+		"Replacing running job default/" + moves + " loses its checkpoint",
+		"the new job saves to /ckpt/elsewhere instead of /ckpt/moves",
+		"Replacing running job default/" + bare + " starts its training from the beginning",
+		"Kubernetes' default grace of 30 seconds",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, plan)
+		}
+	}
+	out := flat(w.run("apply", "-auto-approve", "-input=false"))
+	for _, name := range []string{keeps, moves} {
+		if !regexp.MustCompile(`default/` + name + ` stopped within its grace.*in [0-9]+s of their 40s grace`).MatchString(out) {
+			t.Errorf("the apply does not say how long %s took to stop:\n%s", name, out)
+		}
+	}
+	if strings.Contains(out, bare+" stopped") {
+		t.Errorf("the apply says how a job without a checkpoint stopped:\n%s", out)
+	}
+}
