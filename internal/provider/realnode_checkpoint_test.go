@@ -1,0 +1,355 @@
+package provider
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// A plain mpirun job whose program saves only when it is told to stop (mpi_checkpoint.py: a save
+// of 3 s on SIGTERM), beside the same job without a declared checkpoint, both rescaled from 2 to 3
+// workers, which replaces them. The plan says which one resumes; with its checkpoint, the stop
+// reaches every rank through mpirun and its daemons and gives the save its time (the workers'
+// sshd stays until the ranks are done), so the new run of 3 ranks starts from the step saved at
+// the stop; without one, the ranks die with their workers' sshd before any save (Open MPI's
+// default gives a rank 1 s after its SIGTERM), and the new run starts from step 0.
+func TestAccRealNode_mpiJobWithACheckpointSavesAtItsStopAndItsReplacementResumes(t *testing.T) {
+	node := realNode(t)
+	a := newAPI(t)
+	t.Parallel()
+	suffix := acctest.RandString(6)
+	claim, dir := a.sharedVolume(t, "ckpt-"+suffix)
+	saving, unsaved := "tfacc-ckpt-"+suffix, "tfacc-nockpt-"+suffix
+	job := func(resource, name, folder, checkpoint string, workers int) string {
+		return fmt.Sprintf(`
+resource "training_mpi_job" %[1]q {
+  name         = %[2]q
+  image        = %[3]q
+  command      = ["mpirun", "python3", "%[4]s/mpi_checkpoint.py", "--checkpoint", "/ckpt/%[5]s/state.json", "--save-seconds", "3"]
+  worker_count = %[6]d
+  data_volumes = ["%[7]s:/ckpt"]
+%[8]s%[9]s
+}
+`, resource, name, node.Images[images.Training], images.ProgramsDir, folder, workers, claim, checkpoint, onRealNode)
+	}
+	config := func(workers int) string {
+		return providerConfig() +
+			job("saving", saving, "saving", `  checkpoint = { path = "/ckpt/saving", save_seconds = 5 }`, workers) +
+			job("unsaved", unsaved, "unsaved", "", workers)
+	}
+	launcher := func(name string) string { return jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher" }
+	stepped := func(name string, from int) int {
+		events := a.waitEvents(t, launcher(name), 3*time.Minute, name+" stepping", func(events []event) bool {
+			return lastStep(events) >= from+3
+		})
+		return lastStep(events)
+	}
+	started := func(name string, workers int) event {
+		events := a.waitEvents(t, launcher(name), 3*time.Minute, name+" starting", func(events []event) bool {
+			return len(eventsOf(events, "start")) > 0
+		})
+		s := eventsOf(events, "start")[0]
+		if s.WorldSize != workers || len(s.Hosts) != workers {
+			t.Errorf("%s started with %d ranks on hosts %v; want %d, one on each worker", name, s.WorldSize, s.Hosts, workers)
+		}
+		return s
+	}
+
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		if err := checkJobsGone(a)(nil); err != nil {
+			t.Error(err)
+		}
+	})
+	w.write(config(2))
+	w.run("apply", "-auto-approve", "-input=false")
+	started(saving, 2)
+	started(unsaved, 2)
+	before := stepped(saving, 0)
+	stepped(unsaved, 0)
+
+	w.write(config(3))
+	plan := flat(w.run("plan", "-input=false"))
+	for _, want := range []string{
+		"Replacing running job default/" + saving + ": its training stops to resume from its checkpoint",
+		"given 20 seconds to save to /ckpt/saving (claim " + claim + ")",
+		"Replacing running job default/" + unsaved + " starts its training from the beginning",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, plan)
+		}
+	}
+	out := flat(w.run("apply", "-auto-approve", "-input=false"))
+	if want := "default/" + saving + " stopped within its grace"; !strings.Contains(out, want) {
+		t.Errorf("the apply does not say %q:\n%s", want, out)
+	}
+
+	// The job with a checkpoint saved at its stop, with its 2 ranks, at least the step it had
+	// reached before the plan; the new run of 3 ranks starts there.
+	saved := readSaved(t, filepath.Join(dir, "saving", "state.json"))
+	if saved.WorldSize != 2 || saved.Step < before {
+		t.Errorf("the checkpoint saved at the stop: step %d of %d ranks; want a step of 2 ranks, at least %d", saved.Step, saved.WorldSize, before)
+	}
+	if s := started(saving, 3); s.ResumedFrom != saved.Step {
+		t.Errorf("the new run of %s resumed from step %d; the stop saved step %d", saving, s.ResumedFrom, saved.Step)
+	}
+	// The one without saved nothing and starts again from the beginning.
+	if _, err := os.Stat(filepath.Join(dir, "unsaved", "state.json")); !os.IsNotExist(err) {
+		t.Errorf("the job without a checkpoint saved one at its stop (%v): the test proves nothing", err)
+	}
+	if s := started(unsaved, 3); s.ResumedFrom != 0 {
+		t.Errorf("the new run of %s resumed from step %d; want 0", unsaved, s.ResumedFrom)
+	}
+
+	// Destroy stops the new run the same way, and leaves its last checkpoint on the volume.
+	after := stepped(saving, saved.Step)
+	out = flat(w.run("destroy", "-auto-approve", "-input=false"))
+	if want := "default/" + saving + " stopped within its grace"; !strings.Contains(out, want) {
+		t.Errorf("the destroy does not say %q:\n%s", want, out)
+	}
+	if last := readSaved(t, filepath.Join(dir, "saving", "state.json")); last.WorldSize != 3 || last.Step < after {
+		t.Errorf("the checkpoint destroy left: step %d of %d ranks; want a step of 3 ranks, at least %d", last.Step, last.WorldSize, after)
+	}
+}
+
+// savedState is what mpi_checkpoint.py saves.
+type savedState struct {
+	Step      int `json:"step"`
+	WorldSize int `json:"world_size"`
+}
+
+func readSaved(t *testing.T, file string) savedState {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("no checkpoint was saved: %v", err)
+	}
+	var s savedState
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("the checkpoint %s: %v", data, err)
+	}
+	return s
+}
+
+// eventsOf are the events of that name.
+func eventsOf(events []event, name string) []event {
+	var out []event
+	for _, e := range events {
+		if e.Event == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// lastStep is the step of the last step event, 0 before the first.
+func lastStep(events []event) int {
+	steps := eventsOf(events, "step")
+	if len(steps) == 0 {
+		return 0
+	}
+	return steps[len(steps)-1].Step
+}
+
+// A static PyTorchJob and a TFJob whose programs save only when they are told to stop
+// (saves_on_stop.py), each with a declared checkpoint, rescaled from 2 to 3 processes, which
+// replaces them: the plan says each resumes, and each new run of 3 processes starts from the step
+// its first process saved at the stop.
+func TestAccRealNode_pytorchAndTFJobsWithACheckpointResumeAfterTheirReplacement(t *testing.T) {
+	node := realNode(t)
+	a := newAPI(t)
+	t.Parallel()
+	suffix := acctest.RandString(6)
+	claim, dir := a.sharedVolume(t, "ckpt-"+suffix)
+	pt, tf := "tfacc-ckpt-pt-"+suffix, "tfacc-ckpt-tf-"+suffix
+	config := func(workers int) string {
+		job := func(kind, name, extra string) string {
+			return fmt.Sprintf(`
+resource "training_%[1]s_job" "test" {
+  name         = %[2]q
+  image        = %[3]q
+  command      = ["python3", "%[4]s/saves_on_stop.py", "--checkpoint", "/ckpt/%[1]s/state.json", "--save-seconds", "3"]
+  worker_count = %[5]d
+  data_volumes = ["%[6]s:/ckpt"]
+  checkpoint   = { path = "/ckpt/%[1]s", save_seconds = 5 }
+%[7]s%[8]s
+}
+`, kind, name, node.Images[images.Training], images.ProgramsDir, workers, claim, extra, onRealNode)
+		}
+		return providerConfig() + job("pytorch", pt, "") + job("tf", tf, "  chief        = true\n")
+	}
+	first := map[string]string{
+		pt: jobs.PyTorch.PodSelector(pt) + "," + jobs.ReplicaTypeLabel + "=master",
+		tf: jobs.TF.PodSelector(tf) + "," + jobs.ReplicaTypeLabel + "=chief",
+	}
+	started := func(name string, world int) event {
+		events := a.waitEvents(t, first[name], 3*time.Minute, name+" starting", func(events []event) bool {
+			return len(eventsOf(events, "start")) > 0
+		})
+		s := eventsOf(events, "start")[0]
+		if s.Rank != 0 || s.WorldSize != world {
+			t.Errorf("%s's first process started as rank %d of %d; want rank 0 of %d", name, s.Rank, s.WorldSize, world)
+		}
+		return s
+	}
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		if err := checkJobsGone(a)(nil); err != nil {
+			t.Error(err)
+		}
+	})
+	w.write(config(1))
+	w.run("apply", "-auto-approve", "-input=false")
+	reached := map[string]int{}
+	for _, name := range []string{pt, tf} {
+		started(name, 2)
+		events := a.waitEvents(t, first[name], 3*time.Minute, name+" stepping", func(events []event) bool { return lastStep(events) >= 3 })
+		reached[name] = lastStep(events)
+	}
+
+	w.write(config(2))
+	plan := flat(w.run("plan", "-input=false"))
+	for _, name := range []string{pt, tf} {
+		if want := "Replacing running job default/" + name + ": its training stops to resume from its checkpoint"; !strings.Contains(plan, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, plan)
+		}
+	}
+	out := flat(w.run("apply", "-auto-approve", "-input=false"))
+	for kind, name := range map[string]string{"pytorch": pt, "tf": tf} {
+		if want := "default/" + name + " stopped within its grace"; !strings.Contains(out, want) {
+			t.Errorf("the apply does not say %q:\n%s", want, out)
+		}
+		saved := readSaved(t, filepath.Join(dir, kind, "state.json"))
+		if saved.WorldSize != 2 || saved.Step < reached[name] {
+			t.Errorf("%s saved step %d of %d processes at its stop; want a step of 2, at least %d", name, saved.Step, saved.WorldSize, reached[name])
+		}
+		if s := started(name, 3); s.ResumedFrom != saved.Step {
+			t.Errorf("the new run of %s resumed from step %d; the stop saved step %d", name, s.ResumedFrom, saved.Step)
+		}
+	}
+}
+
+// A queued plain mpirun job with a checkpoint, preempted by Kueue for a job of higher priority:
+// the provider drives nothing here, so what saves the training is what its pods carry (their grace,
+// the workers holding their sshd for the ranks, mpirun's daemons waiting the save). The preempted
+// job saves at its stop; when the higher one has run and freed the quota, Kueue admits it again
+// and its program resumes from the step it saved.
+func TestAccRealNode_aQueuedMPIJobPreemptedByKueueSavesAndResumesWhenReadmitted(t *testing.T) {
+	node := realNode(t)
+	a := newAPI(t)
+	t.Parallel()
+	suffix := acctest.RandString(6)
+	claim, dir := a.sharedVolume(t, "ckpt-"+suffix)
+	prefix := "tfacc-preempt-" + suffix
+	low, high := a.priorityClass(prefix+"-low", 100), a.priorityClass(prefix+"-high", 1000)
+	queues := providerConfig() + fmt.Sprintf(`
+resource "training_resource_flavor" "real" {
+  name        = "%[1]s-real"
+  node_labels = { %[2]q = "true" }
+  tolerations = [%[3]q]
+}
+
+resource "training_cluster_queue" "team" {
+  name = "%[1]s-team"
+  resource_group {
+    covered_resources = ["cpu"]
+    flavor {
+      name = training_resource_flavor.real.name
+      resource {
+        name          = "cpu"
+        nominal_quota = "1"
+      }
+    }
+  }
+  preemption {
+    within_cluster_queue = "LowerPriority"
+  }
+}
+
+resource "training_local_queue" "team" {
+  name          = %[1]q
+  cluster_queue = training_cluster_queue.team.name
+}
+`, prefix, realnode.Label, realnode.Taint)
+	job := func(resource, name, priority, command, extra string) string {
+		return fmt.Sprintf(`
+resource "training_mpi_job" %[1]q {
+  name                = %[2]q
+  image               = %[3]q
+  command             = %[4]s
+  worker_count        = 1
+  cpu                 = "500m"
+  priority_class_name = %[5]q
+  queue_name          = training_local_queue.team.name
+  wait_for            = "created"
+%[6]s%[7]s
+}
+`, resource, name, node.Images[images.Training], command, priority, extra, onRealNode)
+	}
+	saving := job("low", prefix+"-low", low, fmt.Sprintf(`["mpirun", "python3", "%s/mpi_checkpoint.py", "--checkpoint", "/ckpt/state.json", "--save-seconds", "3"]`, images.ProgramsDir),
+		fmt.Sprintf("  data_volumes = [\"%s:/ckpt\"]\n  checkpoint   = { path = \"/ckpt\", save_seconds = 5 }\n", claim))
+	urgent := job("high", prefix+"-high", high, fmt.Sprintf(`["mpirun", "python3", "%s/mpi_allreduce.py"]`, images.ProgramsDir), "")
+	launcher := func(name string) string { return jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher" }
+
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		if err := checkJobsGone(a)(nil); err != nil {
+			t.Error(err)
+		}
+	})
+	w.write(queues + saving)
+	w.run("apply", "-auto-approve", "-input=false")
+	events := a.waitEvents(t, launcher(prefix+"-low"), 3*time.Minute, "the low job stepping", func(events []event) bool { return lastStep(events) >= 3 })
+	reached := lastStep(events)
+
+	var before []string
+	for _, p := range a.pods("default", launcher(prefix+"-low")) {
+		before = append(before, p.Name)
+	}
+
+	// The urgent job preempts it, runs its allreduce and finishes, which frees the quota again.
+	w.write(queues + saving + urgent)
+	w.run("apply", "-auto-approve", "-input=false")
+	a.waitEvents(t, launcher(prefix+"-high"), 3*time.Minute, "the urgent job's allreduce", func(events []event) bool {
+		return len(eventsOf(events, "allreduce")) > 0
+	})
+	saved := readSaved(t, filepath.Join(dir, "state.json"))
+	if saved.WorldSize != 1 || saved.Step < reached {
+		t.Errorf("the preempted job saved step %d of %d ranks; want a step of 1 rank, at least %d", saved.Step, saved.WorldSize, reached)
+	}
+	// The readmitted job's launcher is a new pod (the preempted one may still be going).
+	var again []event
+	err := wait.PollUntilContextTimeout(context.Background(), time.Second, 5*time.Minute, true, func(context.Context) (bool, error) {
+		for _, p := range a.pods("default", launcher(prefix+"-low")) {
+			if !slices.Contains(before, p.Name) {
+				events, _ := a.events(p.Name)
+				if again = eventsOf(events, "start"); len(again) > 0 {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the preempted job never started again: %v\n%s", err, a.podStates())
+	}
+	if s := again[0]; s.ResumedFrom != saved.Step {
+		t.Errorf("the readmitted job resumed from step %d; its preemption saved step %d", s.ResumedFrom, saved.Step)
+	}
+}
