@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // The plan of a replacement of a running job says what becomes of its training: with a checkpoint
@@ -42,8 +44,10 @@ resource "training_pytorch_job" %[1]q {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		if err := checkJobsGone(a)(nil); err != nil {
-			t.Error(err)
+		for _, name := range []string{keeps, moves, bare} {
+			if err := jobGone(a, jobs.PyTorch, "default", name); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 	w.write(config("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "/ckpt/moves"))

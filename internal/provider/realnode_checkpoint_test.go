@@ -71,8 +71,10 @@ resource "training_mpi_job" %[1]q {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		if err := checkJobsGone(a)(nil); err != nil {
-			t.Error(err)
+		for _, name := range []string{saving, unsaved} {
+			if err := jobGone(a, jobs.MPI, "default", name); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 	w.write(config(2))
@@ -209,8 +211,10 @@ resource "training_%[1]s_job" "test" {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		if err := checkJobsGone(a)(nil); err != nil {
-			t.Error(err)
+		for kind, name := range map[*jobs.Kind]string{jobs.PyTorch: pt, jobs.TF: tf} {
+			if err := jobGone(a, kind, "default", name); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 	w.write(config(1))
@@ -244,7 +248,8 @@ resource "training_%[1]s_job" "test" {
 	}
 }
 
-// A queued plain mpirun job with a checkpoint, preempted by Kueue for a job of higher priority:
+// A queued plain mpirun job with a checkpoint, preempted by Kueue for a job of higher priority
+// (each needs 600m of the queue's 1 CPU):
 // the provider drives nothing here, so what saves the training is what its pods carry (their grace,
 // the workers holding their sshd for the ranks, mpirun's daemons waiting the save). The preempted
 // job saves at its stop; when the higher one has run and freed the quota, Kueue admits it again
@@ -293,7 +298,7 @@ resource "training_mpi_job" %[1]q {
   image               = %[3]q
   command             = %[4]s
   worker_count        = 1
-  cpu                 = "500m"
+  cpu                 = "600m"
   priority_class_name = %[5]q
   queue_name          = training_local_queue.team.name
   wait_for            = "created"
@@ -309,8 +314,10 @@ resource "training_mpi_job" %[1]q {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		if err := checkJobsGone(a)(nil); err != nil {
-			t.Error(err)
+		for _, name := range []string{prefix + "-low", prefix + "-high"} {
+			if err := jobGone(a, jobs.MPI, "default", name); err != nil {
+				t.Error(err)
+			}
 		}
 	})
 	w.write(queues + saving)
@@ -329,7 +336,16 @@ resource "training_mpi_job" %[1]q {
 	a.waitEvents(t, launcher(prefix+"-high"), 3*time.Minute, "the urgent job's allreduce", func(events []event) bool {
 		return len(eventsOf(events, "allreduce")) > 0
 	})
-	saved := readSaved(t, filepath.Join(dir, "state.json"))
+	// Kueue frees the quota once mpi-operator reports the job inactive, which it does as it deletes
+	// the pods: the urgent job may have run before the preempted one's save ended.
+	file := filepath.Join(dir, "state.json")
+	if err := wait.PollUntilContextTimeout(context.Background(), time.Second, time.Minute, true, func(context.Context) (bool, error) {
+		_, err := os.Stat(file)
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the preempted job saved nothing within a minute:\n%s", a.podStates())
+	}
+	saved := readSaved(t, file)
 	if saved.WorldSize != 1 || saved.Step < reached {
 		t.Errorf("the preempted job saved step %d of %d ranks; want a step of 1 rank, at least %d", saved.Step, saved.WorldSize, reached)
 	}
