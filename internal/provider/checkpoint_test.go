@@ -5,7 +5,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
@@ -79,5 +82,33 @@ resource "training_pytorch_job" %[1]q {
 	}
 	if strings.Contains(out, bare+" stopped") {
 		t.Errorf("the apply says how a job without a checkpoint stopped:\n%s", out)
+	}
+}
+
+// After a stop, a job with a checkpoint is said to have stopped within its grace, or warned of as
+// killed at its end; a job without one is not spoken of.
+func TestSayStoppedTellsAStopWithinTheGraceFromAKill(t *testing.T) {
+	withCheckpoint := &podModel{GracePeriod: types.Int64Value(40), Checkpoint: checkpointValue(&jobs.Checkpoint{Path: "/ckpt", SaveSeconds: 30})}
+	for _, c := range []struct {
+		took time.Duration
+		want string
+	}{
+		{12 * time.Second, "MPIJob default/j stopped within its grace|Its pods stopped in 12s of their 40s grace"},
+		{41 * time.Second, "MPIJob default/j was killed at the end of its grace|took 41s to stop, the whole grace of 40s"},
+	} {
+		var diags diag.Diagnostics
+		sayStopped(&diags, "MPIJob default/j", withCheckpoint, c.took)
+		if len(diags) != 1 || diags[0].Severity() != diag.SeverityWarning {
+			t.Fatalf("after %s: %v; want one warning", c.took, diags)
+		}
+		summary, detail, _ := strings.Cut(c.want, "|")
+		if diags[0].Summary() != summary || !strings.Contains(diags[0].Detail(), detail) {
+			t.Errorf("after %s: %q: %q; want %q and %q", c.took, diags[0].Summary(), diags[0].Detail(), summary, detail)
+		}
+	}
+	var diags diag.Diagnostics
+	sayStopped(&diags, "MPIJob default/j", &podModel{GracePeriod: types.Int64Null(), Checkpoint: checkpointValue(nil)}, time.Minute)
+	if len(diags) != 0 {
+		t.Errorf("a job without a checkpoint is spoken of: %v", diags)
 	}
 }
