@@ -305,3 +305,31 @@ func sayStopped(diags *diag.Diagnostics, job string, m *podModel, took time.Dura
 	diags.AddWarning(job+" stopped within its grace",
 		fmt.Sprintf("Its pods stopped in %s of their %s grace, so the program had the time to save to %s.", took, limit, c.Path))
 }
+
+// warnRuntimeStops warns, in the plan of a TrainJob with a checkpoint whose MPI runtime declares
+// none, that its ranks will not get the time to save: the Open MPI stop (the launcher's sigkill
+// timeout, the nodes holding their sshd) is the runtime's pods', which the TrainJob only patches.
+// A runtime the cluster does not hold yet is not read.
+func (r *trainJobResource) warnRuntimeStops(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan *trainJobModel) {
+	if r.client == nil || req.Plan.Raw.IsNull() || plan.Checkpoint.IsNull() || plan.Checkpoint.IsUnknown() {
+		return
+	}
+	if !req.State.Raw.IsNull() {
+		var was types.Object
+		if req.State.GetAttribute(ctx, path.Root("checkpoint"), &was).HasError() || was.Equal(plan.Checkpoint) {
+			return
+		}
+	}
+	obj, err := plan.runtime(ctx, r.client)
+	if err != nil || obj == nil {
+		return
+	}
+	runtime, err := jobs.ReadRuntime(obj)
+	if err != nil || runtime.Framework != jobs.FrameworkMPI || runtime.Pod.Checkpoint != nil {
+		return
+	}
+	resp.Diagnostics.AddAttributeWarning(path.Root("checkpoint"), "The runtime does not stop its ranks for a save",
+		fmt.Sprintf("%s %s runs mpirun and declares no checkpoint: its launcher does not give the ranks the time to save (Open MPI's "+
+			"daemons kill them 1 s after their SIGTERM) and its nodes do not wait for them. Declare the same checkpoint on the runtime.",
+			obj.GetKind(), obj.GetName()))
+}

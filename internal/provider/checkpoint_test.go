@@ -112,3 +112,51 @@ func TestSayStoppedTellsAStopWithinTheGraceFromAKill(t *testing.T) {
 		t.Errorf("a job without a checkpoint is spoken of: %v", diags)
 	}
 }
+
+// A TrainJob with a checkpoint on an MPI runtime that declares none is warned that its ranks will
+// not get the time to save; once the runtime declares it, the warning goes.
+func TestAccCheckpoint_aTrainJobOnAnMPIRuntimeWithoutOneIsWarned(t *testing.T) {
+	newAPI(t)
+	t.Parallel()
+	name := acctest.RandomWithPrefix("tf-acc-tjc")
+	runtime := func(checkpoint string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "training_runtime" "mpi" {
+  name         = "%[1]s-rt"
+  framework    = "mpi"
+  image        = "mpioperator/mpi-pi:openmpi"
+  command      = ["mpirun", "python3", "/train.py"]
+  data_volumes = ["checkpoints:/ckpt"]
+  mpi          = {}
+%[2]s
+}
+`, name, checkpoint)
+	}
+	job := fmt.Sprintf(`
+resource "training_train_job" "test" {
+  name         = %[1]q
+  runtime      = training_runtime.mpi.name
+  num_nodes    = 2
+  data_volumes = ["checkpoints:/ckpt"]
+  checkpoint   = { path = "/ckpt/run", save_seconds = 30 }
+  wait_for     = "created"
+}
+`, name)
+	const warning = "The runtime does not stop its ranks for a save"
+	w := newWorkspace(t)
+	t.Cleanup(func() { w.run("destroy", "-auto-approve", "-input=false") })
+	for _, c := range []struct {
+		checkpoint string
+		warned     bool
+	}{
+		{"", true},
+		{`  checkpoint   = { path = "/ckpt/run", save_seconds = 30 }`, false},
+	} {
+		w.write(runtime(c.checkpoint))
+		w.run("apply", "-auto-approve", "-input=false")
+		w.write(runtime(c.checkpoint) + job)
+		if plan := flat(w.run("plan", "-input=false")); strings.Contains(plan, warning) != c.warned {
+			t.Errorf("with the runtime's checkpoint %q, the plan says %q: %t, want %t:\n%s", c.checkpoint, warning, !c.warned, c.warned, plan)
+		}
+	}
+}

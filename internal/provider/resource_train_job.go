@@ -181,6 +181,7 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	planned := &trainJobModel{}
 	r.checkPlanned(ctx, req, resp, planned)
 	r.checkNameOnRuntime(ctx, req, resp, planned)
+	r.warnRuntimeStops(ctx, req, resp, planned)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
