@@ -144,16 +144,13 @@ func (v checkpointOnAVolume) ValidateObject(ctx context.Context, req validator.O
 	if c.Path.IsUnknown() || volumes.IsUnknown() || jobs.ParseCheckpointPath(c.Path.ValueString()) != nil {
 		return // a path that is not one is refused by its own rule
 	}
-	var declared []string
-	_ = volumes.ElementsAs(ctx, &declared, true)
-	var mounts []jobs.DataVolume
-	for _, s := range declared {
-		if d, err := jobs.ParseDataVolume(s); err == nil {
-			mounts = append(mounts, d)
-		}
-	}
+	mounts := dataVolumesOf(ctx, volumes)
 	if _, ok := jobs.CheckpointVolume(c.Path.ValueString(), mounts); ok {
 		return
+	}
+	declared := make([]string, len(mounts))
+	for i, d := range mounts {
+		declared[i] = d.String()
 	}
 	summary, detail := "Checkpoint on no data volume", fmt.Sprintf("checkpoint.path %s is on none of data_volumes %q: what the program saves there "+
 		"is lost with its pods, and no job made in its place can resume from it. Save under the mount path of a PersistentVolumeClaim, "+

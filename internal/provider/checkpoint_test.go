@@ -47,11 +47,7 @@ resource "training_pytorch_job" %[1]q {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		for _, name := range []string{keeps, moves, bare} {
-			if err := jobGone(a, jobs.PyTorch, "default", name); err != nil {
-				t.Error(err)
-			}
-		}
+		namedJobsGone(t, a, jobs.PyTorch, keeps, moves, bare)
 	})
 	w.write(config("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "/ckpt/moves"))
 	w.run("apply", "-auto-approve", "-input=false")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
@@ -31,6 +32,17 @@ func checkJobsGone(a *api) resource.TestCheckFunc {
 			}
 		}
 		return nil
+	}
+}
+
+// namedJobsGone reports, for a test that drove the CLI itself (no state to read), every job of
+// that kind and name in namespace default of which something is left.
+func namedJobsGone(t *testing.T, a *api, kind *jobs.Kind, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if err := jobGone(a, kind, "default", name); err != nil {
+			t.Error(err)
+		}
 	}
 }
 

@@ -71,11 +71,7 @@ resource "training_mpi_job" %[1]q {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		for _, name := range []string{saving, unsaved} {
-			if err := jobGone(a, jobs.MPI, "default", name); err != nil {
-				t.Error(err)
-			}
-		}
+		namedJobsGone(t, a, jobs.MPI, saving, unsaved)
 	})
 	w.write(config(2))
 	w.run("apply", "-auto-approve", "-input=false")
@@ -211,11 +207,8 @@ resource "training_%[1]s_job" "test" {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		for kind, name := range map[*jobs.Kind]string{jobs.PyTorch: pt, jobs.TF: tf} {
-			if err := jobGone(a, kind, "default", name); err != nil {
-				t.Error(err)
-			}
-		}
+		namedJobsGone(t, a, jobs.PyTorch, pt)
+		namedJobsGone(t, a, jobs.TF, tf)
 	})
 	w.write(config(1))
 	w.run("apply", "-auto-approve", "-input=false")
@@ -314,11 +307,7 @@ resource "training_mpi_job" %[1]q {
 	w := newWorkspace(t)
 	t.Cleanup(func() {
 		w.run("destroy", "-auto-approve", "-input=false")
-		for _, name := range []string{prefix + "-low", prefix + "-high"} {
-			if err := jobGone(a, jobs.MPI, "default", name); err != nil {
-				t.Error(err)
-			}
-		}
+		namedJobsGone(t, a, jobs.MPI, prefix+"-low", prefix+"-high")
 	})
 	w.write(queues + saving)
 	w.run("apply", "-auto-approve", "-input=false")
