@@ -17,25 +17,24 @@ import (
 	"github.com/kubetrain/terraform-provider-training/cluster/internal/host"
 )
 
-// kubernetesVersion is the release the kubernetes component module requires; the binaries are
-// stamped with it because kubectl cannot parse the unstamped "v0.0.0-master" version.
-const kubernetesVersion = "v1.34.4"
-
 // A binary is one executable of the local cluster, built from a module under components/.
 type binary struct {
 	name      string // executable name, and the key of its process
 	component string // folder under components/ holding the module that builds it
 	pkg       string // package to build, relative to that module
-	ldflags   string
+	// stamped binaries carry the release of k8s.io/kubernetes their module requires, because
+	// kubectl (and Kueue, which reads the server's version) cannot parse the unstamped
+	// "v0.0.0-master".
+	stamped bool
 	// static builds without cgo: the binary goes into an image that has no C library.
 	static bool
 }
 
 var binaries = []binary{
 	{name: "etcd", component: "etcd", pkg: "go.etcd.io/etcd/server/v3"},
-	{name: "kube-apiserver", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-apiserver", ldflags: versionLDFlags()},
-	{name: "kube-controller-manager", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", ldflags: versionLDFlags()},
-	{name: "kube-scheduler", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-scheduler", ldflags: versionLDFlags()},
+	{name: "kube-apiserver", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-apiserver", stamped: true},
+	{name: "kube-controller-manager", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", stamped: true},
+	{name: "kube-scheduler", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-scheduler", stamped: true},
 	{name: "kwok", component: "kwok", pkg: "sigs.k8s.io/kwok/cmd/kwok"},
 	{name: "mpi-operator", component: "mpi-operator", pkg: "."},
 	{name: "training-operator", component: "training-operator", pkg: "."},
@@ -45,15 +44,15 @@ var binaries = []binary{
 	{name: "trainer", component: "trainer", pkg: "."},
 	// The real node (package realnode): its kubelet, kube-proxy and cluster DNS run on the machine; pause
 	// and etcd-image go into the images it builds (package images).
-	{name: "kubelet", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kubelet", ldflags: versionLDFlags()},
-	{name: "kube-proxy", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-proxy", ldflags: versionLDFlags()},
+	{name: "kubelet", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kubelet", stamped: true},
+	{name: "kube-proxy", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kube-proxy", stamped: true},
 	{name: "coredns", component: "coredns", pkg: "github.com/coredns/coredns", static: true},
 	{name: "pause", component: "pause", pkg: ".", static: true},
 	{name: "nslookup", component: "nslookup", pkg: ".", static: true},
 	{name: "etcd-image", component: "etcd-image", pkg: "go.etcd.io/etcd/server/v3", static: true},
 }
 
-func versionLDFlags() string {
+func versionLDFlags(kubernetesVersion string) string {
 	major, minor, _ := strings.Cut(strings.TrimPrefix(kubernetesVersion, "v"), ".")
 	minor, _, _ = strings.Cut(minor, ".")
 	var flags []string
@@ -66,11 +65,11 @@ func versionLDFlags() string {
 	return strings.Join(flags, " ")
 }
 
-// Binaries builds every binary that is not in the cache yet and returns their paths by name.
-// The cache is keyed by the component module's files, the build flags and the Go version, so a
-// second call builds nothing and a version bump builds anew. Concurrent callers (two test
-// binaries) serialise on a lock file.
-func Binaries(ctx context.Context, sourceDir, cacheDir string, progress io.Writer) (map[string]string, error) {
+// Binaries builds every binary of generation gen that is not in the cache yet and returns their
+// paths by name. The cache is keyed by the component module's files, the build flags and the Go
+// version, so a second call builds nothing and a version bump (or another generation) builds
+// anew. Concurrent callers (two test binaries) serialise on a lock file.
+func Binaries(ctx context.Context, sourceDir, gen, cacheDir string, progress io.Writer) (map[string]string, error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, err
 	}
@@ -80,10 +79,18 @@ func Binaries(ctx context.Context, sourceDir, cacheDir string, progress io.Write
 	}
 	defer unlock()
 
+	kubernetesVersion, err := host.ModuleVersion(ctx, ComponentDir(sourceDir, gen, "kubernetes"), "k8s.io/kubernetes")
+	if err != nil {
+		return nil, err
+	}
 	paths := make(map[string]string, len(binaries))
 	for _, b := range binaries {
-		moduleDir := filepath.Join(sourceDir, "components", b.component)
-		key, err := buildKey(moduleDir, b)
+		moduleDir := ComponentDir(sourceDir, gen, b.component)
+		ldflags := ""
+		if b.stamped {
+			ldflags = versionLDFlags(kubernetesVersion)
+		}
+		key, err := buildKey(moduleDir, b, ldflags)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +101,7 @@ func Binaries(ctx context.Context, sourceDir, cacheDir string, progress io.Write
 		}
 		_, _ = fmt.Fprintf(progress, "building %s (cached as %s)...\n", b.name, filepath.Base(filepath.Dir(out)))
 		start := time.Now()
-		if err := goBuild(ctx, moduleDir, b, out); err != nil {
+		if err := goBuild(ctx, moduleDir, b, ldflags, out); err != nil {
 			return nil, err
 		}
 		_, _ = fmt.Fprintf(progress, "built %s in %s\n", b.name, time.Since(start).Round(time.Second))
@@ -102,12 +109,12 @@ func Binaries(ctx context.Context, sourceDir, cacheDir string, progress io.Write
 	return paths, nil
 }
 
-func goBuild(ctx context.Context, moduleDir string, b binary, out string) error {
+func goBuild(ctx context.Context, moduleDir string, b binary, ldflags, out string) error {
 	tmp := out + ".tmp"
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", strings.TrimSpace("-s -w "+b.ldflags), "-o", tmp, b.pkg)
+	cmd := exec.CommandContext(ctx, "go", "build", "-ldflags", strings.TrimSpace("-s -w "+ldflags), "-o", tmp, b.pkg)
 	cmd.Dir = moduleDir
 	// GOFLAGS from the caller (say -race from a test run) would change what is built.
 	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
@@ -122,9 +129,9 @@ func goBuild(ctx context.Context, moduleDir string, b binary, out string) error 
 
 // buildKey hashes what decides the binary: the module's go.mod, go.sum and Go sources, the
 // package, the flags and the toolchain.
-func buildKey(moduleDir string, b binary) (string, error) {
+func buildKey(moduleDir string, b binary, ldflags string) (string, error) {
 	h := sha256.New()
-	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n%s/%s\n", runtime.Version(), b.pkg, b.ldflags, runtime.GOOS, runtime.GOARCH)
+	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n%s/%s\n", runtime.Version(), b.pkg, ldflags, runtime.GOOS, runtime.GOARCH)
 	if b.static {
 		_, _ = fmt.Fprintln(h, "static")
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	MPIOperatorArgs []string
 	// ControllerManagerArgs are added to kube-controller-manager's command line.
 	ControllerManagerArgs []string
+	// Generation names the set of versions every part is built at (Current when empty; see
+	// Generations).
+	Generation string
 	// RealNode adds the real node (package realnode), on which containers really run; see
 	// realnode.Unavailable for what the machine needs.
 	RealNode bool
@@ -60,6 +63,8 @@ type Cluster struct {
 	Processes  map[string]int    `json:"processes"` // component name -> PID
 	Ports      map[string]int    `json:"ports"`
 	Binaries   map[string]string `json:"binaries"` // component name -> executable
+	// Generation is the set of versions its parts run (Options.Generation).
+	Generation string `json:"generation"`
 	// Node is the real node, when the cluster has one (Options.RealNode).
 	Node *realnode.Info `json:"node,omitempty"`
 }
@@ -85,6 +90,15 @@ func FindSourceDir(dir string) (string, error) {
 			return "", fmt.Errorf("no cluster/components folder above %s", dir)
 		}
 	}
+}
+
+// generation is the cluster's generation; a state file written before generations were recorded
+// is of the current one.
+func (c *Cluster) generation() string {
+	if c.Generation == "" {
+		return Current
+	}
+	return c.Generation
 }
 
 // Running returns the cluster recorded in runDir if all its processes are alive and its API
@@ -126,7 +140,14 @@ func Start(ctx context.Context, opts Options) (*Cluster, bool, error) {
 	if logw == nil {
 		logw = io.Discard
 	}
+	gen, err := CheckGeneration(opts.Generation)
+	if err != nil {
+		return nil, false, err
+	}
 	if running, err := Running(ctx, opts.RunDir); err != nil || running != nil {
+		if err == nil && running.generation() != gen {
+			return nil, false, fmt.Errorf("the cluster running in %s is of generation %s, not %s: stop it first (make cluster-down)", opts.RunDir, running.generation(), gen)
+		}
 		return running, running != nil, err
 	}
 	// A stale state file (processes gone) is cleaned up before starting anew.
@@ -134,7 +155,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, bool, error) {
 		return nil, false, err
 	}
 
-	bins, err := Binaries(ctx, opts.SourceDir, opts.CacheDir, logw)
+	bins, err := Binaries(ctx, opts.SourceDir, gen, opts.CacheDir, logw)
 	if err != nil {
 		return nil, false, err
 	}
@@ -147,6 +168,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, bool, error) {
 		Processes:  map[string]int{},
 		Ports:      map[string]int{},
 		Binaries:   bins,
+		Generation: gen,
 	}
 	if err := c.start(ctx, opts, logw); err != nil {
 		if stopErr := c.Stop(); stopErr != nil {

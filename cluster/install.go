@@ -111,7 +111,7 @@ func writeKubeconfig(path string, port int, p pki) error {
 func (s *starter) installCRDs(ctx context.Context, c *clients) error {
 	var names []string
 	for _, m := range crdManifests {
-		dir, err := host.ModuleDir(ctx, s.opts.SourceDir, m.component, m.module)
+		dir, err := host.ModuleDir(ctx, s.componentDir(m.component), m.module)
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,11 @@ type starter struct {
 	exited chan string
 }
 
+// componentDir is the folder of the module that builds component at the cluster's generation.
+func (s *starter) componentDir(component string) string {
+	return ComponentDir(s.opts.SourceDir, s.c.Generation, component)
+}
+
 // run starts one component in the background with its output in its log file.
 func (s *starter) run(name, dir string, args ...string) error {
 	return s.runEnv(name, dir, nil, args...)
@@ -253,7 +258,7 @@ func (s *starter) startControllers() error {
 func (s *starter) reportOperators(ctx context.Context) {
 	var running []string
 	for _, m := range operatorModules {
-		v, err := host.ModuleVersion(ctx, s.opts.SourceDir, m.component, m.module)
+		v, err := host.ModuleVersion(ctx, s.componentDir(m.component), m.module)
 		if err != nil {
 			v = "(version unknown: " + err.Error() + ")"
 		}

@@ -88,7 +88,7 @@ func (s *starter) registerTrainerWebhooks(ctx context.Context, c *clients) error
 // installDefaultRuntimes installs the release's default ClusterTrainingRuntimes, through
 // Trainer's webhook as any runtime is.
 func (s *starter) installDefaultRuntimes(ctx context.Context, c *clients) error {
-	dir, err := host.ModuleDir(ctx, s.opts.SourceDir, "trainer", trainerModule)
+	dir, err := host.ModuleDir(ctx, s.componentDir("trainer"), trainerModule)
 	if err != nil {
 		return err
 	}

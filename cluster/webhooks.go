@@ -55,7 +55,7 @@ func (s *starter) registerManifestWebhooks(ctx context.Context, c *clients, m we
 	if err := s.waitServing(ctx, m.what+"'s webhook server", client, base, 90*time.Second); err != nil {
 		return err
 	}
-	dir, err := host.ModuleDir(ctx, s.opts.SourceDir, m.component, m.module)
+	dir, err := host.ModuleDir(ctx, s.componentDir(m.component), m.module)
 	if err != nil {
 		return err
 	}

@@ -198,7 +198,8 @@ func start() (*cluster.Cluster, error) {
 
 // DefaultOptions are the options of a test binary's own cluster: binaries from the shared cache
 // (TRAINING_CLUSTER_CACHE, else the repository's .cluster/bin), everything else in a new
-// temporary folder, and processes that die with the test binary.
+// temporary folder, processes that die with the test binary, and the generation
+// TRAINING_CLUSTER_GENERATION names.
 func DefaultOptions(wd string) (cluster.Options, error) {
 	source, err := cluster.FindSourceDir(wd)
 	if err != nil {
@@ -217,6 +218,7 @@ func DefaultOptions(wd string) (cluster.Options, error) {
 		CacheDir:      cache,
 		RunDir:        runDir,
 		NodesFile:     os.Getenv("TRAINING_CLUSTER_NODES"),
+		Generation:    os.Getenv(cluster.GenerationEnv),
 		Log:           os.Stderr,
 		DieWithParent: true,
 	}, nil

@@ -73,7 +73,7 @@ const trainingSuite = "bookworm"
 // EtcdName is the name the etcd image is loaded under: the upstream image of the release
 // the etcd-image component builds.
 func EtcdName(ctx context.Context, sourceDir string) (string, error) {
-	v, err := host.ModuleVersion(ctx, sourceDir, "etcd-image", "go.etcd.io/etcd/server/v3")
+	v, err := host.ModuleVersion(ctx, filepath.Join(sourceDir, "components", "etcd-image"), "go.etcd.io/etcd/server/v3")
 	if err != nil {
 		return "", err
 	}

@@ -8,6 +8,8 @@
 //	                           kubeconfig the running cluster's Kueue finds in Secret NAME
 //
 // With -real-node (or TRAINING_REAL_NODE=1) the cluster also has the real node, where containers run.
+// With -generation previous (or TRAINING_CLUSTER_GENERATION=previous) every part is built and run
+// at the release before the current one (cluster/generations/previous).
 package main
 
 import (
@@ -32,6 +34,7 @@ func main() {
 	cache := fs.String("cache", os.Getenv("TRAINING_CLUSTER_CACHE"), "folder for the built binaries (default: DIR/bin)")
 	nodes := fs.String("nodes", os.Getenv("TRAINING_CLUSTER_NODES"), "node layout file replacing the default nodes.yaml")
 	realNode := fs.Bool("real-node", os.Getenv(realnode.Env) == "1", "add the real node, where containers run (root, cgroups, make real-node-packages)")
+	generation := fs.String("generation", os.Getenv(cluster.GenerationEnv), "the versions every part runs at: current (the default) or previous")
 	fs.Usage = func() {
 		_, _ = fmt.Fprintf(fs.Output(), "usage: localcluster [flags] up|down|build|volume NAME FOLDER\n")
 		fs.PrintDefaults()
@@ -51,19 +54,19 @@ func main() {
 	}
 
 	if verb == "worker" {
-		if err := worker(*dir, *cache, fs.Args()); err != nil {
+		if err := worker(*dir, *cache, *generation, fs.Args()); err != nil {
 			_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := run(verb, *dir, *cache, *nodes, *realNode); err != nil {
+	if err := run(verb, *dir, *cache, *nodes, *generation, *realNode); err != nil {
 		_, _ = fmt.Fprintln(os.Stderr, "localcluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(verb, dir, cache, nodes string, realNode bool) error {
+func run(verb, dir, cache, nodes, generation string, realNode bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	dir, cache, source, err := locate(dir, cache)
@@ -71,16 +74,21 @@ func run(verb, dir, cache, nodes string, realNode bool) error {
 		return err
 	}
 	opts := cluster.Options{
-		SourceDir: source,
-		CacheDir:  cache,
-		RunDir:    filepath.Join(dir, "run"),
-		NodesFile: nodes,
-		Log:       os.Stderr,
-		RealNode:  realNode,
+		SourceDir:  source,
+		CacheDir:   cache,
+		RunDir:     filepath.Join(dir, "run"),
+		NodesFile:  nodes,
+		Log:        os.Stderr,
+		RealNode:   realNode,
+		Generation: generation,
 	}
 	switch verb {
 	case "build":
-		_, err := cluster.Binaries(ctx, source, cache, os.Stderr)
+		gen, err := cluster.CheckGeneration(generation)
+		if err != nil {
+			return err
+		}
+		_, err = cluster.Binaries(ctx, source, gen, cache, os.Stderr)
 		return err
 	case "up":
 		c, reused, err := cluster.Start(ctx, opts)
@@ -136,7 +144,7 @@ func volume(dir string, args []string) error {
 
 // worker starts (or reuses) the worker cluster NAME in DIR/workers/NAME, with the default node
 // layout and every operator, and stores its kubeconfig in the running cluster's Secret NAME.
-func worker(dir, cache string, args []string) error {
+func worker(dir, cache, generation string, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("usage: localcluster worker NAME")
 	}
@@ -154,7 +162,10 @@ func worker(dir, cache string, args []string) error {
 	if running == nil {
 		return fmt.Errorf("no cluster runs in %s to register the worker with (localcluster up first)", manager)
 	}
-	w, _, err := cluster.Start(ctx, cluster.Options{SourceDir: source, CacheDir: cache, RunDir: workerDir(dir, args[0]), Log: os.Stderr})
+	if generation == "" {
+		generation = running.Generation // a worker runs what its manager runs
+	}
+	w, _, err := cluster.Start(ctx, cluster.Options{SourceDir: source, CacheDir: cache, RunDir: workerDir(dir, args[0]), Log: os.Stderr, Generation: generation})
 	if err != nil {
 		return err
 	}

@@ -35,36 +35,37 @@ func LockFile(path string) (func(), error) {
 }
 
 // ModuleDir returns the folder where the Go module cache holds module path at the version the
-// component requires, for files the module ships beside its code (CRD manifests).
-func ModuleDir(ctx context.Context, sourceDir, component, path string) (string, error) {
-	dir, err := listModule(ctx, sourceDir, component, path, "{{.Dir}}")
+// component module in moduleDir requires, for files the module ships beside its code (CRD
+// manifests).
+func ModuleDir(ctx context.Context, moduleDir, path string) (string, error) {
+	dir, err := listModule(ctx, moduleDir, path, "{{.Dir}}")
 	if err != nil {
-		return "", fmt.Errorf("locating module %s for %s: %w", path, component, err)
+		return "", fmt.Errorf("locating module %s for %s: %w", path, moduleDir, err)
 	}
 	if dir == "" {
 		cmd := exec.CommandContext(ctx, "go", "mod", "download", path)
-		cmd.Dir = filepath.Join(sourceDir, "components", component)
+		cmd.Dir = moduleDir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("downloading module %s: %w\n%s", path, err, out)
 		}
-		return ModuleDir(ctx, sourceDir, component, path)
+		return ModuleDir(ctx, moduleDir, path)
 	}
 	return dir, nil
 }
 
-// ModuleVersion returns the version of module path the component requires.
-func ModuleVersion(ctx context.Context, sourceDir, component, path string) (string, error) {
-	v, err := listModule(ctx, sourceDir, component, path, "{{.Version}}")
+// ModuleVersion returns the version of module path the component module in moduleDir requires.
+func ModuleVersion(ctx context.Context, moduleDir, path string) (string, error) {
+	v, err := listModule(ctx, moduleDir, path, "{{.Version}}")
 	if err != nil {
-		return "", fmt.Errorf("reading the version of %s for %s: %w", path, component, err)
+		return "", fmt.Errorf("reading the version of %s for %s: %w", path, moduleDir, err)
 	}
 	return v, nil
 }
 
-// listModule is `go list -m -f format path` in the component's module.
-func listModule(ctx context.Context, sourceDir, component, path, format string) (string, error) {
+// listModule is `go list -m -f format path` in the module in moduleDir.
+func listModule(ctx context.Context, moduleDir, path, format string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", format, path)
-	cmd.Dir = filepath.Join(sourceDir, "components", component)
+	cmd.Dir = moduleDir
 	out, err := cmd.Output()
 	return strings.TrimSpace(string(out)), err
 }
