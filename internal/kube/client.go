@@ -68,6 +68,8 @@ type Client struct {
 
 	// What discovery said of each group version (Serves).
 	discoveries discoveries
+	// The OpenAPI v3 schemas of the group versions HasField read.
+	schemas schemaReads
 
 	// workers are the MultiKueue worker clusters, by MultiKueueCluster name, where the copies
 	// of the jobs Kueue dispatched run (see SetWorkers).

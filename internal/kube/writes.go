@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
@@ -37,7 +39,7 @@ func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstruc
 	defer c.wrote(t.GVR, t.Namespace)
 	var created *unstructured.Unstructured
 	err = retry(ctx, "CREATE "+t.String(), func() (err error) {
-		created, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+		created, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager, FieldValidation: metav1.FieldValidationStrict})
 		return err
 	})
 	if apierrors.IsAlreadyExists(err) {
@@ -58,7 +60,7 @@ func (c *Client) Create(ctx context.Context, t Target, obj *unstructured.Unstruc
 		return nil, &ExistsError{Existing: existing, NotAdopted: refused, err: fmt.Errorf("creating %s: %w", t, err)}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("creating %s: %w", t, c.explainNotFound(ctx, t.GVR, err))
+		return nil, fmt.Errorf("creating %s: %w", t, explainUnknownField(t.GVR, c.explainNotFound(ctx, t.GVR, err)))
 	}
 	return created, nil
 }
@@ -86,13 +88,41 @@ func (c *Client) Patch(ctx context.Context, t Target, pt types.PatchType, patch 
 	defer c.wrote(t.GVR, t.Namespace)
 	var obj *unstructured.Unstructured
 	err = retry(ctx, "PATCH "+t.String(), func() (err error) {
-		obj, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Patch(ctx, t.Name, pt, patch, metav1.PatchOptions{FieldManager: FieldManager})
+		obj, err = dyn.Resource(t.GVR).Namespace(t.Namespace).Patch(ctx, t.Name, pt, patch, metav1.PatchOptions{FieldManager: FieldManager, FieldValidation: metav1.FieldValidationStrict})
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("patching %s: %w", t, err)
+		return nil, fmt.Errorf("patching %s: %w", t, explainUnknownField(t.GVR, err))
 	}
 	return obj, nil
+}
+
+// UnknownFieldError is the API server's refusal of a field the schema it serves for gvr lacks:
+// writes ask for strict field validation, so that an operator's release older than the provider
+// writes for refuses the write instead of dropping the field and running the job without it.
+type UnknownFieldError struct {
+	GVR schema.GroupVersionResource
+	err error
+}
+
+func (e *UnknownFieldError) Error() string {
+	what := "the operator that serves " + e.GVR.GroupResource().String()
+	if r, ok := jobs.RequirementOf(e.GVR); ok {
+		what = fmt.Sprintf("%s (the provider is tested with %s)", r.Operator, r.Tested)
+	}
+	return fmt.Sprintf("%v. The cluster's schema of %s lacks a field the provider writes: %s on the cluster is older than "+
+		"that field. Upgrade it, or remove the attribute that sets the field; see %s", e.err, e.GVR.GroupResource(), what, jobs.RequirementsURL)
+}
+
+func (e *UnknownFieldError) Unwrap() error { return e.err }
+
+// explainUnknownField turns the API server's strict-validation refusal of an unknown field into an
+// UnknownFieldError; any other error is returned as it is.
+func explainUnknownField(gvr schema.GroupVersionResource, err error) error {
+	if err != nil && apierrors.IsBadRequest(err) && strings.Contains(err.Error(), "unknown field") {
+		return &UnknownFieldError{GVR: gvr, err: err}
+	}
+	return err
 }
 
 // Delete deletes the target, with foreground propagation (the object stays visible until the

@@ -67,6 +67,9 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 		}
 		return // anything else, the apply says
 	}
+	if r.client != nil && !r.fieldsServed(ctx, resp, obj) {
+		return
+	}
 	if r.client == nil || !runtimeRead {
 		return
 	}
@@ -184,6 +187,28 @@ func (r *jobResource) fleetOf(ctx context.Context, obj *unstructured.Unstructure
 		_, _, localQueues = r.declared.Overlay(state.Flavors, state.Queues, localQueues)
 	}
 	return state.Fleets[localQueues[jobs.LocalQueueKey(obj)]]
+}
+
+// fieldsServed fails the plan of a job that sets a field its operator's release on the cluster
+// lacks (jobs.FieldsSinceIn): the API server would drop it and the job run without it. Where the
+// schema cannot be read, the apply's strict field validation says it instead.
+func (r *jobResource) fieldsServed(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured) bool {
+	ok := true
+	for _, f := range jobs.FieldsSinceIn(r.kind.GVR, obj) {
+		has, err := r.client.HasField(ctx, r.kind.GVR.GroupVersion(), f.Kind, f.Path)
+		if err != nil {
+			tflog.Debug(ctx, "the operator's schema was not read", map[string]any{"error": err.Error()})
+			continue
+		}
+		if !has {
+			ok = false
+			resp.Diagnostics.AddAttributeError(path.Root(f.Attribute), f.Operator+" on the cluster is older than "+f.Attribute+" needs",
+				fmt.Sprintf("The cluster's %s %s has no field %s, which %s sets: %s added it in %s, and an older release's API server "+
+					"would drop it, so the job would run without it. Upgrade %s to %s or later, or remove %s. See %s.",
+					f.Kind, r.kind.GVR.GroupVersion(), f.Field(), f.Attribute, f.Operator, f.Since, f.Operator, f.Since, f.Without, jobs.RequirementsURL))
+		}
+	}
+	return ok
 }
 
 // served fails the plan when the cluster does not serve what the job needs: its kind's API (its
