@@ -39,6 +39,11 @@ type QueueState struct {
 	// its workloads to (through their MultiKueueConfigs); empty when none does, or when the
 	// provider may not read admission checks.
 	Fleets map[string][]string
+	// Release is the Kueue release whose rules differ from another's that the cluster runs, told
+	// by its ClusterQueue schema (kueue.ReleaseMarker); ReleaseUnknown says why it could not be
+	// read, and Release is then kueue.Current.
+	Release        kueue.Release
+	ReleaseUnknown string
 
 	// planned are the queued jobs this process (a plan) has checked, which the next ones of
 	// the same plan count after.
@@ -169,6 +174,12 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 	for _, pc := range wpcs {
 		value, _, _ := unstructured.NestedInt64(pc.Object, "value")
 		s.WorkloadPriorityClasses[pc.GetName()] = int32(value)
+	}
+	switch current, err := c.HasField(ctx, kueue.ClusterQueueGVR.GroupVersion(), "ClusterQueue", kueue.ReleaseMarker); {
+	case err != nil:
+		s.ReleaseUnknown = err.Error()
+	case !current:
+		s.Release = kueue.V017
 	}
 	if s.Fleets, err = c.readFleets(ctx, s.Queues); err != nil {
 		// Only the prediction of where a job is dispatched needs them.

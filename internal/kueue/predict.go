@@ -41,7 +41,7 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 			out[i].Message = fmt.Sprintf("ClusterQueue %s is inactive", wl.Queue)
 		case wl.NamespaceLabels != nil && !q.spec.AdmitsFrom(wl.NamespaceLabels):
 			// Kueue holds it until the namespace's labels or the selector change.
-			out[i].Message, out[i].Never = NamespaceMismatch, true
+			out[i].Message, out[i].Never = NamespaceMismatchOf(s.release), true
 		default:
 			byQueue[wl.Queue] = append(byQueue[wl.Queue], wl)
 		}

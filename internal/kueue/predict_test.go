@@ -201,8 +201,12 @@ func TestAJobFromANamespaceTheQueueDoesNotSelectIsHeld(t *testing.T) {
 	if !got[1].Admitted {
 		t.Errorf("the job of a selected namespace after it is not admitted: %+v", got[1])
 	}
-	// Kueue before v0.19 says it with a capital W.
-	for _, message := range []string{NamespaceMismatch, "Workload namespace doesn't match ClusterQueue selector"} {
+	// Kueue v0.17 says it with a capital W, and a snapshot of its rules says it so.
+	s.SetRelease(V017)
+	if got := s.Predict([]*Workload{other}); got[0].Message != "Workload namespace doesn't match ClusterQueue selector" {
+		t.Errorf("Kueue v0.17's words: %q", got[0].Message)
+	}
+	for _, message := range []string{NamespaceMismatch, NamespaceMismatchOf(V017)} {
 		held := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "namespace": "speech"},
 			"spec": map[string]any{"queueName": "team"}, "status": map[string]any{"conditions": []any{
 				map[string]any{"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": message}}}}}

@@ -19,6 +19,8 @@ type Snapshot struct {
 	cohorts map[string]*quotaNode
 	// nodes are the cluster's nodes, for Topology Aware Scheduling (SetNodes); nil: not known.
 	nodes []corev1.Node
+	// release is the Kueue release whose rules it follows (SetRelease).
+	release Release
 }
 
 // queueState is a ClusterQueue in a snapshot.

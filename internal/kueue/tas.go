@@ -60,11 +60,16 @@ func (s *Snapshot) SetNodes(nodes []corev1.Node) {
 
 // topologyHold is Kueue's message for a workload that quota admits on assigned (its pod sets'
 // flavors, by resource) and Topology Aware Scheduling does not place: a pod set without a flavor
-// in a queue of topology flavors alone (noTASFlavor); with the nodes known, a pod set whose
+// in a queue of topology flavors alone (noTASFlavor; from Kueue v0.18); with the nodes known, a pod set whose
 // required level has no domain that holds all its pods (LargestDomain). "" when it is placed.
 func (s *Snapshot) topologyHold(q *queueState, wl *Workload, assigned map[string]map[string]string) string {
-	if msg := noTASFlavor(q.spec, s.flavors, wl, assigned); msg != "" || s.nodes == nil {
-		return msg
+	if s.release != V017 {
+		if msg := noTASFlavor(q.spec, s.flavors, wl, assigned); msg != "" {
+			return msg
+		}
+	}
+	if s.nodes == nil {
+		return ""
 	}
 	for _, ps := range wl.PodSets {
 		if ps.RequiredTopology == "" {

@@ -82,6 +82,16 @@ func TestNoTASFlavorForAPodSetOfNothingInATopologyQueue(t *testing.T) {
 	if got := noTASFlavor(queue, tas, wl, assigned); got != "" {
 		t.Errorf("every pod set with a flavor: %q", got)
 	}
+	// Kueue v0.17 admits the launcher without a flavor.
+	s := &Snapshot{flavors: tas, release: V017}
+	assigned["launcher"] = map[string]string{}
+	if got := s.topologyHold(&queueState{spec: queue}, wl, assigned); got != "" {
+		t.Errorf("Kueue v0.17's rules hold it: %q", got)
+	}
+	s.release = Current
+	if got := s.topologyHold(&queueState{spec: queue}, wl, assigned); got == "" {
+		t.Error("Kueue v0.18's rules admit it")
+	}
 }
 
 // A workload Topology Aware Scheduling would not place is held, as Kueue holds it, and takes no

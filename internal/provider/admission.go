@@ -153,6 +153,11 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	if err != nil {
 		return out, err.Error(), nil //nolint:nilerr // queues Kueue cannot build a snapshot of give no prediction: why says so
 	}
+	snapshot.SetRelease(state.Release)
+	if state.ReleaseUnknown != "" {
+		unknown = append(unknown, "which Kueue release the cluster runs, whose rules differ before v0.18 (its ClusterQueue schema: "+
+			state.ReleaseUnknown+"); it follows v0.18's and later")
+	}
 	if nodes, err := client.SharedNodes(ctx); err == nil {
 		snapshot.SetNodes(nodes)
 	} else {
