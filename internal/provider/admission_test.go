@@ -762,7 +762,7 @@ resource "training_mpi_job" %[1]q {
 			t.Errorf("%s: the plan predicted %q, want %q:\n%v", name, predicted[name], w, planDiagnostics(t, plan))
 		}
 	}
-	if said := fmt.Sprint(planDiagnostics(t, plan)["training_mpi_job.elsewhere"]); !strings.Contains(said, kueue.NamespaceMismatch) {
+	if said := fmt.Sprint(planDiagnostics(t, plan)["training_mpi_job.elsewhere"]); !strings.Contains(said, kueue.NamespaceMismatchOf(testKueueRelease())) {
 		t.Errorf("the plan of the job its queue does not take from its namespace does not say so in Kueue's words: %s", said)
 	}
 	w.run("apply", "-auto-approve", "-input=false")
@@ -781,7 +781,7 @@ resource "training_mpi_job" %[1]q {
 		if admitted != (want[name] == "admit") {
 			t.Errorf("%s: Kueue reserved quota: %v; the plan predicted %q (%s)", name, admitted, predicted[name], kueue.ReadWorkload(&list.Items[0]).Reason)
 		}
-		if name == "elsewhere" && !strings.Contains(kueue.ReadWorkload(&list.Items[0]).Reason, kueue.NamespaceMismatch) {
+		if name == "elsewhere" && !strings.Contains(kueue.ReadWorkload(&list.Items[0]).Reason, kueue.NamespaceMismatchOf(testKueueRelease())) {
 			t.Errorf("Kueue holds the job of the unselected namespace otherwise than predicted: %s", kueue.ReadWorkload(&list.Items[0]).Reason)
 		}
 	}

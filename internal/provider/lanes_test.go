@@ -11,17 +11,13 @@ import (
 	"testing"
 )
 
-// The CLI lanes (GNUmakefile's CLI_LANE) run tests by name: each name is an acceptance test of
-// this package, so a renamed test is not left out of them by accident, nor a removed one kept
-// in the list. (What the list must ask, the lanes check as they run: cli_lane_test.go.)
-func TestCLILanesNameOnlyTestsThatExist(t *testing.T) {
+// The lanes that run tests by name (GNUmakefile's CLI_LANE and COMPAT_LANE) name only acceptance
+// tests of this package, so a renamed test is not left out of them by accident, nor a removed one
+// kept in the list. (What the CLI lanes must ask, they check as they run: cli_lane_test.go.)
+func TestLanesNameOnlyTestsThatExist(t *testing.T) {
 	makefile, err := os.ReadFile("../../GNUmakefile")
 	if err != nil {
 		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^CLI_LANE = \^\(([^)]*)\)\$\$$`).FindSubmatch(makefile)
-	if m == nil {
-		t.Fatal("GNUmakefile has no CLI_LANE = ^(A|B|...)$$")
 	}
 	tests := map[string]bool{}
 	files, _ := filepath.Glob("*_test.go")
@@ -37,9 +33,15 @@ func TestCLILanesNameOnlyTestsThatExist(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range strings.Split(string(m[1]), "|") {
-		if !strings.HasPrefix(name, "TestAcc") || !tests[name] {
-			t.Errorf("CLI_LANE names %q, which is no acceptance test of this package", name)
+	for _, lane := range []string{"CLI_LANE", "COMPAT_LANE"} {
+		m := regexp.MustCompile(`(?m)^` + lane + ` = \^\(([^)]*)\)\$\$$`).FindSubmatch(makefile)
+		if m == nil {
+			t.Fatalf("GNUmakefile has no %s = ^(A|B|...)$$", lane)
+		}
+		for _, name := range strings.Split(string(m[1]), "|") {
+			if !strings.HasPrefix(name, "TestAcc") || !tests[name] {
+				t.Errorf("%s names %q, which is no acceptance test of this package", lane, name)
+			}
 		}
 	}
 }

@@ -178,6 +178,11 @@ func TestAccPodAttributes_everyResourceSetsReadsBackImportsAndChangesThemAsDocum
 				if _, ok := attrs[n]; !ok || podAttributesOutsideTheRoundTrip[n] != "" {
 					continue
 				}
+				// Trainer v2.2.0 lacks a runtime patch's grace period, which these set: the plan
+				// refuses them there (TestAccCompat_whatAnOlderOperatorLacksIsRefusedAtPlan).
+				if previousGeneration() && rt.typeName == "training_train_job" && (n == "termination_grace_period_seconds" || n == "checkpoint") {
+					continue
+				}
 				if _, ok := podAttributeSamples[n]; !ok {
 					t.Fatalf("pod attribute %s of %s has no sample in podAttributeSamples", n, rt.typeName)
 				}

@@ -1,0 +1,129 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// previousGeneration says whether the tests run on the local cluster's previous generation
+// (make test-compat): Kubernetes 1.32, Kueue v0.17.0, Trainer v2.2.0, mpi-operator v0.7.0,
+// training-operator v1.8.1.
+func previousGeneration() bool {
+	return os.Getenv(cluster.GenerationEnv) == cluster.Previous
+}
+
+// testKueueRelease is the Kueue release whose rules the tests' cluster follows.
+func testKueueRelease() kueue.Release {
+	if previousGeneration() {
+		return kueue.V017
+	}
+	return kueue.Current
+}
+
+// checkGeneration fails a test whose cluster is not of the generation TRAINING_CLUSTER_GENERATION
+// names (a cluster named by TRAINING_TEST_KUBECONFIG and a variable that disagree), by the API
+// server's minor version.
+func checkGeneration(t *testing.T, a *api) {
+	t.Helper()
+	v, err := a.kube.Discovery().ServerVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "34"
+	if previousGeneration() {
+		want = "32"
+	}
+	if v.Minor != want {
+		t.Fatalf("the cluster runs Kubernetes %s, but %s=%q asks for 1.%s", v.GitVersion, cluster.GenerationEnv, os.Getenv(cluster.GenerationEnv), want)
+	}
+}
+
+// What an operator of the previous generation lacks is refused at plan, naming the operator, the
+// release that has it and what to do, and nothing is made; on the current generation the same
+// configuration plans. The same field written past the plan (by a client that skipped it) is
+// refused by the API server's strict field validation, which the provider asks for, and the
+// error says why; on the current generation it is written.
+//
+// The field: terminationGracePeriodSeconds in a TrainJob's runtime patch (a TrainJob's
+// termination_grace_period_seconds, and checkpoint's), which Trainer v2.2.0 drops.
+func TestAccCompat_whatAnOlderOperatorLacksIsRefusedAtPlan(t *testing.T) {
+	a := newAPI(t)
+	checkGeneration(t, a)
+	name := acctest.RandomWithPrefix("tf-acc-compat")
+	config := providerConfig() + torchRuntime(name) + fmt.Sprintf(`
+resource "training_train_job" "test" {
+  name                             = %q
+  runtime                          = training_runtime.torch.name
+  num_nodes                        = 2
+  tolerations                      = ["gpu_node"]
+  termination_grace_period_seconds = 300
+}
+`, name)
+	nothingMade := func(*terraform.State) error {
+		if _, err := a.get(jobs.Train.GVR, "default", name); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the TrainJob after a refused plan: %v", err)
+		}
+		if _, err := a.get(jobs.ClusterTrainingRuntimeGVR, "", name+"-rt"); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the runtime after a refused plan: %v", err)
+		}
+		return nil
+	}
+	step := resource.TestStep{Config: config, PlanOnly: true, ExpectNonEmptyPlan: true}
+	if previousGeneration() {
+		step = resource.TestStep{Config: config, ExpectError: regexp.MustCompile(
+			`(?s)Kubeflow Trainer on the cluster is older than\s+termination_grace_period_seconds needs.*` +
+				`has\s+no\s+field\s+spec\.runtimePatches\[\*\]\..*terminationGracePeriodSeconds.*Kubeflow\s+Trainer\s+added\s+it\s+in\s+v2\.3\.0.*` +
+				`Upgrade\s+Kubeflow\s+Trainer\s+to\s+v2\.3\.0\s+or\s+later,\s+or\s+remove\s+termination_grace_period_seconds\s+and\s+checkpoint`)}
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             nothingMade,
+		Steps:                    []resource.TestStep{step},
+	})
+
+	// Past the plan: the provider's client writes with strict field validation.
+	client := kube.NewClient(kube.Settings{ConfigPath: clustertest.Kubeconfig()})
+	obj := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": jobs.Train.GVR.GroupVersion().String(), "kind": "TrainJob",
+		"metadata": map[string]any{"name": name + "-direct", "namespace": "default"},
+		"spec": map[string]any{
+			"runtimeRef": map[string]any{"name": "torch-distributed"},
+			"suspend":    true,
+			"runtimePatches": []any{map[string]any{"manager": "example.com/test", "trainingRuntimeSpec": map[string]any{
+				"template": map[string]any{"spec": map[string]any{"replicatedJobs": []any{map[string]any{
+					"name": "node", "template": map[string]any{"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+						"terminationGracePeriodSeconds": int64(300)}}}}}}}}}}},
+		},
+	}}
+	target := kube.Target{GVR: jobs.Train.GVR, Kind: "TrainJob", Namespace: "default", Name: name + "-direct"}
+	_, err := client.Create(context.Background(), target, obj, func(*unstructured.Unstructured) error { return errors.New("not adopted") })
+	var unknown *kube.UnknownFieldError
+	switch {
+	case previousGeneration() && !errors.As(err, &unknown):
+		t.Errorf("a TrainJob with a field Trainer v2.2.0 lacks, written strictly: %v, want the API server's refusal explained", err)
+	case previousGeneration() && !regexp.MustCompile(`unknown field.*terminationGracePeriodSeconds.*Kubeflow Trainer \(the provider is tested with`).MatchString(err.Error()):
+		t.Errorf("the refusal does not say what and why: %v", err)
+	case !previousGeneration() && err != nil:
+		t.Errorf("the same TrainJob on the current generation: %v", err)
+	}
+	if err == nil {
+		_ = a.dyn.Resource(jobs.Train.GVR).Namespace("default").Delete(context.Background(), name+"-direct", metav1.DeleteOptions{})
+	}
+}
