@@ -73,3 +73,25 @@ func hasPath(v any, path []string) bool {
 	next, ok := m[path[0]]
 	return ok && hasPath(next, path[1:])
 }
+
+// dispatchNeeds are, by kind, what a job that MultiKueue dispatches to worker clusters needs of
+// its operator in the managing cluster: a release that leaves a job MultiKueue manages to it,
+// told by a field of the operator's schema. training-operator before v1.9.0 has no
+// runPolicy.managedBy, so Kueue cannot dispatch its jobs; Trainer v2.2.0 has spec.managedBy but
+// its controller does not honour it, and would run the TrainJob in the managing cluster as well
+// as in the worker (its runtime patch's grace period, from v2.3.0, marks the release that does).
+var dispatchNeeds = map[schema.GroupVersionResource]FieldSince{
+	PyTorch.GVR: {GVR: PyTorch.GVR, Kind: "PyTorchJob", Path: []string{"spec", "runPolicy", "managedBy"},
+		Operator: "training-operator", Since: "v1.9.0", Without: "queue_name, or name a queue that dispatches to no worker cluster"},
+	TF.GVR: {GVR: TF.GVR, Kind: "TFJob", Path: []string{"spec", "runPolicy", "managedBy"},
+		Operator: "training-operator", Since: "v1.9.0", Without: "queue_name, or name a queue that dispatches to no worker cluster"},
+	Train.GVR: {GVR: Train.GVR, Kind: "TrainJob", Path: fieldsSince[0].Path,
+		Operator: "Kubeflow Trainer", Since: "v2.3.0", Without: "queue_name, or name a queue that dispatches to no worker cluster"},
+}
+
+// DispatchNeeds is what a job of gvr that MultiKueue dispatches needs of its operator's schema,
+// if anything.
+func DispatchNeeds(gvr schema.GroupVersionResource) (FieldSince, bool) {
+	f, ok := dispatchNeeds[gvr]
+	return f, ok
+}

@@ -127,3 +127,106 @@ resource "training_train_job" "test" {
 		_ = a.dyn.Resource(jobs.Train.GVR).Namespace("default").Delete(context.Background(), name+"-direct", metav1.DeleteOptions{})
 	}
 }
+
+// A job whose queue MultiKueue dispatches to worker clusters needs an operator here that leaves
+// it to them: on the previous generation, training-operator v1.8.1 (no runPolicy.managedBy) and
+// Trainer v2.2.0 (which runs a TrainJob MultiKueue manages) fail the plan on queue_name, naming
+// the operator and the release needed, and nothing of the jobs is made; on the current one the
+// same jobs plan.
+func TestAccCompat_aJobMultiKueueDispatchesNeedsAnOperatorThatLeavesItToTheWorkers(t *testing.T) {
+	a := newAPI(t)
+	checkGeneration(t, a)
+	prefix := acctest.RandomWithPrefix("tf-acc-compat-mk")
+	queues := providerConfig() + fmt.Sprintf(`
+resource "training_multikueue_cluster" "w" {
+  name              = "%[1]s-w"
+  kubeconfig_secret = "%[1]s-none"
+}
+
+resource "training_multikueue_config" "fleet" {
+  name     = "%[1]s-fleet"
+  clusters = [training_multikueue_cluster.w.name]
+}
+
+resource "training_admission_check" "fleet" {
+  name              = "%[1]s-fleet"
+  multikueue_config = training_multikueue_config.fleet.name
+}
+
+resource "training_resource_flavor" "f" {
+  name = "%[1]s-f"
+}
+
+resource "training_cluster_queue" "fleet" {
+  name             = "%[1]s-fleet"
+  admission_checks = [training_admission_check.fleet.name]
+  resource_group {
+    covered_resources = ["cpu", "nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.f.name
+      resource {
+        name          = "cpu"
+        nominal_quota = "64"
+      }
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = "16"
+      }
+    }
+  }
+}
+
+resource "training_local_queue" "fleet" {
+  name          = "%[1]s-fleet"
+  cluster_queue = training_cluster_queue.fleet.name
+}
+`, prefix)
+	jobsConfig := queues + fmt.Sprintf(`
+resource "training_pytorch_job" "test" {
+  name         = "%[1]s-pt"
+  image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  command      = ["torchrun", "/workspace/train.py"]
+  worker_count = 1
+  gpus         = 1
+  tolerations  = ["gpu_node"]
+  queue_name   = training_local_queue.fleet.name
+}
+
+resource "training_train_job" "test" {
+  name        = "%[1]s-tj"
+  runtime     = "torch-distributed"
+  num_nodes   = 1
+  tolerations = ["gpu_node"]
+  queue_name  = training_local_queue.fleet.name
+}
+`, prefix)
+	jobsStep := resource.TestStep{Config: jobsConfig, PlanOnly: true, ExpectNonEmptyPlan: true}
+	if previousGeneration() {
+		older := func(operator, since, kind, field string) string {
+			return operator + ` on the cluster is older than MultiKueue needs.*` + since + `.*` + kind + `\s+schema\s+has\s+no\s+` + regexp.QuoteMeta(field)
+		}
+		pytorch := older("training-operator", `v1\.9\.0`, "PyTorchJob", "spec.runPolicy.managedBy")
+		trainer := older("Kubeflow Trainer", `v2\.3\.0`, "TrainJob", "spec.runtimePatches[*]")
+		jobsStep = resource.TestStep{Config: jobsConfig, ExpectError: regexp.MustCompile(
+			`(?s)(` + pytorch + `.*` + trainer + `|` + trainer + `.*` + pytorch + `)`)}
+	}
+	noJobs := func(*terraform.State) error {
+		for _, j := range []struct {
+			kind *jobs.Kind
+			name string
+		}{{jobs.PyTorch, prefix + "-pt"}, {jobs.Train, prefix + "-tj"}} {
+			if _, err := a.get(j.kind.GVR, "default", j.name); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s %s: %v", j.kind.Object, j.name, err)
+			}
+		}
+		return nil
+	}
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		Steps: []resource.TestStep{
+			{Config: queues},
+			jobsStep,
+			{Config: queues, Check: noJobs},
+		},
+	})
+}

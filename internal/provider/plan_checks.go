@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
@@ -67,7 +68,7 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 		}
 		return // anything else, the apply says
 	}
-	if r.client != nil && !r.fieldsServed(ctx, resp, obj) {
+	if r.client != nil && (!r.fieldsServed(ctx, resp, obj) || !r.dispatchServed(ctx, resp, obj)) {
 		return
 	}
 	if r.client == nil || !runtimeRead {
@@ -209,6 +210,33 @@ func (r *jobResource) fieldsServed(ctx context.Context, resp *resource.ModifyPla
 		}
 	}
 	return ok
+}
+
+// dispatchServed fails the plan of a queued job whose ClusterQueue dispatches it to MultiKueue
+// worker clusters when its operator's release in this cluster cannot leave it to them
+// (jobs.DispatchNeeds).
+func (r *jobResource) dispatchServed(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured) bool {
+	need, ok := jobs.DispatchNeeds(r.kind.GVR)
+	if !ok || jobs.QueueName(obj) == "" {
+		return true
+	}
+	fleet := r.fleetOf(ctx, obj)
+	if len(fleet) == 0 {
+		return true
+	}
+	has, err := r.client.HasField(ctx, r.kind.GVR.GroupVersion(), need.Kind, need.Path)
+	if err != nil || has {
+		if err != nil {
+			tflog.Debug(ctx, "the operator's schema was not read", map[string]any{"error": err.Error()})
+		}
+		return true
+	}
+	resp.Diagnostics.AddAttributeError(path.Root("queue_name"), need.Operator+" on the cluster is older than MultiKueue needs",
+		fmt.Sprintf("Queue %s dispatches the job to the worker clusters %s, but this cluster's %s is older than %s (its %s schema has no %s): "+
+			"before %s it cannot leave a %s that MultiKueue manages to the worker clusters. Upgrade %s in this cluster to %s or later, "+
+			"or remove %s. See %s.", jobs.QueueName(obj), strings.Join(fleet, ", "), need.Operator, need.Since, need.Kind, need.Field(),
+			need.Since, need.Kind, need.Operator, need.Since, need.Without, jobs.RequirementsURL))
+	return false
 }
 
 // served fails the plan when the cluster does not serve what the job needs: its kind's API (its
