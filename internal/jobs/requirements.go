@@ -19,13 +19,13 @@ type Requirement struct {
 // requirements are by API group and resource; a group's own entry (resource "") covers every
 // resource of the group.
 var requirements = map[schema.GroupResource]Requirement{
-	{Group: "kubeflow.org", Resource: "mpijobs"}:     {Operator: "mpi-operator", Since: "v0.4.0", Tested: "v0.8.2"},
-	{Group: "kubeflow.org", Resource: "tfjobs"}:      {Operator: "training-operator", Since: "v1.0.0", Tested: "v1.9.0"},
-	{Group: "kubeflow.org", Resource: "pytorchjobs"}: {Operator: "training-operator", Since: "v1.0.0", Tested: "v1.9.0"},
-	{Group: "trainer.kubeflow.org"}:                  {Operator: "Kubeflow Trainer", Since: "v2.0.0", Tested: "v2.3.0"},
-	{Group: "jobset.x-k8s.io"}:                       {Operator: "JobSet (with Kubeflow Trainer)", Since: "v0.8.0", Tested: "v0.12.0"},
+	{Group: "kubeflow.org", Resource: "mpijobs"}:     {Operator: "mpi-operator", Since: "v0.4.0", Tested: "v0.8.2 and v0.7.0"},
+	{Group: "kubeflow.org", Resource: "tfjobs"}:      {Operator: "training-operator", Since: "v1.0.0", Tested: "v1.9.0 and v1.8.1"},
+	{Group: "kubeflow.org", Resource: "pytorchjobs"}: {Operator: "training-operator", Since: "v1.0.0", Tested: "v1.9.0 and v1.8.1"},
+	{Group: "trainer.kubeflow.org"}:                  {Operator: "Kubeflow Trainer", Since: "v2.0.0", Tested: "v2.3.0 and v2.2.0"},
+	{Group: "jobset.x-k8s.io"}:                       {Operator: "JobSet (with Kubeflow Trainer)", Since: "v0.8.0", Tested: "v0.12.0 and v0.11.1"},
 	{Group: "frameworkcontroller.microsoft.com"}:     {Operator: "FrameworkController", Since: "v1.0.0", Tested: "v1.0.1"},
-	{Group: "kueue.x-k8s.io"}:                        {Operator: "Kueue", Since: "v0.15.0", Tested: "v0.19.2"},
+	{Group: "kueue.x-k8s.io"}:                        {Operator: "Kueue", Since: "v0.15.0", Tested: "v0.19.2 and v0.17.0"},
 }
 
 // RequirementOf is what serves gvr, if the provider knows.

@@ -35,7 +35,7 @@ func TestAccRequirements_aMissingOperatorFailsThePlanSayingWhatToInstall(t *test
 		Steps: []resource.TestStep{
 			{
 				Config: provider + mpiJobBlock("test", mpiJobName(), ""), PlanOnly: true,
-				ExpectError: wrapped(`The cluster does not serve mpijobs\.kubeflow\.org.*at kubeflow\.org/v2beta1.*serves kubeflow\.org at \[v1\] only.*mpi-operator v0\.4\.0 or later \(tested with v0\.8\.2\).*docs#requirements`),
+				ExpectError: wrapped(`The cluster does not serve mpijobs\.kubeflow\.org.*at kubeflow\.org/v2beta1.*serves kubeflow\.org at \[v1\] only.*mpi-operator v0\.4\.0 or later \(tested with v0\.8\.2 and v0\.7\.0\).*docs#requirements`),
 			},
 			{
 				Config: provider + `
