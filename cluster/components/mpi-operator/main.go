@@ -1,4 +1,5 @@
-// Command mpi-operator runs mpi-operator's MPIJob (v2beta1) controller (v0.8) for the local cluster.
+// Command mpi-operator runs mpi-operator's MPIJob (v2beta1) controller for the local cluster (the
+// release its module requires: this file is shared by both generations).
 //
 // It uses the operator's own controller package with this project's options: one process,
 // no leader election and no listener, so nothing binds outside 127.0.0.1.

@@ -1,4 +1,5 @@
-// Runs mpi-operator v0.7.0's MPIJob controller, as ../../components/mpi-operator runs the current one.
+// Runs mpi-operator v0.7.0's MPIJob controller with the main package the current release runs
+// with (main.go links to ../../../components/mpi-operator/main.go).
 module github.com/kubetrain/terraform-provider-training/cluster/generations/previous/mpi-operator
 
 go 1.25.0

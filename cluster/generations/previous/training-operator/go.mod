@@ -1,5 +1,5 @@
-// Runs training-operator v1.8.1's PyTorchJob and TFJob controllers and webhooks, as
-// ../../components/training-operator runs the current ones.
+// Runs training-operator v1.8.1's PyTorchJob and TFJob controllers and webhooks with the main
+// package the current release runs with (main.go links to ../../../components/training-operator/main.go).
 module github.com/kubetrain/terraform-provider-training/cluster/generations/previous/training-operator
 
 go 1.24
