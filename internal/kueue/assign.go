@@ -79,15 +79,16 @@ const (
 	PreemptionOverBorrowing = "PreemptionOverBorrowing"
 )
 
-// preferred says whether a is preferred to b (flavorassigner's isPreferred).
-func preferred(a, b granular, f Fungibility) bool {
+// preferred says whether a is preferred to b (flavorassigner's isPreferred). Before v0.19.1 a mode
+// without preemption candidates ranked as any other preemption (v0.17 here).
+func preferred(a, b granular, f Fungibility, r Release) bool {
 	if a.mode == modeNoFit {
 		return false
 	}
 	if b.mode == modeNoFit {
 		return true
 	}
-	if (a.mode == modeNoCandidates) != (b.mode == modeNoCandidates) {
+	if r != V017 && (a.mode == modeNoCandidates) != (b.mode == modeNoCandidates) {
 		return a.mode != modeNoCandidates
 	}
 	if f.Preference == PreemptionOverBorrowing {
@@ -186,7 +187,7 @@ func (s *Snapshot) assign(q *queueState, wl *Workload) Assignment {
 			for res, f := range found {
 				flavors[res] = f
 			}
-			if preferred(mode, g, q.fungibility) {
+			if preferred(mode, g, q.fungibility, s.release) {
 				mode = g
 			}
 		}
@@ -225,8 +226,19 @@ func (s *Snapshot) flavorFor(q *queueState, wl *Workload, ps PodSet, requests ma
 	var reasons []string
 	var best map[string]string
 	bestMode := worstGranular
+	// Kueue v0.17 matches a pod set's node selector and affinity against a flavor by the label keys
+	// of every flavor of the group (v0.17.6 and v0.18.2 took the flavor's own keys, as v0.19 does).
+	var groupKeys map[string]bool
+	if s.release == V017 {
+		groupKeys = map[string]bool{}
+		for _, f := range g.flavors {
+			for k := range s.flavors[f].NodeLabels {
+				groupKeys[k] = true
+			}
+		}
+	}
 	for _, f := range g.flavors {
-		if why := s.flavorRefuses(f, ps); why != "" {
+		if why := s.flavorRefuses(f, ps, groupKeys); why != "" {
 			reasons = append(reasons, why)
 			continue
 		}
@@ -240,7 +252,7 @@ func (s *Snapshot) flavorFor(q *queueState, wl *Workload, ps PodSet, requests ma
 			fr := FlavorResource{f, res}
 			m, borrow, why := s.fitsQuota(q, wl, fr, assumed[fr], v)
 			reasons = append(reasons, why...)
-			if this := (granular{m, borrow}); preferred(mode, this, q.fungibility) {
+			if this := (granular{m, borrow}); preferred(mode, this, q.fungibility, s.release) {
 				mode = this
 			}
 			if mode.mode == modeNoFit {
@@ -251,7 +263,7 @@ func (s *Snapshot) flavorFor(q *queueState, wl *Workload, ps PodSet, requests ma
 		if !tryNext(mode, q.fungibility) {
 			return assignment, mode, nil
 		}
-		if preferred(mode, bestMode, q.fungibility) {
+		if preferred(mode, bestMode, q.fungibility, s.release) {
 			best, bestMode = assignment, mode
 		}
 	}
@@ -263,8 +275,8 @@ func (s *Snapshot) flavorFor(q *queueState, wl *Workload, ps PodSet, requests ma
 
 // flavorRefuses says why the pod set cannot use flavor f's nodes: a taint it does not tolerate
 // (with the flavor's tolerations), or a node selector or required affinity the flavor's labels
-// do not match (of the keys the flavor labels); "" when it can.
-func (s *Snapshot) flavorRefuses(name string, ps PodSet) string {
+// do not match (of keys, or when nil of the keys the flavor labels); "" when it can.
+func (s *Snapshot) flavorRefuses(name string, ps PodSet, keys map[string]bool) string {
 	f, ok := s.flavors[name]
 	if !ok {
 		return fmt.Sprintf("flavor %s not found", name)
@@ -275,9 +287,11 @@ func (s *Snapshot) flavorRefuses(name string, ps PodSet) string {
 	}, true); untolerated {
 		return fmt.Sprintf("untolerated taint %s in flavor %s", taint, name)
 	}
-	keys := map[string]bool{}
-	for k := range f.NodeLabels {
-		keys[k] = true
+	if keys == nil {
+		keys = map[string]bool{}
+		for k := range f.NodeLabels {
+			keys[k] = true
+		}
 	}
 	spec := corev1.PodSpec{}
 	for k, v := range ps.NodeSelector {

@@ -10,7 +10,11 @@ const (
 	// V017 is Kueue v0.17 (tested: v0.17.0). Where its rules differ from v0.19.2's:
 	//   - a pod set that asks for nothing its ClusterQueue covers, in a queue of topology flavors
 	//     alone, is admitted without one (v0.18 holds it: no TAS flavor assigned);
-	//   - a workload its ClusterQueue does not select is held with "Workload namespace ...".
+	//   - a workload its ClusterQueue does not select is held with "Workload namespace ...";
+	//   - a pod set's node selector and affinity are matched against a flavor by the label keys of
+	//     every flavor of the resource group (flavorFor), not the flavor's own;
+	//   - a flavor where preemption finds no candidates ranks as any other preemption (preferred).
+	// Kueue v0.18, untested, is taken for Current.
 	V017
 )
 
