@@ -95,3 +95,18 @@ func DispatchNeeds(gvr schema.GroupVersionResource) (FieldSince, bool) {
 	f, ok := dispatchNeeds[gvr]
 	return f, ok
 }
+
+// trainerV23 is the field whose presence in the TrainJob schema shows Kubeflow Trainer v2.3.0 or
+// later (the first entry of fieldsSince).
+var trainerV23 = fieldsSince[0]
+
+// TrainerMarker is the field of the TrainJob schema that shows Kubeflow Trainer v2.3.0 or later:
+// v2.2.0 lacks it.
+func TrainerMarker() FieldSince { return trainerV23 }
+
+// ReplacedResources says whether obj, a TrainJob, sets its nodes' resources
+// (trainer.resourcesPerNode), which Trainer before v2.3.0 puts in place of the runtime's rather
+// than merging them in.
+func ReplacedResources(obj *unstructured.Unstructured) bool {
+	return hasPath(obj.Object, []string{"spec", "trainer", "resourcesPerNode"})
+}

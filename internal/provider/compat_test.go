@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
@@ -229,4 +230,51 @@ resource "training_train_job" "test" {
 			{Config: queues, Check: noJobs},
 		},
 	})
+}
+
+// What Trainer v2.2.0 does otherwise than v2.3.0 with what the provider writes is warned of at
+// plan on the previous generation, and only there: a TrainJob's resources replace its runtime's
+// instead of merging in (the warning names the attribute), and a change of a runtime in place
+// reaches the TrainJobs made from it (no runtime snapshot).
+func TestAccCompat_whatAnOlderTrainerDoesOtherwiseIsWarnedOfAtPlan(t *testing.T) {
+	a := newAPI(t)
+	checkGeneration(t, a)
+	name := acctest.RandomWithPrefix("tf-acc-compat-tr")
+	config := func(image string) string {
+		return providerConfig() + fmt.Sprintf(`
+resource "training_runtime" "torch" {
+  name      = "%[1]s-rt"
+  framework = "torch"
+  image     = %[2]q
+  command   = ["torchrun", "/train.py"]
+  memory    = "4Gi"
+}
+
+resource "training_train_job" "test" {
+  name        = %[1]q
+  runtime     = training_runtime.torch.name
+  num_nodes   = 1
+  gpus        = 1
+  tolerations = ["gpu_node"]
+  wait_for    = "created"
+}
+`, name, image)
+	}
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		namedJobsGone(t, a, jobs.Train, name)
+	})
+	w.write(config("pytorch/pytorch:2.5.1"))
+	w.run("apply", "-auto-approve", "-input=false")
+	w.write(config("pytorch/pytorch:2.6.0"))
+	said := planDiagnostics(t, w.run("plan", "-json", "-input=false"))
+	resources := fmt.Sprint(said["training_train_job.test"])
+	runtime := fmt.Sprint(said["training_runtime.torch"])
+	replaces := strings.Contains(resources, "Kubeflow Trainer on the cluster replaces the runtime's resources with the job's")
+	reaches := strings.Contains(runtime, "applies runtime "+name+"-rt's change to its TrainJobs")
+	if previousGeneration() != replaces || previousGeneration() != reaches {
+		t.Errorf("on the %s generation, the plan warns of replaced resources: %v, of a runtime change reaching its jobs: %v:\n%v",
+			map[bool]string{true: "previous", false: "current"}[previousGeneration()], replaces, reaches, said)
+	}
 }

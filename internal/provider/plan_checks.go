@@ -71,6 +71,13 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 	if r.client != nil && (!r.fieldsServed(ctx, resp, obj) || !r.dispatchServed(ctx, resp, obj)) {
 		return
 	}
+	if r.client != nil && r.kind == jobs.Train && jobs.ReplacedResources(obj) && olderTrainer(ctx, r.client) {
+		resp.Diagnostics.AddAttributeWarning(path.Root("gpus"), "Kubeflow Trainer on the cluster replaces the runtime's resources with the job's",
+			"The cluster's Kubeflow Trainer is older than v2.3.0 (its TrainJob schema has no "+jobs.TrainerMarker().Field()+"), which puts "+
+				"a TrainJob's resources (trainer.resourcesPerNode: gpus, cpu, memory and the other resources it sets) in place of its runtime's "+
+				"instead of merging them in: a resource the runtime asks for and the job does not name is dropped from the nodes' containers. "+
+				"The plan's checks count the merged resources. Name every resource the nodes need on the job, or upgrade Trainer to v2.3.0 or later.")
+	}
 	if r.client == nil || !runtimeRead {
 		return
 	}
@@ -237,6 +244,17 @@ func (r *jobResource) dispatchServed(ctx context.Context, resp *resource.ModifyP
 			"or remove %s. See %s.", jobs.QueueName(obj), strings.Join(fleet, ", "), need.Operator, need.Since, need.Kind, need.Field(),
 			need.Since, need.Kind, need.Operator, need.Since, need.Without, jobs.RequirementsURL))
 	return false
+}
+
+// olderTrainer says whether the cluster's Kubeflow Trainer is older than v2.3.0, as its TrainJob
+// schema shows (jobs.TrainerMarker); false when the schema cannot be read.
+func olderTrainer(ctx context.Context, c *kube.Client) bool {
+	marker := jobs.TrainerMarker()
+	has, err := c.HasField(ctx, marker.GVR.GroupVersion(), marker.Kind, marker.Path)
+	if err != nil {
+		tflog.Debug(ctx, "Trainer's schema was not read", map[string]any{"error": err.Error()})
+	}
+	return err == nil && !has
 }
 
 // served fails the plan when the cluster does not serve what the job needs: its kind's API (its

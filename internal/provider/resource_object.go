@@ -324,4 +324,13 @@ func (r *objectResource[M, PM]) ModifyPlan(ctx context.Context, req resource.Mod
 	if !diags.HasError() && obj != nil {
 		r.declare(ctx, obj, resp)
 	}
+	if c, ok := any(m).(releaseChecked); ok && r.client != nil && !req.State.Raw.IsNull() && len(resp.RequiresReplace) == 0 {
+		c.checkUpdate(ctx, r.client, resp)
+	}
+}
+
+// releaseChecked is a model whose update in place does something else on an older release of its
+// operator, which its plan warns of.
+type releaseChecked interface {
+	checkUpdate(ctx context.Context, c *kube.Client, resp *resource.ModifyPlanResponse)
 }

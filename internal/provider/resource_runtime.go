@@ -165,6 +165,20 @@ func (m *runtimeModel) read(ctx context.Context, obj *unstructured.Unstructured)
 	return diags
 }
 
+// checkUpdate warns of a change of the runtime in place when the cluster's Trainer is older than
+// v2.3.0, which keeps no snapshot of the runtime a TrainJob was made from: its jobs take the change.
+func (m *runtimeModel) checkUpdate(ctx context.Context, c *kube.Client, resp *resource.ModifyPlanResponse) {
+	if !olderTrainer(ctx, c) {
+		return
+	}
+	resp.Diagnostics.AddWarning("Kubeflow Trainer on the cluster applies runtime "+m.Name.ValueString()+"'s change to its TrainJobs",
+		"The cluster's Kubeflow Trainer is older than v2.3.0 (its TrainJob schema has no "+jobs.TrainerMarker().Field()+"), which keeps "+
+			"no snapshot of the runtime a TrainJob was made from and reads the runtime again whenever it reconciles the job: a suspended "+
+			"or queued TrainJob made from this runtime starts with the change, and a running one's JobSet refuses it, which Trainer "+
+			"reports as a failure to make the job's objects while the job keeps running. To leave the jobs made from it as they are, "+
+			"make a new runtime for the change, or upgrade Trainer to v2.3.0 or later.")
+}
+
 // mpiDefault is the MPI policy of a runtime that says nothing of it.
 var mpiDefault = jobs.DefaultMPIPolicy()
 
