@@ -265,16 +265,20 @@ resource "training_train_job" "test" {
 		w.run("destroy", "-auto-approve", "-input=false")
 		namedJobsGone(t, a, jobs.Train, name)
 	})
+	// The runtime first, so that the job's plan reads it; then the job's plan, then a change of
+	// the runtime in place.
 	w.write(config("pytorch/pytorch:2.5.1"))
+	w.run("apply", "-auto-approve", "-input=false", "-target=training_runtime.torch")
+	created := planDiagnostics(t, w.run("plan", "-json", "-input=false"))
 	w.run("apply", "-auto-approve", "-input=false")
 	w.write(config("pytorch/pytorch:2.6.0"))
 	said := planDiagnostics(t, w.run("plan", "-json", "-input=false"))
-	resources := fmt.Sprint(said["training_train_job.test"])
+	resources := fmt.Sprint(created["training_train_job.test"])
 	runtime := fmt.Sprint(said["training_runtime.torch"])
 	replaces := strings.Contains(resources, "Kubeflow Trainer on the cluster replaces the runtime's resources with the job's")
 	reaches := strings.Contains(runtime, "applies runtime "+name+"-rt's change to its TrainJobs")
 	if previousGeneration() != replaces || previousGeneration() != reaches {
-		t.Errorf("on the %s generation, the plan warns of replaced resources: %v, of a runtime change reaching its jobs: %v:\n%v",
-			map[bool]string{true: "previous", false: "current"}[previousGeneration()], replaces, reaches, said)
+		t.Errorf("on the %s generation, the plan warns of replaced resources: %v, of a runtime change reaching its jobs: %v:\n%v\n%v",
+			map[bool]string{true: "previous", false: "current"}[previousGeneration()], replaces, reaches, created, said)
 	}
 }
