@@ -203,12 +203,7 @@ func (r *jobResource) fleetOf(ctx context.Context, obj *unstructured.Unstructure
 func (r *jobResource) fieldsServed(ctx context.Context, resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured) bool {
 	ok := true
 	for _, f := range jobs.FieldsSinceIn(r.kind.GVR, obj) {
-		has, err := r.client.HasField(ctx, r.kind.GVR.GroupVersion(), f.Kind, f.Path)
-		if err != nil {
-			tflog.Debug(ctx, "the operator's schema was not read", map[string]any{"error": err.Error()})
-			continue
-		}
-		if !has {
+		if lacksField(ctx, r.client, f) {
 			ok = false
 			resp.Diagnostics.AddAttributeError(path.Root(f.Attribute), f.Operator+" on the cluster is older than "+f.Attribute+" needs",
 				fmt.Sprintf("The cluster's %s %s has no field %s, which %s sets: %s added it in %s, and an older release's API server "+
@@ -231,11 +226,7 @@ func (r *jobResource) dispatchServed(ctx context.Context, resp *resource.ModifyP
 	if len(fleet) == 0 {
 		return true
 	}
-	has, err := r.client.HasField(ctx, r.kind.GVR.GroupVersion(), need.Kind, need.Path)
-	if err != nil || has {
-		if err != nil {
-			tflog.Debug(ctx, "the operator's schema was not read", map[string]any{"error": err.Error()})
-		}
+	if !lacksField(ctx, r.client, need) {
 		return true
 	}
 	resp.Diagnostics.AddAttributeError(path.Root("queue_name"), need.Operator+" on the cluster is older than MultiKueue needs",
@@ -249,10 +240,16 @@ func (r *jobResource) dispatchServed(ctx context.Context, resp *resource.ModifyP
 // olderTrainer says whether the cluster's Kubeflow Trainer is older than v2.3.0, as its TrainJob
 // schema shows (jobs.TrainerMarker); false when the schema cannot be read.
 func olderTrainer(ctx context.Context, c *kube.Client) bool {
-	marker := jobs.TrainerMarker()
-	has, err := c.HasField(ctx, marker.GVR.GroupVersion(), marker.Kind, marker.Path)
+	return lacksField(ctx, c, jobs.TrainerMarker())
+}
+
+// lacksField says whether the schema the cluster serves for f's kind lacks f: its operator's
+// release is older than f.Since. False when the schema cannot be read (logged): every check of a
+// release is skipped then, and the apply's strict field validation stands behind them.
+func lacksField(ctx context.Context, c *kube.Client, f jobs.FieldSince) bool {
+	has, err := c.HasField(ctx, f.GVR.GroupVersion(), f.Kind, f.Path)
 	if err != nil {
-		tflog.Debug(ctx, "Trainer's schema was not read", map[string]any{"error": err.Error()})
+		tflog.Debug(ctx, "the operator's schema was not read", map[string]any{"kind": f.Kind, "error": err.Error()})
 	}
 	return err == nil && !has
 }
