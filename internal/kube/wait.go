@@ -19,8 +19,21 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
-// ErrWaitTimeout is wrapped by Until's error when its context's deadline passed.
-var ErrWaitTimeout = errors.New("timed out")
+// A wait that did not get its answer ends in one of two ways besides a failure, each wrapped
+// by Until's and UntilGone's error: ErrWaitTimeout when its context's deadline passed (the
+// resource's timeout), ErrWaitInterrupted when its context was cancelled (Terraform stopped the
+// provider: Ctrl-C, a CI runner's limit, a cancelled pipeline). Neither says anything of the
+// object: it is as the wait last saw it.
+var (
+	ErrWaitTimeout     = errors.New("timed out")
+	ErrWaitInterrupted = errors.New("was interrupted (Terraform was stopped)")
+)
+
+// Stopped says whether a wait's error is its timeout or an interruption, not a verdict.
+func Stopped(err error) bool {
+	return errors.Is(err, ErrWaitTimeout) || errors.Is(err, ErrWaitInterrupted) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
 
 // DispatchedElsewhere is Until's error for a queued job that Kueue dispatched to a MultiKueue
 // worker cluster the client does not know: it runs there, where nothing here can follow it.
@@ -207,14 +220,17 @@ func (c *Client) until(ctx context.Context, t Target, check Check, opts waitOpti
 	tflog.Debug(ctx, "watching "+t.String())
 	started := time.Now()
 	var last jobs.Observed
-	timedOut := func(err error) error {
-		if errors.Is(err, context.DeadlineExceeded) {
+	stopped := func(err error) error {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
 			err = fmt.Errorf("%w after %s", ErrWaitTimeout, time.Since(started).Round(time.Second))
+		case errors.Is(err, context.Canceled):
+			err = fmt.Errorf("%w after %s", ErrWaitInterrupted, time.Since(started).Round(time.Second))
 		}
 		return err
 	}
 	if err := synced(ctx, watched...); err != nil {
-		return last, timedOut(err)
+		return last, stopped(err)
 	}
 	notify() // check the initial state, even if it is empty and so raised no event
 	var ticks <-chan time.Time
@@ -232,7 +248,7 @@ func (c *Client) until(ctx context.Context, t Target, check Check, opts waitOpti
 		case <-ticks:
 		case <-recheck.C:
 		case <-ctx.Done():
-			return last, timedOut(ctx.Err())
+			return last, stopped(ctx.Err())
 		}
 		o, err := snapshot(t, objects, pods, podSelector, events)
 		if err != nil {
@@ -256,7 +272,7 @@ func (c *Client) until(ctx context.Context, t Target, check Check, opts waitOpti
 					return last, err
 				}
 				if err := synced(ctx, workloads); err != nil {
-					return last, timedOut(err)
+					return last, stopped(err)
 				}
 			}
 			items, err := workloads.GetIndexer().ByIndex(byJobUID, uid)

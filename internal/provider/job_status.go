@@ -204,35 +204,58 @@ func timeString(t *time.Time) types.String {
 	return types.StringValue(t.UTC().Format(time.RFC3339))
 }
 
-// timedOut says whether a wait ended because its time ran out (not because the job failed).
-func timedOut(err error) bool {
-	return errors.Is(err, kube.ErrWaitTimeout) || errors.Is(err, context.DeadlineExceeded)
+// waitStopped says whether a wait ended without a verdict on the job: its timeout ran out, or
+// Terraform stopped the provider (Ctrl-C, a CI runner's limit). Neither is the job's failure, so
+// neither is an error: a create that failed would be tainted and its job replaced.
+func waitStopped(err error) bool { return kube.Stopped(err) }
+
+// interrupted says whether a wait ended because Terraform stopped the provider.
+func interrupted(err error) bool {
+	return errors.Is(err, kube.ErrWaitInterrupted) || errors.Is(err, context.Canceled)
 }
 
-// notRunningYet explains a wait that ran out on a job that has not failed: why its pods are not
+// stoppedSummary is a stopped wait's warning summary: what the job is not yet, and, after an
+// interruption, that the wait was interrupted.
+func stoppedSummary(err error, what string) string {
+	if interrupted(err) {
+		return what + "; the wait was interrupted"
+	}
+	return what
+}
+
+// waitLonger is the last sentence of a stopped wait's warning: after an interruption, that the
+// job goes on without Terraform; after a timeout, which timeout to raise.
+func waitLonger(err error, timeouts string) string {
+	if interrupted(err) {
+		return "Terraform was stopped while it waited; the job goes on without it, and the next plan or refresh reads where it is."
+	}
+	return "Raise " + timeouts + " to wait longer next time."
+}
+
+// notRunningYet explains a wait that stopped on a job that has not failed: why its pods are not
 // running (the scheduler's messages and Warning events), and what the apply did.
 func notRunningYet(err error, o jobs.Observed) string {
 	why := jobs.WhyNotRunning(o)
 	if why == "" {
 		why = "every pod is running, but the operator has not reported the job running yet"
 	}
-	return fmt.Sprintf("The wait %v. Not running because: %s. The job was created and stays in state as it is, not tainted, "+
-		"and keeps trying to start; its status shows where it is. Fix the cause, or raise the timeout (timeouts.create, "+
-		"timeouts.update) to wait longer next time.", err, why)
+	return fmt.Sprintf("The wait %v. Not running because: %s. The job stays in state as it is, not tainted, "+
+		"and keeps trying to start; its status shows where it is. Fix the cause if it lasts. %s", err, why,
+		waitLonger(err, "the timeout (timeouts.create, timeouts.update)"))
 }
 
-// notFinishedYet explains a wait for a job's end that ran out while it runs.
+// notFinishedYet explains a wait for a job's end that stopped while it runs.
 func notFinishedYet(err error) string {
 	return fmt.Sprintf("The wait %v. The job runs and has not finished; it stays in state as it is, not tainted, and its status "+
-		"shows where it is. Raise timeouts.create to wait for a training of this length next time.", err)
+		"shows where it is. %s", err, waitLonger(err, "timeouts.create (for a training of this length)"))
 }
 
-// notAdmittedYet explains a wait for admission that ran out: Kueue's reason, and what the
+// notAdmittedYet explains a wait for admission that stopped: Kueue's reason, and what the
 // apply did.
 func notAdmittedYet(err error, o jobs.Observed) string {
-	return fmt.Sprintf("The wait %v. %s. The job was created and stays in state as it is, not tainted, and keeps its place in the "+
-		"queue: Kueue admits it when its quota allows; its status and queue_reason show where it is. Raise the quota, or the "+
-		"timeout (timeouts.create, timeouts.update) to wait longer next time.", err, cmp.Or(jobs.WhyNotRunning(o), "Kueue has not admitted it"))
+	return fmt.Sprintf("The wait %v. %s. The job stays in state as it is, not tainted, and keeps its place in the "+
+		"queue: Kueue admits it when its quota allows; its status and queue_reason show where it is. %s", err,
+		cmp.Or(jobs.WhyNotRunning(o), "Kueue has not admitted it"), waitLonger(err, "the quota, or the timeout (timeouts.create, timeouts.update),"))
 }
 
 // splitID reads an import ID "namespace/name".

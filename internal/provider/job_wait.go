@@ -72,8 +72,8 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 			return o.Object != nil && jobs.Admitted(o), 0, nil
 		})
 		switch {
-		case timedOut(err):
-			diags.AddWarning(fmt.Sprintf("%s is not admitted yet (%s)", t, action), notAdmittedYet(err, observed))
+		case waitStopped(err):
+			diags.AddWarning(stoppedSummary(err, fmt.Sprintf("%s is not admitted yet (%s)", t, action)), notAdmittedYet(err, observed))
 		case dispatchedElsewhere(t, action, err, diags):
 		case err != nil:
 			diags.AddError(fmt.Sprintf("Error waiting for %s to be admitted (%s)", t, action), err.Error())
@@ -83,12 +83,12 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 		var err error
 		observed, err = r.client.Until(ctx, t, written, running)
 		switch {
-		case timedOut(err) && waitFor == waitSucceeded && r.runs(observed):
-			diags.AddWarning(fmt.Sprintf("%s has not finished yet (%s)", t, action), notFinishedYet(err))
-		case timedOut(err):
-			// Not failed, only not running yet (queued, unschedulable, pulling): the job stays
-			// in state as it is, untainted, and the warning says why.
-			diags.AddWarning(fmt.Sprintf("%s is not running yet (%s)", t, action), notRunningYet(err, observed))
+		case waitStopped(err) && waitFor == waitSucceeded && r.runs(observed):
+			diags.AddWarning(stoppedSummary(err, fmt.Sprintf("%s has not finished yet (%s)", t, action)), notFinishedYet(err))
+		case waitStopped(err):
+			// Not failed, only not running yet (queued, unschedulable, pulling), or Terraform
+			// stopped: the job stays in state as it is, untainted, and the warning says why.
+			diags.AddWarning(stoppedSummary(err, fmt.Sprintf("%s is not running yet (%s)", t, action)), notRunningYet(err, observed))
 		case dispatchedElsewhere(t, action, err, diags):
 		case err != nil:
 			diags.AddError(fmt.Sprintf("Error waiting for %s to run (%s)", t, action), err.Error())
