@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // What only a kubelet can tell: a container that will not run however long a wait lasts, and one
@@ -29,17 +30,22 @@ const (
 var FailFastPolicies = []string{string(FailFastPermanent), string(FailFastNever)}
 
 const (
-	// PullGrace is how long an image that cannot be found, or may not be pulled, may go on failing
-	// after its pod was scheduled before that is taken as permanent: a registry can say not found
-	// for a tag pushed a moment ago, and the kubelet pulls again 10 and 30 seconds later.
+	// PullGrace is how long an image that a registry says does not exist, or refuses to a pod that
+	// names no pull Secret, may go on failing after a wait first saw it before that is taken as
+	// permanent: a tag pushed a moment ago appears, and the kubelet pulls again 10 and 30 seconds
+	// later.
 	PullGrace = 30 * time.Second
 	// MissingGrace is how long a Secret, ConfigMap or key that a container's environment names may
-	// be missing: another resource of the same apply, or a controller, may be about to make it.
+	// be missing, and how long a registry may refuse a pod that names pull Secrets, after a wait
+	// first saw it: another resource of the same apply, or a controller, may be about to make
+	// the Secret (the provider may not read Secrets, so it cannot tell a pull Secret that is
+	// missing from one whose credentials are refused).
 	MissingGrace = 2 * time.Minute
-	// CrashLoopRestarts is how often a container that keeps exiting has been restarted when its
-	// crash loop counts as the program's failure: with the kubelet's back-off (at once, 10 s,
+	// CrashLoopRestarts is how often a container that keeps exiting (or that its runtime keeps
+	// failing to start) has been restarted since the wait first saw it, or since the job last ran,
+	// when that counts as the program's failure: with the kubelet's back-off (at once, 10 s,
 	// 20 s) that is about half a minute, past the retries a launcher needs while its workers
-	// start.
+	// start, and past a runtime's or device hook's failure that happened once.
 	CrashLoopRestarts = 3
 )
 
@@ -48,9 +54,11 @@ type Trouble struct {
 	Pod, Container  string
 	Init            bool
 	Reason, Message string
-	// Permanent: it cannot pass by itself, from Final on (zero: at once).
+	// Permanent: it cannot pass by itself once the wait has seen it for Grace (zero: at once).
 	Permanent bool
-	Final     time.Time
+	Grace     time.Duration
+	// Since is when the wait first saw it.
+	Since time.Time
 }
 
 func (t Trouble) String() string {
@@ -62,29 +70,98 @@ func (t Trouble) String() string {
 }
 
 // Failed says whether the trouble has become permanent at now.
-func (t Trouble) Failed(now time.Time) bool { return t.Permanent && !now.Before(t.Final) }
+func (t Trouble) Failed(now time.Time) bool { return t.Permanent && !now.Before(t.Since.Add(t.Grace)) }
 
-// PodTroubles lists what keeps the pods' containers from running, as their kubelets report it,
-// but for pods being deleted. A program that ran and exited is not a trouble unless it keeps
-// exiting (a crash loop): its exit is the operator's to judge (retries, success policies).
-func PodTroubles(pods []corev1.Pod) []Trouble {
-	var out []Trouble
-	for _, p := range pods {
-		if p.DeletionTimestamp != nil {
-			continue
+// Memory is what a wait remembers of a job between its looks: when it first saw each of its
+// pods' troubles (a grace counts from there, not from when the pod was scheduled, so a long
+// image pull does not spend it), each container's restarts when it first saw it or when the
+// job last ran (a crash loop counts restarts since then, not over the pod's life), and whether
+// the job has run as the wait expects (from then on its pods' troubles are its operator's to
+// retry). A wait keeps one for its whole life; the zero value has seen nothing.
+type Memory struct {
+	seen     map[sighting]time.Time
+	restarts map[containerID]int32
+	ran      bool
+}
+
+type containerID struct {
+	pod       types.UID
+	podName   string
+	container string
+	init      bool
+}
+
+type sighting struct {
+	containerID
+	reason string
+}
+
+// Ran says whether the wait has seen the job run as it expects.
+func (m *Memory) Ran() bool { return m != nil && m.ran }
+
+// markRan records that the job runs as the wait expects, with its containers' restarts now.
+func (m *Memory) markRan(pods []corev1.Pod) {
+	m.ran = true
+	eachContainer(pods, func(id containerID, c corev1.ContainerStatus) { m.restarts[id] = c.RestartCount })
+}
+
+// look records what the wait sees at now: each container's restarts the first time it is seen.
+func (m *Memory) look(pods []corev1.Pod) {
+	if m.restarts == nil {
+		m.seen, m.restarts = map[sighting]time.Time{}, map[containerID]int32{}
+	}
+	eachContainer(pods, func(id containerID, c corev1.ContainerStatus) {
+		if _, ok := m.restarts[id]; !ok {
+			m.restarts[id] = c.RestartCount
 		}
-		scheduled := scheduledAt(p)
+	})
+}
+
+// since is when the wait first saw the trouble, now if it has not before.
+func (m *Memory) since(id containerID, reason string, now time.Time) time.Time {
+	k := sighting{id, reason}
+	first, ok := m.seen[k]
+	if !ok {
+		m.seen[k], first = now, now
+	}
+	return first
+}
+
+func eachContainer(pods []corev1.Pod, f func(containerID, corev1.ContainerStatus)) {
+	for _, p := range pods {
 		for _, group := range []struct {
 			init     bool
 			statuses []corev1.ContainerStatus
 		}{{true, p.Status.InitContainerStatuses}, {false, p.Status.ContainerStatuses}} {
 			for _, c := range group.statuses {
-				if t, ok := trouble(c, scheduled); ok {
-					t.Pod, t.Container, t.Init = p.Name, c.Name, group.init
-					out = append(out, t)
-				}
+				f(containerID{pod: p.UID, podName: p.Name, container: c.Name, init: group.init}, c)
 			}
 		}
+	}
+}
+
+// PodTroubles lists what keeps the pods' containers from running, as their kubelets report it,
+// but for pods being deleted, with when m first saw each (m records what it sees: it is the
+// wait's memory). A program that ran and exited is not a trouble unless it keeps exiting (a
+// crash loop since m first saw it): its exit is the operator's to judge (retries, success
+// policies).
+func (m *Memory) PodTroubles(pods []corev1.Pod, now time.Time) []Trouble {
+	m.look(pods)
+	var out []Trouble
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			continue
+		}
+		pullSecrets := len(p.Spec.ImagePullSecrets) > 0
+		eachContainer([]corev1.Pod{p}, func(id containerID, c corev1.ContainerStatus) {
+			t, ok := trouble(c, c.RestartCount-m.restarts[id], pullSecrets)
+			if !ok {
+				return
+			}
+			t.Pod, t.Container, t.Init = p.Name, c.Name, id.init
+			t.Since = m.since(id, t.Reason, now)
+			out = append(out, t)
+		})
 	}
 	return out
 }
@@ -92,23 +169,24 @@ func PodTroubles(pods []corev1.Pod) []Trouble {
 // PodFailure is the first of the pods' troubles that has become permanent at now, as its
 // String says it, or "". next is how long until a trouble that may become permanent does (zero
 // if none will): no event marks that moment.
-func PodFailure(pods []corev1.Pod, now time.Time) (failure string, next time.Duration) {
-	for _, t := range PodTroubles(pods) {
+func (m *Memory) PodFailure(pods []corev1.Pod, now time.Time) (failure string, next time.Duration) {
+	for _, t := range m.PodTroubles(pods, now) {
+		final := t.Since.Add(t.Grace)
 		switch {
 		case t.Failed(now):
 			return t.String(), 0
-		case t.Permanent && (next == 0 || t.Final.Sub(now) < next):
-			next = t.Final.Sub(now)
+		case t.Permanent && (next == 0 || final.Sub(now) < next):
+			next = final.Sub(now)
 		}
 	}
 	return "", next
 }
 
-// trouble judges one container's status; scheduled is when its pod was given a node.
-func trouble(c corev1.ContainerStatus, scheduled time.Time) (Trouble, bool) {
+// trouble judges one container's status; restarts is how often it was restarted since the wait
+// first saw it or the job last ran, pullSecrets whether its pod names image pull Secrets.
+func trouble(c corev1.ContainerStatus, restarts int32, pullSecrets bool) (Trouble, bool) {
 	if t := c.State.Terminated; t != nil && (t.Reason == "StartError" || t.Reason == "ContainerCannotRun") {
-		// The runtime could not start the command (it does not exist, or is not executable).
-		return Trouble{Reason: t.Reason, Message: t.Message, Permanent: true}, true
+		return Trouble{Reason: t.Reason, Message: t.Message, Permanent: cannotStart(t.Message, restarts)}, true
 	}
 	w := c.State.Waiting
 	if w == nil {
@@ -116,19 +194,19 @@ func trouble(c corev1.ContainerStatus, scheduled time.Time) (Trouble, bool) {
 	}
 	t := Trouble{Reason: w.Reason, Message: w.Message}
 	switch w.Reason {
-	case "InvalidImageName", "ErrImageNeverPull", "RunContainerError":
+	case "InvalidImageName", "ErrImageNeverPull":
 		t.Permanent = true
+	case "RunContainerError":
+		t.Permanent = cannotStart(w.Message, restarts)
 	case "ErrImagePull", "ImagePullBackOff":
-		t.Permanent, t.Final = pullRefused(w.Message), scheduled.Add(PullGrace)
-	case "CreateContainerConfigError":
-		// A Secret, ConfigMap or key that is not there yet may be; anything else (runAsNonRoot
-		// against the image's user) is the configuration's.
-		t.Permanent = true
-		if strings.Contains(w.Message, " not found") || strings.Contains(w.Message, "couldn't find key") {
-			t.Final = scheduled.Add(MissingGrace)
+		t.Permanent, t.Grace = pullRefused(w.Message), PullGrace
+		if pullSecrets && authRefused(w.Message) {
+			t.Grace = MissingGrace
 		}
+	case "CreateContainerConfigError":
+		t.Permanent, t.Grace = configRefused(w.Message)
 	case "CrashLoopBackOff":
-		t.Permanent = c.RestartCount >= CrashLoopRestarts
+		t.Permanent = restarts >= CrashLoopRestarts
 		if last := c.LastTerminationState.Terminated; last != nil {
 			t.Message = exited(*last, c.RestartCount+1)
 		}
@@ -139,29 +217,52 @@ func trouble(c corev1.ContainerStatus, scheduled time.Time) (Trouble, bool) {
 	return t, true
 }
 
+// cannotStart says whether a container the runtime failed to start cannot start however often it
+// tries: its command does not exist or cannot be run (runc's "exec: ..."), or it has failed to
+// start CrashLoopRestarts times since the wait first saw it. Anything else (a device or runtime
+// hook that failed, a shim that timed out) may pass on the next try.
+func cannotStart(message string, restarts int32) bool {
+	return strings.Contains(message, `exec: "`) || restarts >= CrashLoopRestarts
+}
+
+// configRefused judges a container the kubelet could not configure: a Secret, ConfigMap or key
+// its environment names that is missing is permanent after MissingGrace; a security context the
+// image cannot meet, at once; anything else (a Secret cache not synced yet, Services not read yet
+// after a kubelet restart, a subPath not prepared yet) may pass.
+func configRefused(message string) (permanent bool, grace time.Duration) {
+	switch {
+	case strings.Contains(message, " not found") || strings.Contains(message, "couldn't find key"):
+		return true, MissingGrace
+	case strings.Contains(message, "runAsNonRoot") || strings.Contains(message, "non-root policy"):
+		return true, 0
+	}
+	return false, 0
+}
+
 // pullRefused says whether a failed pull's message is the registry's refusal of the image (it
 // does not exist, or may not be pulled with these credentials), not a failure to reach it (a
 // timeout, a 429, a 5xx), which may pass. containerd 1.6 says "not found" for a tag or repository
 // that does not exist and "pull access denied" or 401/403 when the credentials do not allow it.
 func pullRefused(message string) bool {
 	m := strings.ToLower(message)
-	for _, s := range []string{"code = notfound", ": not found", "manifest unknown", "name unknown", "pull access denied",
-		"insufficient_scope", "401 unauthorized", "403 forbidden", "failed to authorize", "repository does not exist"} {
+	for _, s := range []string{"code = notfound", ": not found", "manifest unknown", "name unknown"} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return authRefused(message)
+}
+
+// authRefused says whether a failed pull's message is the registry's refusal of the credentials.
+func authRefused(message string) bool {
+	m := strings.ToLower(message)
+	for _, s := range []string{"pull access denied", "insufficient_scope", "401 unauthorized", "403 forbidden", "failed to authorize",
+		"repository does not exist"} {
 		if strings.Contains(m, s) {
 			return true
 		}
 	}
 	return false
-}
-
-// scheduledAt is when the pod was given a node, or when it was made if it has not been.
-func scheduledAt(p corev1.Pod) time.Time {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return p.CreationTimestamp.Time
 }
 
 // exited says how a container's run ended: its exit code, how long it ran and the last lines it

@@ -21,15 +21,22 @@ func podWith(init bool, s corev1.ContainerStatus, t0 time.Time) corev1.Pod {
 	return p
 }
 
+func withPullSecret(p corev1.Pod) corev1.Pod {
+	p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "registry-credentials"}}
+	return p
+}
+
 func waitingStatus(reason, message string, restarts int32) corev1.ContainerStatus {
 	return corev1.ContainerStatus{Name: "main", RestartCount: restarts, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}
 }
 
 // What the kubelet says of a container is judged by whether it can pass by itself: at once for
-// what cannot (an invalid name, a command that does not exist), after a grace for what may be
-// there soon (an image a registry says it lacks, a Secret not made yet), never for what may pass
-// (a registry's 429 or 5xx, a host that does not answer); a crash loop fails once the kubelet has
-// restarted the program three times, saying how it exited and its last lines.
+// what cannot (an invalid name, a command that does not exist), after a grace counted from when
+// the wait first saw it for what may be there soon (an image a registry says it lacks, a Secret
+// not made yet), never for what may pass (a registry's 429 or 5xx, a host that does not answer, a
+// Secret cache not synced yet, Services not read yet after a kubelet restart, a runtime hook that
+// failed once); a crash loop, or a start that keeps failing, fails once the kubelet has restarted
+// the container three times since the wait first saw it, saying how it exited and its last lines.
 func TestPodFailureFailsOnlyOnWhatCannotPass(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	notFound := `Back-off pulling image "registry.example/train:nope": ErrImagePull: rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/train:nope": ` +
@@ -43,7 +50,7 @@ func TestPodFailureFailsOnlyOnWhatCannotPass(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		pod   corev1.Pod
-		after time.Duration // since the pod was scheduled
+		after time.Duration // since the wait first saw the pod, at t0
 		want  string        // "" for no failure
 		next  time.Duration // when a graced trouble would fail
 	}{
@@ -57,6 +64,10 @@ func TestPodFailureFailsOnlyOnWhatCannotPass(t *testing.T) {
 			"ImagePullBackOff: " + notFound, 0},
 		{"pulls refused, past the grace", podWith(true, waitingStatus("ErrImagePull", denied, 0), t0), time.Minute,
 			"pod job-worker-0: init container main: ErrImagePull: " + denied, 0},
+		{"pulls refused to a pod with a pull Secret, which may be made a moment later", withPullSecret(podWith(false, waitingStatus("ErrImagePull", denied, 0), t0)),
+			time.Minute, "", time.Minute},
+		{"pulls refused to a pod with a pull Secret, past its grace", withPullSecret(podWith(false, waitingStatus("ErrImagePull", denied, 0), t0)),
+			MissingGrace, "ErrImagePull: " + denied, 0},
 		{"a registry limiting pulls", podWith(false, waitingStatus("ImagePullBackOff", `Back-off pulling image "x": ErrImagePull: `+
 			`failed to pull and unpack image "x": pulling from host registry.example failed with status code [manifests 1]: 429 Too Many Requests`, 0), t0), time.Hour, "", 0},
 		{"a registry that does not answer", podWith(false, waitingStatus("ErrImagePull", `failed to do request: Head "https://registry.example/v2/train/manifests/1": `+
@@ -66,6 +77,10 @@ func TestPodFailureFailsOnlyOnWhatCannotPass(t *testing.T) {
 			`CreateContainerConfigError: secret "wandb" not found`, 0},
 		{"a key still missing past the grace", podWith(false, waitingStatus("CreateContainerConfigError", "couldn't find key token in Secret default/wandb", 0), t0),
 			MissingGrace + time.Second, "couldn't find key token", 0},
+		{"a Secret cache not synced yet after a kubelet restart", podWith(false, waitingStatus("CreateContainerConfigError",
+			"failed to sync secret cache: timed out waiting for the condition", 0), t0), time.Hour, "", 0},
+		{"Services not read yet after a kubelet restart", podWith(false, waitingStatus("CreateContainerConfigError",
+			"services have not yet been read at least once, cannot construct envvars", 0), t0), time.Hour, "", 0},
 		{"a non-root pod on an image of root", podWith(false, waitingStatus("CreateContainerConfigError",
 			"container has runAsNonRoot and image will run as root", 0), t0), 0, "runAsNonRoot", 0},
 		{"a container name still reserved", podWith(false, waitingStatus("CreateContainerError", "failed to reserve container name", 0), t0), time.Hour, "", 0},
@@ -74,6 +89,13 @@ func TestPodFailureFailsOnlyOnWhatCannotPass(t *testing.T) {
 		{"a command that does not exist, pulled never", podWith(false, corev1.ContainerStatus{Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			Reason: "StartError", ExitCode: 128, Message: `exec: "trian.py": executable file not found in $PATH`}}}, t0), 0,
 			`StartError: exec: "trian.py": executable file not found in $PATH`, 0},
+		{"a device hook that failed once", podWith(false, waitingStatus("RunContainerError", `failed to create containerd task: failed to create shim task: `+
+			`OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: exit status 1`, 1), t0),
+			time.Minute, "", 0},
+		{"a shim that timed out once", podWith(false, corev1.ContainerStatus{Name: "main", RestartCount: 1, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			Reason: "StartError", ExitCode: 128, Message: "failed to start containerd task: context deadline exceeded"}}}, t0), time.Minute, "", 0},
+		{"a start that keeps failing", podWith(false, waitingStatus("RunContainerError", "error running hook #0: exit status 1", 3), t0), time.Minute,
+			"RunContainerError: error running hook #0: exit status 1", 0},
 		{"one crash is a retry", podWith(false, waitingStatus("CrashLoopBackOff", "back-off 10s", 1), t0), time.Minute, "", 0},
 		{"a crash loop", podWith(false, crashed, t0), time.Minute,
 			"CrashLoopBackOff: exited with code 3 after 400ms, run 4 times; its last lines:\nTraceback (most recent call last):\n  File \"/train.py\", line 1\nModuleNotFoundError: No module named 'toch'", 0},
@@ -81,7 +103,16 @@ func TestPodFailureFailsOnlyOnWhatCannotPass(t *testing.T) {
 			Reason: "Error", ExitCode: 1}}}, t0), time.Minute, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, next := PodFailure([]corev1.Pod{tc.pod}, t0.Add(tc.after))
+			// The wait first saw the pod at t0, its containers not yet restarted.
+			m, first := new(Memory), *tc.pod.DeepCopy()
+			for i := range first.Status.ContainerStatuses {
+				first.Status.ContainerStatuses[i].RestartCount = 0
+			}
+			for i := range first.Status.InitContainerStatuses {
+				first.Status.InitContainerStatuses[i].RestartCount = 0
+			}
+			m.PodFailure([]corev1.Pod{first}, t0)
+			got, next := m.PodFailure([]corev1.Pod{tc.pod}, t0.Add(tc.after))
 			if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 				t.Errorf("PodFailure = %q, want %q", got, tc.want)
 			}
@@ -92,7 +123,7 @@ func TestPodFailureFailsOnlyOnWhatCannotPass(t *testing.T) {
 	}
 	deleting := podWith(false, waitingStatus("InvalidImageName", "no", 0), t0)
 	deleting.DeletionTimestamp = &metav1.Time{}
-	if got, _ := PodFailure([]corev1.Pod{deleting}, t0); got != "" {
+	if got, _ := new(Memory).PodFailure([]corev1.Pod{deleting}, t0); got != "" {
 		t.Errorf("a pod being deleted is not the job's failure: %q", got)
 	}
 }
@@ -137,6 +168,13 @@ func TestRunningWaitsOutTheFirstSecondsOfEveryContainer(t *testing.T) {
 		{"crash-looping", worker(crashLoop), wait, false, 0, "exited with code 3, run 4 times; its last lines:\nbad flag --lr"},
 		{"crash-looping, fail_fast never", worker(crashLoop), never, false, 10 * time.Second, ""},
 	} {
+		// The wait saw the worker's container being created a minute before.
+		creating := waitingStatus("ContainerCreating", "", 0)
+		creating.Name = "tensorflow"
+		tc.w.Memory = new(Memory)
+		if _, _, err := TF.Running(Observed{Object: obj, Pods: worker(creating)}, tc.w, t0.Add(-time.Minute)); err != nil {
+			t.Fatal(err)
+		}
 		done, recheck, err := TF.Running(Observed{Object: obj, Pods: tc.pods}, tc.w, t0)
 		if done != tc.done || recheck != tc.recheck || (err != nil) != (tc.failure != "") || err != nil && !strings.Contains(err.Error(), tc.failure) {
 			t.Errorf("%s: done %v, recheck %s, err %v; want %v, %s, %q", tc.name, done, recheck, err, tc.done, tc.recheck, tc.failure)

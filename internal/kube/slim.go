@@ -22,7 +22,7 @@ func slimEvent(obj any) (any, error) {
 }
 
 // slimPod keeps of a pod what a refresh or a wait reads: its name, labels, owners and times,
-// its node, and its status (phase, conditions, each container's state). Its spec (containers,
+// its node and pull Secrets' names, and its status (phase, conditions, each container's state). Its spec (containers,
 // environment, volumes) is its job's template's, which the reads take from the job, and the
 // pods of a kind's jobs are the bulk of what a refresh or a wait holds: a refresh of 1,000 jobs
 // held 2,000 whole pods.
@@ -33,7 +33,7 @@ func slimPod(p *corev1.Pod) *corev1.Pod {
 			Labels: p.Labels, OwnerReferences: p.OwnerReferences,
 			CreationTimestamp: p.CreationTimestamp, DeletionTimestamp: p.DeletionTimestamp,
 		},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName},
+		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, ImagePullSecrets: p.Spec.ImagePullSecrets},
 		Status: corev1.PodStatus{
 			Phase: p.Status.Phase, Conditions: p.Status.Conditions, Reason: p.Status.Reason, Message: p.Status.Message,
 			StartTime:             p.Status.StartTime,

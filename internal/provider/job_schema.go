@@ -59,14 +59,19 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 		"fail_fast": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(jobs.FailFastPermanent)),
 			Validators: []validator.String{stringvalidator.OneOf(jobs.FailFastPolicies...)},
 			MarkdownDescription: "What ends a wait for the job at once besides the job's own failure, which always does. `permanent` (the default): " +
-				"what cannot pass by itself: an invalid image name; an image the registry says does not exist or may not be pulled, still so " +
-				fmt.Sprintf("%d seconds after the pod was scheduled (the kubelet pulls again meanwhile, and a tag pushed a moment ago appears); ", int(jobs.PullGrace.Seconds())) +
-				fmt.Sprintf("a Secret, ConfigMap or key the pods' environment names that is still missing %d minutes after the pod was scheduled; ", int(jobs.MissingGrace.Minutes())) +
-				"a security context the image cannot meet; a command that does not exist; a program that keeps exiting " +
-				fmt.Sprintf("(restarted %d times by the kubelet, about half a minute in). ", jobs.CrashLoopRestarts) +
+				"what cannot pass by itself: an invalid image name; an image that is not on the node and may never be pulled; an image the " +
+				fmt.Sprintf("registry says does not exist or may not be pulled, still so %d seconds after the wait first saw it (the kubelet pulls ", int(jobs.PullGrace.Seconds())) +
+				fmt.Sprintf("again meanwhile, and a tag pushed a moment ago appears), or %d minutes where the pods name image pull Secrets (the ", int(jobs.MissingGrace.Minutes())) +
+				"provider may not read Secrets, so a pull Secret made a moment later is given that time); a Secret, ConfigMap or key the pods' " +
+				fmt.Sprintf("environment names that is still missing %d minutes after the wait first saw it missing; a security context the image ", int(jobs.MissingGrace.Minutes())) +
+				"cannot meet; a command that does not exist; a container that keeps exiting, or that its runtime keeps failing to start " +
+				fmt.Sprintf("(restarted %d times by the kubelet since the wait first saw it, about half a minute). ", jobs.CrashLoopRestarts) +
 				"The error names the pod, the container and the kubelet's reason, and for a program its exit code and last lines. What may pass " +
-				"(a registry's 429 or 5xx, a registry that does not answer, a Secret made a moment later) is waited on, and a wait that runs out " +
-				"says why in its warning. `never`: only the job's failure ends a wait. A create that fails leaves the job in state, tainted " +
+				"(a registry's 429 or 5xx, a registry that does not answer, a Secret cache or the Services a kubelet has not read yet after it " +
+				"restarted, a runtime or device hook that failed once) is waited on, and a wait that runs out says why in its warning. These " +
+				"rules hold while the job starts: with `wait_for = \"succeeded\"`, once the job has run as `running` means, a worker that exits, " +
+				"restarts or is rescheduled is its operator's to retry within its backoff limit, and only the operator's verdict fails the apply. " +
+				"`never`: only the job's failure ends a wait. A create that fails leaves the job in state, tainted " +
 				"(Terraform taints every failed create), so the next apply replaces it; if it runs after all because the cluster was fixed rather " +
 				"than the configuration, `terraform untaint ADDRESS` keeps it. A failed update leaves it untainted. Changing it changes nothing in the cluster."},
 		"min_running_seconds": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(defaultMinRunningSeconds),

@@ -19,7 +19,7 @@ import (
 func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, action, waitFor string, written *unstructured.Unstructured, diags *diag.Diagnostics) {
 	f := m.job()
 	w := jobs.RunningWait{Expect: spec.Expect(), FailFast: jobs.FailFast(f.FailFast.ValueString()),
-		MinRunning: time.Duration(f.MinRunningSeconds.ValueInt64()) * time.Second}
+		MinRunning: time.Duration(f.MinRunningSeconds.ValueInt64()) * time.Second, Memory: new(jobs.Memory)}
 	if s, ok := m.(suspendable); ok && s.suspended() {
 		waitFor = waitCreated
 	}
