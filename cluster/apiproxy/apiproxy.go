@@ -159,6 +159,14 @@ func (p *Proxy) SetFaultRate(rate float64) {
 	p.opts.FaultRate = rate
 }
 
+// SetHide changes the group versions the proxy hides (Options.Hide) from now on: a cluster on
+// which an operator is installed, or removed, while a client works.
+func (p *Proxy) SetHide(groupVersions ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.opts.Hide = groupVersions
+}
+
 // SetHook has hook called with every request before it is forwarded (nil: none). The request
 // waits while hook runs; it is forwarded only if hook returns true and its client is still there,
 // else its connection is reset.
@@ -201,7 +209,7 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		q := r.URL.Query()
 		p.reads = append(p.reads, Read{Verb: verb, Path: r.URL.Path, LabelSelector: q.Get("labelSelector"), FieldSelector: q.Get("fieldSelector")})
 	}
-	hook := p.hook
+	hook, hide := p.hook, p.opts.Hide
 	kinds := requestFaults
 	if verb == "WATCH" {
 		kinds = append([]Fault{DropWatch}, requestFaults[:len(requestFaults)-2]...)
@@ -224,12 +232,12 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		resetConnection(w)
 		return
 	}
-	if p.hidden(r.URL.Path) {
+	if hidden(hide, r.URL.Path) {
 		writeStatus(w, http.StatusNotFound, metav1.StatusReasonNotFound, "the server could not find the requested resource", "")
 		return
 	}
-	if p.hidingIn(r.URL.Path) {
-		p.serveGroupWithoutHidden(w, r)
+	if hidingIn(hide, r.URL.Path) {
+		p.serveGroupWithoutHidden(w, r, hide)
 		return
 	}
 	if verb == "WATCH" {

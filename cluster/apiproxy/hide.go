@@ -8,9 +8,9 @@ import (
 	"strings"
 )
 
-// hidden says whether path is under a group version the proxy hides (Options.Hide).
-func (p *Proxy) hidden(path string) bool {
-	for _, gv := range p.opts.Hide {
+// hidden says whether path is under one of the group versions hide (Options.Hide).
+func hidden(hide []string, path string) bool {
+	for _, gv := range hide {
 		prefix := "/apis/" + gv
 		if path == prefix || strings.HasPrefix(path, prefix+"/") {
 			return true
@@ -19,19 +19,19 @@ func (p *Proxy) hidden(path string) bool {
 	return false
 }
 
-// hidingIn says whether path is the discovery document of a group one of whose versions the
-// proxy hides.
-func (p *Proxy) hidingIn(path string) bool {
+// hidingIn says whether path is the discovery document of a group one of whose versions are in
+// hide.
+func hidingIn(hide []string, path string) bool {
 	group, ok := strings.CutPrefix(path, "/apis/")
 	if !ok || group == "" || strings.Contains(group, "/") {
 		return false
 	}
-	return slices.ContainsFunc(p.opts.Hide, func(gv string) bool { return strings.HasPrefix(gv, group+"/") })
+	return slices.ContainsFunc(hide, func(gv string) bool { return strings.HasPrefix(gv, group+"/") })
 }
 
 // serveGroupWithoutHidden answers a group's discovery document as the API server does, less
-// the versions the proxy hides (404 when none is left).
-func (p *Proxy) serveGroupWithoutHidden(w http.ResponseWriter, r *http.Request) {
+// the versions in hide (404 when none is left).
+func (p *Proxy) serveGroupWithoutHidden(w http.ResponseWriter, r *http.Request, hide []string) {
 	rec := httptest.NewRecorder()
 	p.forward.ServeHTTP(rec, r)
 	var doc map[string]any
@@ -44,7 +44,7 @@ func (p *Proxy) serveGroupWithoutHidden(w http.ResponseWriter, r *http.Request) 
 	var kept []any
 	for _, v := range versions {
 		m, _ := v.(map[string]any)
-		if gv, _ := m["groupVersion"].(string); !slices.Contains(p.opts.Hide, gv) {
+		if gv, _ := m["groupVersion"].(string); !slices.Contains(hide, gv) {
 			kept = append(kept, v)
 		}
 	}
@@ -54,7 +54,7 @@ func (p *Proxy) serveGroupWithoutHidden(w http.ResponseWriter, r *http.Request) 
 	}
 	doc["versions"] = kept
 	if pv, _ := doc["preferredVersion"].(map[string]any); pv != nil {
-		if gv, _ := pv["groupVersion"].(string); slices.Contains(p.opts.Hide, gv) {
+		if gv, _ := pv["groupVersion"].(string); slices.Contains(hide, gv) {
 			doc["preferredVersion"] = kept[0]
 		}
 	}

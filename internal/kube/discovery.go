@@ -66,6 +66,15 @@ func (c *Client) Serves(ctx context.Context, gvr schema.GroupVersionResource) er
 	return &NotServedError{GVR: gvr, Served: s.versions}
 }
 
+// ServesNow is Serves asked of the cluster again, not of what this process read before: for a
+// wait on an operator that the same apply may be installing.
+func (c *Client) ServesNow(ctx context.Context, gvr schema.GroupVersionResource) error {
+	c.discoveries.mu.Lock()
+	delete(c.discoveries.by, gvr.GroupVersion())
+	c.discoveries.mu.Unlock()
+	return c.Serves(ctx, gvr)
+}
+
 // discover reads the resources of a group version, or, when it is not served, the versions of
 // its group.
 func (c *Client) discover(ctx context.Context, gv schema.GroupVersion) (map[string]bool, []string, error) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	corev1 "k8s.io/api/core/v1"
@@ -49,7 +50,10 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 				"To plan without predictions, set admission_prediction = false in the provider block.", err))
 		return
 	case why != "":
-		tflog.Debug(ctx, "admission prediction skipped: "+why)
+		// A LocalQueue this apply makes beside the job, without a reference: the create waits.
+		resp.Diagnostics.AddAttributeWarning(path.Root("queue_name"), fmt.Sprintf("%s %s: Kueue's admission not predicted", r.kind.Object, key),
+			fmt.Sprintf("The plan cannot say what Kueue would do with the job: %s yet. If this apply makes it, the create waits up to %d seconds for it; "+
+				"otherwise the apply fails on queue_name and creates nothing.", why, needSeconds))
 		return
 	}
 	if here.noWorkload != "" {

@@ -31,6 +31,15 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	if resp.Diagnostics.HasError() {
 		return
 	}
+	f := m.job()
+	timeout, diags := f.Timeouts.Create(ctx, defaultTimeout)
+	resp.Diagnostics.Append(diags...)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// What the job needs may be made by this apply beside it (job_needs.go): it is waited for.
+	if !r.awaitServed(ctx, &resp.Diagnostics) {
+		return
+	}
 	if rs, ok := m.(resolver); ok && !rs.resolve(ctx, r.client, &resp.Diagnostics) {
 		return
 	}
@@ -38,15 +47,10 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	if !ok {
 		return
 	}
-	f := m.job()
-	timeout, diags := f.Timeouts.Create(ctx, defaultTimeout)
-	resp.Diagnostics.Append(diags...)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 
 	t := r.target(f)
 	importID := t.Namespace + "/" + t.Name
-	if queue := jobs.QueueName(obj); queue != "" && !r.queueExists(ctx, t.Namespace, queue, &resp.Diagnostics) {
+	if queue := jobs.QueueName(obj); queue != "" && !r.awaitQueue(ctx, t.Namespace, queue, &resp.Diagnostics) {
 		return
 	}
 	services, made, err := r.targetsOf(t, dependents)
@@ -103,34 +107,28 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 }
 
-// queueExists checks, before anything is created, that the job's LocalQueue exists: Kueue would
-// hold a job submitted to no queue forever. The error names the queues the namespace has.
-func (r *jobResource) queueExists(ctx context.Context, namespace, queue string, diags *diag.Diagnostics) bool {
-	q := kube.Target{GVR: kueue.LocalQueueGVR, Kind: "LocalQueue", Namespace: namespace, Name: queue}
-	obj, err := r.client.Get(ctx, q)
-	if err != nil {
-		diags.AddAttributeError(path.Root("queue_name"), "Error reading "+q.String(), err.Error())
-		return false
-	}
-	if obj != nil {
-		return true
+// noQueue says, when the job's LocalQueue cannot be found, what the namespace has instead:
+// Kueue would hold a job submitted to no queue forever. waited: the create waited for it.
+func (r *jobResource) noQueue(ctx context.Context, namespace, queue string, waited bool, diags *diag.Diagnostics) {
+	after := ""
+	if waited {
+		after = fmt.Sprintf(" The create waited %d seconds for it, in case this apply makes it.", needSeconds)
 	}
 	names, err := r.client.Names(ctx, kueue.LocalQueueGVR, namespace)
 	switch {
 	case err != nil:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, which cannot be found in namespace %s, and the LocalQueues there cannot be listed "+
-				"(is Kueue installed?): %v. Nothing was created.", queue, namespace, err))
+				"(is Kueue installed?): %v.%s Nothing was created.", queue, namespace, err, after))
 	case len(names) == 0:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, but namespace %s has no LocalQueue at all: Kueue would hold the job forever. "+
-				"Make one there (training_local_queue). Nothing was created.", queue, namespace))
+				"Make one there (training_local_queue).%s Nothing was created.", queue, namespace, after))
 	default:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, which namespace %s does not have, so Kueue would hold the job forever. "+
-				"The LocalQueues there: %s. Nothing was created.", queue, namespace, strings.Join(names, ", ")))
+				"The LocalQueues there: %s.%s Nothing was created.", queue, namespace, strings.Join(names, ", "), after))
 	}
-	return false
 }
 
 // youngerThan allows the adoption of an object made from the same configuration by an earlier

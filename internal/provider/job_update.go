@@ -179,8 +179,12 @@ func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32
 	detail := goneOr(t, err)
 	if apierrors.IsInvalid(err) {
 		current, getErr := r.client.Get(ctx, t)
-		if getErr != nil || current == nil {
+		switch {
+		case getErr != nil:
 			diags.AddError("Error rescaling "+t.String(), fmt.Sprintf("%v; reading the job again to see why also failed: %v", err, getErr))
+			return nil, false
+		case current == nil:
+			diags.AddError("Error rescaling "+t.String(), goneOr(t, apierrors.NewNotFound(t.GVR.GroupResource(), t.Name)))
 			return nil, false
 		}
 		now, countErr := r.kind.Workers(current)

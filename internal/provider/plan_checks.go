@@ -22,8 +22,11 @@ import (
 // runtimePlaced is a job model whose pods are made from a training runtime in the cluster (a
 // TrainJob): the placement check reads them with it.
 type runtimePlaced interface {
-	// runtime reads the job's runtime: nil when it is not there yet (made by the same apply).
+	// runtime reads the job's runtime: nil when it is not there yet (made by the same apply), or
+	// its name is not known yet.
 	runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error)
+	// runtimeTarget is the runtime, and where it is, in words; ok is false while it is not known.
+	runtimeTarget() (t kube.Target, where string, ok bool)
 }
 
 // checkPlanned checks a job that the plan creates or changes: its roles' settings and pod
@@ -52,6 +55,11 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 		if err != nil || rt == nil {
 			tflog.Debug(ctx, "plan checks skipped: the job's runtime cannot be read, or is made by this apply", map[string]any{"error": fmt.Sprint(err)})
 			runtimeRead = false
+		}
+		if target, where, known := p.runtimeTarget(); known && err == nil && rt == nil {
+			resp.Diagnostics.AddAttributeWarning(path.Root("runtime"), target.String()+" does not exist yet",
+				fmt.Sprintf("The plan cannot check the job against its runtime: %s does not have it yet. If this apply makes it, the create "+
+					"waits up to %d seconds for it; otherwise the apply fails on runtime and creates nothing.", where, needSeconds))
 		}
 		runtime = rt
 	}
@@ -254,9 +262,11 @@ func lacksField(ctx context.Context, c *kube.Client, f jobs.FieldSince) bool {
 	return err == nil && !has
 }
 
-// served fails the plan when the cluster does not serve what the job needs: its kind's API (its
-// operator is not installed, or serves another version) and, with queue_name, Kueue's. A cluster
-// that cannot be read is not checked (the apply says).
+// served fails the plan when the cluster serves what the job needs at other versions only (its
+// operator's release is older or newer than the provider's) and warns when it does not serve it
+// at all (this apply may install it): its kind's API and, with queue_name, Kueue's. Either way the
+// checks against the cluster are skipped. A cluster that cannot be read is not checked (the apply
+// says).
 func (r *jobResource) served(ctx context.Context, plan tfsdk.Plan, resp *resource.ModifyPlanResponse) bool {
 	if r.client == nil {
 		return true
@@ -271,6 +281,13 @@ func (r *jobResource) served(ctx context.Context, plan tfsdk.Plan, resp *resourc
 	for _, gvr := range needs {
 		var notServed *kube.NotServedError
 		switch err := r.client.Serves(ctx, gvr); {
+		case errors.As(err, &notServed) && len(notServed.Served) == 0:
+			// Not installed at all: this apply may install it (a helm_release), and the create
+			// waits for it (awaitServed).
+			resp.Diagnostics.AddWarning("The cluster does not serve "+gvr.GroupResource().String()+" yet",
+				fmt.Sprintf("%s If this apply installs it, the create waits up to %d seconds for it; the plan's checks of the job against "+
+					"the cluster wait for the apply too.", notServed.Error(), needSeconds))
+			return false
 		case errors.As(err, &notServed):
 			resp.Diagnostics.AddError("The cluster does not serve "+gvr.GroupResource().String(), notServed.Error())
 			return false

@@ -278,8 +278,17 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 // same apply could not be read at plan).
 func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag.Diagnostics) bool {
 	kind, name := m.RuntimeKind.ValueString(), m.Runtime.ValueString()
-	t, where := m.runtimeTarget()
-	obj, err := m.runtime(ctx, c)
+	t, where, _ := m.runtimeTarget()
+	if !awaitServed(ctx, c, t.GVR, path.Root("runtime"), diags) {
+		return false
+	}
+	// A runtime this apply makes beside the job, without a reference, is waited for.
+	var obj *unstructured.Unstructured
+	_, waited, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
+		var err error
+		obj, err = m.runtime(ctx, c)
+		return obj != nil, err
+	})
 	if err != nil {
 		diags.AddAttributeError(path.Root("runtime"), "Error reading "+t.String(), fmt.Sprintf("%v (is Kubeflow Trainer installed?). Nothing was created.", err))
 		return false
@@ -298,8 +307,12 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 	} else if len(names) > 0 {
 		there = strings.Join(names, ", ")
 	}
+	after := ""
+	if waited {
+		after = fmt.Sprintf(" The create waited %d seconds for it, in case this apply makes it.", needSeconds)
+	}
 	diags.AddAttributeError(path.Root("runtime"), "No "+kind+" "+name,
-		fmt.Sprintf("runtime names %s %q, which %s does not have (%ss there: %s). Nothing was created.", kind, name, where, kind, there))
+		fmt.Sprintf("runtime names %s %q, which %s does not have (%ss there: %s).%s Nothing was created.", kind, name, where, kind, there, after))
 	return false
 }
 
@@ -347,25 +360,27 @@ func (r *trainJobResource) checkNameOnRuntime(ctx context.Context, req resource.
 	}
 }
 
-// runtimeTarget is the job's runtime, and where it is, in words.
-func (m *trainJobModel) runtimeTarget() (kube.Target, string) {
+// runtimeTarget is the job's runtime, and where it is, in words; known is false while the plan
+// does not know it yet.
+func (m *trainJobModel) runtimeTarget() (t kube.Target, where string, known bool) {
+	known = !m.Runtime.IsUnknown() && !m.RuntimeKind.IsUnknown() && !m.Namespace.IsUnknown()
 	kind := m.RuntimeKind.ValueString()
-	t := kube.Target{GVR: jobs.ClusterTrainingRuntimeGVR, Kind: kind, Name: m.Runtime.ValueString()}
+	t = kube.Target{GVR: jobs.ClusterTrainingRuntimeGVR, Kind: kind, Name: m.Runtime.ValueString()}
 	if kind == jobs.TrainingRuntimeKind {
 		t.GVR, t.Namespace = jobs.TrainingRuntimeGVR, m.Namespace.ValueString()
-		return t, "namespace " + t.Namespace
+		return t, "namespace " + t.Namespace, known
 	}
-	return t, "the cluster"
+	return t, "the cluster", known
 }
 
 // runtime reads the job's runtime (for create, and for the placement check: runtimePlaced),
 // once per model, and keeps its replicated jobs, which the runtime patch places. It reads
 // nothing while the runtime's name is not known yet (a plan).
 func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error) {
-	if m.Runtime.IsUnknown() || m.RuntimeKind.IsUnknown() || m.Namespace.IsUnknown() {
+	t, _, known := m.runtimeTarget()
+	if !known {
 		return nil, nil
 	}
-	t, _ := m.runtimeTarget()
 	if m.readRuntime != nil && m.readRuntime.GetName() == t.Name && m.readRuntime.GetKind() == t.Kind && m.readRuntime.GetNamespace() == t.Namespace {
 		return m.readRuntime, nil
 	}

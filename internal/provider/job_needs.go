@@ -1,0 +1,106 @@
+package provider
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
+)
+
+// What a job needs besides itself (its kind's operator, its LocalQueue, its runtime) may be made
+// by the same apply without a reference Terraform could order the job by: a helm_release that
+// installs the operator, a queue or runtime of another module. The plan cannot check the job
+// against what is not there yet and says so; the create waits for it, a little, before it fails.
+
+// needWait bounds how long a create waits for what the job needs to appear: long enough for a
+// chart's CRDs, a queue or a runtime made beside the job, short enough that a name spelt wrong
+// fails the apply soon.
+const needWait = time.Minute
+
+// needSeconds is needWait as the messages say it.
+const needSeconds = int(needWait / time.Second)
+
+// needPoll is how often the wait looks again.
+const needPoll = 2 * time.Second
+
+// awaitNeed looks until there says the need is there, or errs, or needWait (or ctx) runs out;
+// waited says whether it had to wait at all.
+func awaitNeed(ctx context.Context, there func(context.Context) (bool, error)) (found, waited bool, err error) {
+	first := true
+	err = wait.PollUntilContextTimeout(ctx, needPoll, needWait, true, func(ctx context.Context) (bool, error) {
+		ok, err := there(ctx)
+		waited = waited || !first && !ok
+		first = false
+		return ok, err
+	})
+	switch {
+	case err == nil:
+		return true, waited, nil
+	case wait.Interrupted(err):
+		return false, true, nil
+	}
+	return false, waited, err
+}
+
+// awaitServed waits until the cluster serves the job's kind: its operator may be installed by
+// this apply. One the cluster serves at other versions only (an older release installed) is not
+// waited for: the plan has said so.
+func (r *jobResource) awaitServed(ctx context.Context, diags *diag.Diagnostics) bool {
+	return awaitServed(ctx, r.client, r.kind.GVR, path.Empty(), diags)
+}
+
+func awaitServed(ctx context.Context, c *kube.Client, gvr schema.GroupVersionResource, at path.Path, diags *diag.Diagnostics) bool {
+	var last error
+	serves := c.Serves // what this process read already, then the cluster anew
+	found, _, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
+		last, serves = serves(ctx, gvr), c.ServesNow
+		var notServed *kube.NotServedError
+		if errors.As(last, &notServed) && len(notServed.Served) == 0 {
+			return false, nil
+		}
+		return true, nil
+	})
+	if err == nil && found && last != nil {
+		err = last
+	}
+	switch {
+	case err != nil:
+		diags.AddAttributeError(at, "The cluster does not serve "+gvr.GroupResource().String(), err.Error()+" Nothing was created.")
+		return false
+	case !found:
+		diags.AddAttributeError(at, "The cluster does not serve "+gvr.GroupResource().String(),
+			fmt.Sprintf("%v The create waited %d seconds for it, in case this apply installs it. Nothing was created.", last, needSeconds))
+		return false
+	}
+	return true
+}
+
+// awaitQueue waits until the job's LocalQueue exists, then says whether it does (queueExists says
+// what the namespace has instead).
+func (r *jobResource) awaitQueue(ctx context.Context, namespace, queue string, diags *diag.Diagnostics) bool {
+	if !awaitServed(ctx, r.client, kueue.LocalQueueGVR, path.Root("queue_name"), diags) {
+		return false
+	}
+	q := kube.Target{GVR: kueue.LocalQueueGVR, Kind: "LocalQueue", Namespace: namespace, Name: queue}
+	found, waited, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
+		obj, err := r.client.Get(ctx, q)
+		return obj != nil, err
+	})
+	switch {
+	case err != nil:
+		diags.AddAttributeError(path.Root("queue_name"), "Error reading "+q.String(), err.Error())
+		return false
+	case found:
+		return true
+	}
+	r.noQueue(ctx, namespace, queue, waited, diags)
+	return false
+}
