@@ -157,3 +157,23 @@ func withOpenMPIStop(c *Checkpoint, env map[string]string, launcher, worker *cor
 	}
 	worker.Spec.Containers[0].Lifecycle = waitForOrted
 }
+
+// TrainJobGrace is the least termination grace the pods of a TrainJob with checkpoint c (nil:
+// none) may have on runtime r. The TrainJob's runtime patch replaces the grace of every pod the
+// runtime makes, so it is what c's save needs under the runtime's launcher (twice the save under
+// mpirun: CheckpointGrace), and never less than the grace the runtime gives its pods or its own
+// checkpoint's save needs; zero when nothing needs one.
+func TrainJobGrace(c *Checkpoint, r RuntimeSpec) int64 {
+	mpirun := r.Framework == FrameworkMPI
+	var need int64
+	if c != nil {
+		need = CheckpointGrace(c.SaveSeconds, mpirun)
+	}
+	if rc := r.Pod.Checkpoint; rc != nil {
+		need = max(need, CheckpointGrace(rc.SaveSeconds, mpirun))
+	}
+	if g := r.Pod.TerminationGracePeriod; need > 0 && g != nil {
+		need = max(need, *g)
+	}
+	return need
+}

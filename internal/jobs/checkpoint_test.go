@@ -161,3 +161,27 @@ func TestEveryKindReadsBackItsCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// A TrainJob's grace replaces its runtime's: under mpirun it is twice its save and 10 seconds,
+// and never less than the runtime's own grace and what the runtime's checkpoint needs.
+func TestATrainJobsGraceCoversItsSaveUnderTheRuntimesLauncherAndTheRuntimes(t *testing.T) {
+	grace := func(g int64) PodOptions { return PodOptions{TerminationGracePeriod: &g} }
+	for _, tc := range []struct {
+		name    string
+		c       *Checkpoint
+		runtime RuntimeSpec
+		want    int64
+	}{
+		{"no checkpoint", nil, RuntimeSpec{Framework: FrameworkTorch, Pod: grace(130)}, 0},
+		{"torch runtime", &Checkpoint{Path: "/ckpt", SaveSeconds: 60}, RuntimeSpec{Framework: FrameworkTorch}, 70},
+		{"MPI runtime", &Checkpoint{Path: "/ckpt", SaveSeconds: 60}, RuntimeSpec{Framework: FrameworkMPI}, 130},
+		{"MPI runtime saving longer", &Checkpoint{Path: "/ckpt", SaveSeconds: 5}, RuntimeSpec{Framework: FrameworkMPI, Pod: grace(130)}, 130},
+		{"torch runtime saving shorter", &Checkpoint{Path: "/ckpt", SaveSeconds: 60}, RuntimeSpec{Framework: FrameworkTorch, Pod: grace(40)}, 70},
+		{"a job without one on an MPI runtime saving", nil, RuntimeSpec{Framework: FrameworkMPI,
+			Pod: PodOptions{Checkpoint: &Checkpoint{Path: "/ckpt", SaveSeconds: 60}, TerminationGracePeriod: ptr.To[int64](130)}}, 130},
+	} {
+		if got := TrainJobGrace(tc.c, tc.runtime); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

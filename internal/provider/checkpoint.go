@@ -42,6 +42,9 @@ type stopping struct {
 	// volumesElsewhere: the pods also mount volumes the resource does not say (a TrainJob's
 	// runtime's), so a checkpoint on none of its data_volumes may still be on a volume.
 	volumesElsewhere bool
+	// runtimeDecides: how the pods stop is their runtime's (a TrainJob's), which the grace's
+	// attribute cannot read: the resource plans it (planGraceOnRuntime), or the create does.
+	runtimeDecides bool
 }
 
 // usesOpenMPI says whether the planned pods stop through Open MPI's daemons.
@@ -206,7 +209,11 @@ func (m checkpointGrace) PlanModifyInt64(ctx context.Context, req planmodifier.I
 		}
 	}
 	need := jobs.CheckpointGrace(checkpoint.SaveSeconds, m.s.usesOpenMPI(ctx, req.Plan))
-	if req.ConfigValue.IsNull() {
+	switch {
+	case req.ConfigValue.IsNull() && m.s.runtimeDecides:
+		resp.PlanValue = types.Int64Unknown()
+		return
+	case req.ConfigValue.IsNull():
 		resp.PlanValue = types.Int64Value(need)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
@@ -27,7 +28,7 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		deleteDefault += g.gracePeriod()
 	}
 	// The pods' own grace: a checkpoint's save may take most of it.
-	deleteDefault += time.Duration(m.pod().GracePeriod.ValueInt64()) * time.Second
+	deleteDefault += r.podsGrace(ctx, m)
 	limit, diags := f.Timeouts.Delete(ctx, deleteDefault)
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, limit)
@@ -79,4 +80,25 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 		return
 	}
 	r.waitDeleted(ctx, w, &resp.Diagnostics, kube.WorkerCopy(t))
+}
+
+// podsGrace is the grace the job's pods have: the job's, or where it sets none, its runtime's (a
+// TrainJob's pods take theirs from the runtime), read now; zero when none can be known.
+func (r *jobResource) podsGrace(ctx context.Context, m jobModel) time.Duration {
+	if g := m.pod().GracePeriod; !g.IsNull() && !g.IsUnknown() {
+		return time.Duration(g.ValueInt64()) * time.Second
+	}
+	p, ok := m.(runtimePlaced)
+	if !ok || r.client == nil {
+		return 0
+	}
+	obj, err := p.runtime(ctx, r.client)
+	if err != nil || obj == nil {
+		return 0
+	}
+	runtime, err := jobs.ReadRuntime(obj)
+	if err != nil || runtime.Pod.TerminationGracePeriod == nil {
+		return 0
+	}
+	return time.Duration(*runtime.Pod.TerminationGracePeriod) * time.Second
 }

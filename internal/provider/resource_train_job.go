@@ -164,7 +164,7 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		// TensorBoard.
 		without: []string{"env_from_secrets", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
 			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology"},
-		stops: stopping{volumesElsewhere: true},
+		stops: stopping{volumesElsewhere: true, runtimeDecides: true},
 	})
 }
 
@@ -182,6 +182,7 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	r.checkPlanned(ctx, req, resp, planned)
 	r.checkNameOnRuntime(ctx, req, resp, planned)
 	r.warnRuntimeStops(ctx, req, resp, planned)
+	r.planGraceOnRuntime(ctx, req, resp, planned)
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
@@ -294,6 +295,9 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 		return false
 	}
 	if obj != nil {
+		if !m.graceOnRuntime(ctx, obj, diags) {
+			return false
+		}
 		if err := m.checkName(ctx, obj); err != nil {
 			diags.AddAttributeError(path.Root("name"), "TrainJob name too long for its runtime", err.Error()+". Nothing was created.")
 			return false
