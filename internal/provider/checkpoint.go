@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -225,10 +226,12 @@ func (m checkpointGrace) PlanModifyInt64(ctx context.Context, req planmodifier.I
 	}
 }
 
-// warnReplacedTraining says in the plan of a replacement of a running job what becomes of its
-// training: with a checkpoint, that the pods stop with their grace to save and whether the new
-// job finds it; without one, that the training starts again from the beginning. replacing says
-// whether the plan replaces the job.
+// warnReplacedTraining says in the plan of a replacement what becomes of the job's training. A
+// running job: with a checkpoint, that the pods stop with their grace to save and whether the new
+// job finds it; without one, that the training starts again from the beginning. A job that is
+// stopped (queued, preempted, suspended, failed) and holds a checkpoint: whether the new job
+// finds it. A finished one: that its training runs again. replacing says whether the plan
+// replaces the job.
 func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, prior, next jobModel, replacing bool) {
 	if !replacing || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return
@@ -236,35 +239,65 @@ func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, r
 	if getModel(ctx, req.State, prior).HasError() || getPlanModel(ctx, req.Plan, next).HasError() {
 		return
 	}
-	if prior.job().Status.ValueString() != jobs.Running {
-		return
-	}
+	status := prior.job().Status.ValueString()
 	was, will := prior.pod(), next.pod()
 	var diags diag.Diagnostics
 	old, oldVolumes := checkpointOf(ctx, was.Checkpoint, &diags), dataVolumesOf(ctx, was.DataVolumes)
 	job := fmt.Sprintf("%s/%s", prior.job().Namespace.ValueString(), prior.job().Name.ValueString())
-	if old == nil {
+	known := !will.Checkpoint.IsUnknown() && !will.DataVolumes.IsUnknown()
+	why, same := "", false
+	var volume jobs.DataVolume
+	if old != nil && known {
+		volume, _ = jobs.CheckpointVolume(old.Path, oldVolumes)
+		why, same = jobs.SameCheckpoint(*old, oldVolumes, checkpointOf(ctx, will.Checkpoint, &diags), dataVolumesOf(ctx, will.DataVolumes))
+	}
+	resumes := fmt.Sprintf("The job made in its place mounts claim %s at %s again and resumes from %s if its program loads it on start.",
+		volume.Claim, volume.MountPath, pathOf(old))
+	loses := fmt.Sprintf("But %s, so the job made in its place does not find it and starts from the beginning. Keep the checkpoint's "+
+		"path and its claim's mount to resume.", why)
+	switch {
+	case jobs.Finished(status) && known:
+		again := "It declares no checkpoint: the job made in its place starts from the beginning."
+		switch {
+		case old != nil && same:
+			again = "Its checkpoint at " + old.Path + " holds where the last run ended. " + resumes
+		case old != nil:
+			again = "Its checkpoint at " + old.Path + " holds where the last run ended. " + loses
+		}
+		resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+" runs its training again",
+			"The job has "+status+" and will not run again by itself: the job made in its place runs the training again. "+again+
+				" To change the configuration without running it, remove the job from the configuration instead (terraform state rm "+
+				"keeps it in the cluster).")
+	case old == nil && status == jobs.Running:
 		resp.Diagnostics.AddWarning("Replacing running job "+job+" starts its training from the beginning",
 			"The job is RUNNING and declares no checkpoint: its pods are stopped with the grace they have ("+grace(was.GracePeriod)+
 				") and the job made in its place starts from step 0, unless its program finds a checkpoint of its own. To resume instead, "+
 				"save to a data volume and declare it: checkpoint = { path, save_seconds } gives the pods the time to save.")
-		return
+	case old == nil || !known:
+	case status == jobs.Running:
+		stop := fmt.Sprintf("Its pods are sent SIGTERM and given %s to save to %s (claim %s). ", grace(was.GracePeriod), old.Path, volume.Claim)
+		if !same {
+			resp.Diagnostics.AddWarning("Replacing running job "+job+" loses its checkpoint", stop+loses)
+			return
+		}
+		resp.Diagnostics.AddWarning("Replacing running job "+job+": its training stops to resume from its checkpoint", stop+resumes)
+	case status == jobs.Queued || status == jobs.Suspended:
+		stopped := fmt.Sprintf("The job is %s: what a run of it saved when it was stopped (preempted, suspended) is at %s (claim %s). ",
+			status, old.Path, volume.Claim)
+		if !same {
+			resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+" loses its checkpoint", stopped+loses)
+			return
+		}
+		resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+": its training resumes from its checkpoint", stopped+resumes)
 	}
-	if will.Checkpoint.IsUnknown() || will.DataVolumes.IsUnknown() {
-		return
+}
+
+// pathOf is the checkpoint's path, "" for none.
+func pathOf(c *jobs.Checkpoint) string {
+	if c == nil {
+		return ""
 	}
-	next2, nextVolumes := checkpointOf(ctx, will.Checkpoint, &diags), dataVolumesOf(ctx, will.DataVolumes)
-	volume, _ := jobs.CheckpointVolume(old.Path, oldVolumes)
-	stop := fmt.Sprintf("Its pods are sent SIGTERM and given %s to save to %s (claim %s).", grace(was.GracePeriod), old.Path, volume.Claim)
-	if why, same := jobs.SameCheckpoint(*old, oldVolumes, next2, nextVolumes); !same {
-		resp.Diagnostics.AddWarning("Replacing running job "+job+" loses its checkpoint",
-			stop+" But "+why+", so the job made in its place does not find it and starts from the beginning. Keep the checkpoint's "+
-				"path and its claim's mount to resume.")
-		return
-	}
-	resp.Diagnostics.AddWarning("Replacing running job "+job+": its training stops to resume from its checkpoint",
-		stop+fmt.Sprintf(" The job made in its place mounts claim %s at %s again and resumes from %s if its program loads it on start.",
-			volume.Claim, volume.MountPath, old.Path))
+	return c.Path
 }
 
 // grace says a pods' termination grace: theirs, or Kubernetes' default.

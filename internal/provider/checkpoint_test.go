@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"regexp"
 	"strings"
 	"testing"
@@ -153,6 +154,66 @@ resource "training_train_job" "test" {
 		w.write(runtime(c.checkpoint) + job)
 		if plan := flat(w.run("plan", "-input=false")); strings.Contains(plan, warning) != c.warned {
 			t.Errorf("with the runtime's checkpoint %q, the plan says %q: %t, want %t:\n%s", c.checkpoint, warning, !c.warned, c.warned, plan)
+		}
+	}
+}
+
+// The plan of a replacement says what it does to a training that is not running: a suspended job
+// whose checkpoint the change moves loses it (its runs saved there when they were stopped), a
+// suspended one that keeps it resumes from it, and a finished job runs its training again, from
+// its checkpoint where the new job finds it, from the beginning without one.
+func TestAccCheckpoint_thePlanSaysWhatAReplacementDoesToAStoppedOrFinishedTraining(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	suffix := acctest.RandString(6)
+	claim, _ := a.sharedVolume(t, "ckpt-"+suffix)
+	moves, keeps, done, bare := "tf-acc-smoves-"+suffix, "tf-acc-skeeps-"+suffix, "tf-acc-done-"+suffix, "tf-acc-donebare-"+suffix
+	job := func(resource, name, image, extra string) string {
+		return fmt.Sprintf(`
+resource "training_pytorch_job" %[1]q {
+  name         = %[2]q
+  image        = %[3]q
+  command      = ["torchrun", "/workspace/train.py"]
+  worker_count = 1
+  tolerations  = ["all"]
+  data_volumes = ["%[4]s:/ckpt"]
+%[5]s
+}
+`, resource, name, image, claim, extra)
+	}
+	config := func(image, movedTo string) string {
+		return providerConfig() +
+			job("moves", moves, image, fmt.Sprintf("  suspend    = true\n  checkpoint = { path = %q, save_seconds = 30 }", movedTo)) +
+			job("keeps", keeps, image, "  suspend    = true\n  checkpoint = { path = \"/ckpt/keeps\", save_seconds = 30 }") +
+			job("done", done, image, "  checkpoint = { path = \"/ckpt/done\", save_seconds = 30 }") +
+			job("bare", bare, image, "")
+	}
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		namedJobsGone(t, a, jobs.PyTorch, moves, keeps, done, bare)
+	})
+	w.write(config("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "/ckpt/moves"))
+	w.run("apply", "-auto-approve", "-input=false")
+	for _, name := range []string{done, bare} {
+		a.finishPods("default", jobs.PyTorch.PodSelector(name), corev1.PodSucceeded)
+		a.waitSucceeded(t, jobs.PyTorch, name)
+	}
+
+	w.write(config("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime", "/ckpt/elsewhere"))
+	plan := flat(w.run("plan", "-input=false"))
+	for _, want := range []string{
+		"Replacing suspended job default/" + moves + " loses its checkpoint",
+		"what a run of it saved when it was stopped (preempted, suspended) is at /ckpt/moves (claim " + claim + ")",
+		"the new job saves to /ckpt/elsewhere instead of /ckpt/moves",
+		"Replacing suspended job default/" + keeps + ": its training resumes from its checkpoint",
+		"Replacing succeeded job default/" + done + " runs its training again",
+		"Its checkpoint at /ckpt/done holds where the last run ended. The job made in its place mounts claim " + claim + " at /ckpt again",
+		"Replacing succeeded job default/" + bare + " runs its training again",
+		"It declares no checkpoint: the job made in its place starts from the beginning.",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan does not say %q:\n%s", want, plan)
 		}
 	}
 }
