@@ -2,7 +2,6 @@ package provider
 
 import (
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
