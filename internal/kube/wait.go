@@ -64,6 +64,17 @@ type Check func(jobs.Observed) (done bool, recheck time.Duration, err error)
 // more), which names the worker. One dispatched to a worker the client does not know ends the
 // wait at once with DispatchedElsewhere.
 func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unstructured, check Check) (jobs.Observed, error) {
+	return c.untilDispatched(ctx, t, written, check, false)
+}
+
+// UntilEnd is Until for a check of the job's end, which its object alone answers: a job
+// dispatched to a worker cluster the client does not know is followed here, by the status
+// MultiKueue mirrors onto it from the copy there, to its end (or the wait's).
+func (c *Client) UntilEnd(ctx context.Context, t Target, written *unstructured.Unstructured, check Check) (jobs.Observed, error) {
+	return c.untilDispatched(ctx, t, written, check, true)
+}
+
+func (c *Client) untilDispatched(ctx context.Context, t Target, written *unstructured.Unstructured, check Check, mirrored bool) (jobs.Observed, error) {
 	var worker *Client
 	o, err := c.until(ctx, t, func(o jobs.Observed) (bool, time.Duration, error) {
 		done, recheck, err := check(o)
@@ -75,6 +86,9 @@ func (c *Client) Until(ctx context.Context, t Target, written *unstructured.Unst
 			return false, recheck, nil
 		}
 		if worker = c.Worker(dispatched); worker == nil {
+			if mirrored {
+				return false, recheck, nil
+			}
 			return false, 0, &DispatchedElsewhere{Worker: dispatched}
 		}
 		return true, 0, nil

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
@@ -29,8 +31,9 @@ import (
 // refresh and import. The plan of more jobs says which worker cluster would admit each, by the
 // worker's own queues, and checks their placement on the worker's nodes. A rescale of the MPIJob
 // replaces the queued job, and the new one runs in the worker with the new count. A provider block
-// without the worker says at once that a job dispatched there cannot be followed. Destroy leaves
-// nothing in either cluster: no job, Workload or pod.
+// without the worker says at once that a job dispatched there cannot be followed, and one that
+// waits for the job's end follows it by the status MultiKueue mirrors. Destroy leaves nothing in
+// either cluster: no job, Workload or pod.
 func TestAccMultiKueue_aFleetRunsDispatchedJobsInTheWorkerAndReadsThemThere(t *testing.T) {
 	manager := newAPI(t)
 	workerKubeconfig, err := clustertest.Worker()
@@ -271,6 +274,58 @@ resource "training_mpi_job" "unfollowed" {
 	}
 	unfollowed.planIsEmpty()
 	unfollowed.run("destroy", "-auto-approve", "-input=false")
+
+	// A pipeline's step that waits for the end of a job dispatched there follows the job here, by
+	// the status MultiKueue mirrors from the copy: the apply ends when the copy has succeeded,
+	// with the job SUCCEEDED in state, not at the dispatch.
+	ended := newWorkspace(t)
+	endedName := prefix + "-ended"
+	ended.write(providerConfig() + fmt.Sprintf(`
+resource "training_mpi_job" "ended" {
+  name         = %[1]q
+  image        = "registry.example/horovod:0.13.11"
+  command      = ["mpirun", "hostname"]
+  worker_count = 1
+  gpus         = 1
+  tolerations  = ["gpu_node", "ssd_node"]
+  queue_name   = %[2]q
+  wait_for     = "succeeded"
+  timeouts {
+    create = "5m"
+  }
+}
+`, endedName, prefix))
+	cmd, out := ended.command(nil, "apply", "-auto-approve", "-input=false")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	launcher := jobs.MPI.PodSelector(endedName) + "," + jobs.JobRoleLabel + "=launcher"
+	if err := worker.waitPods(launcher, func(pods []corev1.Pod) bool {
+		return len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning
+	}); err != nil {
+		t.Fatalf("the dispatched job's launcher does not run in the worker: %v\n%s", err, out)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the apply waiting for the job's end ended (%v) while the job ran in the worker:\n%s", err, out)
+	default:
+	}
+	worker.finishPods("default", launcher, corev1.PodSucceeded)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the apply failed: %v\n%s", err, out)
+		}
+	case <-time.After(4 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the apply did not end after the job succeeded in the worker:\n%s", out)
+	}
+	if v := showState(t, ended)["training_mpi_job.ended"]; v["status"] != jobs.Succeeded || v["worker_cluster"] != workerName {
+		t.Errorf("the job that ended in worker %s has status %v and worker_cluster %v in state", workerName, v["status"], v["worker_cluster"])
+	}
+	ended.run("destroy", "-auto-approve", "-input=false")
 
 	w.run("destroy", "-auto-approve", "-input=false")
 	destroyed = true

@@ -81,7 +81,11 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 	}
 	if waitFor == waitRunning || waitFor == waitSucceeded {
 		var err error
-		observed, err = r.client.Until(ctx, t, written, running)
+		until := r.client.Until
+		if waitFor == waitSucceeded && action == actionCreate {
+			until = r.client.UntilEnd // the job's end is followed here, wherever it runs
+		}
+		observed, err = until(ctx, t, written, running)
 		switch {
 		case waitStopped(err) && waitFor == waitSucceeded && r.runs(observed):
 			diags.AddWarning(stoppedSummary(err, fmt.Sprintf("%s has not finished yet (%s)", t, action)), notFinishedYet(err))
