@@ -1,7 +1,9 @@
 package jobs
 
 import (
+	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -132,4 +134,32 @@ func WithoutAdmission(obj, workload *unstructured.Unstructured) *unstructured.Un
 	}
 	out.Object["spec"] = spec
 	return out
+}
+
+// KueueGrace is how long a queued job may be seen neither suspended nor with a Workload before
+// Kueue is taken not to manage its kind: Kueue's webhook suspends a queued job as it is made, and
+// its controller makes the Workload within seconds.
+const KueueGrace = 15 * time.Second
+
+// KueueIntegration is the name of the kind's integration in Kueue's configuration
+// (integrations.frameworks): its API group and lowercase kind.
+func (k *Kind) KueueIntegration() string { return k.GVR.Group + "/" + strings.ToLower(k.Object) }
+
+// Unqueued says, of a job submitted to a LocalQueue, that Kueue does not manage its kind: it was
+// not suspended and has had no Workload for KueueGrace since it was made, so it runs outside
+// every quota (a Kueue whose configuration leaves the kind's integration out: since v0.19 the
+// Kubeflow v1 integrations are off by default). recheck is how long until that may be said though
+// nothing changes.
+func (k *Kind) Unqueued(o Observed, now time.Time) (why string, recheck time.Duration) {
+	if QueueName(o.Object) == "" || o.Workload != nil || k.Suspended(o.Object) {
+		return "", 0
+	}
+	if left := o.Object.GetCreationTimestamp().Add(KueueGrace).Sub(now); left > 0 {
+		return "", left
+	}
+	return fmt.Sprintf("Kueue does not manage %ss on this cluster: the job has queue_name %q, but Kueue neither suspended it nor made a "+
+		"Workload for it in %d seconds, so it runs outside every quota. Enable the integration %s in Kueue's configuration "+
+		"(integrations.frameworks in its manager's ConfigMap, or the Helm chart's managerConfig; since Kueue v0.19 the Kubeflow "+
+		"training-operator integrations are off unless listed), or remove queue_name", k.Object, QueueName(o.Object),
+		int(KueueGrace.Seconds()), k.KueueIntegration()), 0
 }

@@ -1,8 +1,11 @@
 package jobs
 
 import (
+	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -144,5 +147,45 @@ status: {conditions: [{type: Succeeded, status: "True"}]}
 	running.SetLabels(nil)
 	if got := DispatchedTo(Observed{Object: running, Workload: dispatched}); got != "" {
 		t.Errorf("a job of no queue reads dispatched to %q", got)
+	}
+}
+
+// A queued job that Kueue neither suspended nor gave a Workload within KueueGrace of its making
+// runs outside every quota: the wait fails, naming the integration to enable; one Kueue
+// suspended, or gave a Workload, or that is younger, does not; a running wait is never done for
+// a queued job Kueue has not admitted.
+func TestAQueuedJobKueueDoesNotManageIsSaidSo(t *testing.T) {
+	made := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	job := func(suspend bool) *unstructured.Unstructured {
+		obj, err := NewPyTorchJob(PyTorchJobSpec{Name: "j", Namespace: "default", Workers: 1, Pod: PodOptions{Image: "i"}, RunPolicy: RunPolicy{QueueName: "team"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		obj.SetCreationTimestamp(metav1.NewTime(made))
+		_ = unstructured.SetNestedField(obj.Object, suspend, "spec", "runPolicy", "suspend")
+		obj.Object["status"] = map[string]any{"conditions": []any{condition("Running")}}
+		return obj
+	}
+	running := job(false)
+	if why, recheck := PyTorch.Unqueued(Observed{Object: running}, made.Add(5*time.Second)); why != "" || recheck != KueueGrace-5*time.Second {
+		t.Errorf("5 s after it was made: %q, look again in %s", why, recheck)
+	}
+	if done, _, err := PyTorch.Running(Observed{Object: running}, RunningWait{}, made.Add(5*time.Second)); done || err != nil {
+		t.Errorf("a queued job without a Workload was done running (%v, %v)", done, err)
+	}
+	why, _ := PyTorch.Unqueued(Observed{Object: running}, made.Add(KueueGrace))
+	for _, want := range []string{"Kueue does not manage PyTorchJobs", `queue_name "team"`, "kubeflow.org/pytorchjob"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("the failure does not say %q: %s", want, why)
+		}
+	}
+	if _, _, err := PyTorch.Running(Observed{Object: running}, RunningWait{}, made.Add(time.Minute)); err == nil {
+		t.Error("the running wait did not fail on a queued job Kueue does not manage")
+	}
+	if why, _ := PyTorch.Unqueued(Observed{Object: job(true)}, made.Add(time.Hour)); why != "" {
+		t.Errorf("a suspended queued job: %q", why)
+	}
+	if why, _ := PyTorch.Unqueued(Observed{Object: running, Workload: &unstructured.Unstructured{}}, made.Add(time.Hour)); why != "" {
+		t.Errorf("a queued job with a Workload: %q", why)
 	}
 }

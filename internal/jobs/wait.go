@@ -43,7 +43,9 @@ func (k *Kind) runs(o Observed, s Status, w RunningWait, now time.Time, recheck 
 	if s.Phase == Succeeded {
 		return true, 0, nil
 	}
-	if s.Phase != Running {
+	if s.Phase != Running || !Admitted(o) {
+		// A queued job runs once Kueue has admitted it; one Kueue does not manage never is
+		// (Unqueued says so).
 		return false, recheck, nil
 	}
 	for role, n := range w.Expect {
@@ -96,7 +98,8 @@ func (k *Kind) Finished(o Observed, w RunningWait, now time.Time) (done bool, re
 
 // waitedStatus is the job's status as a wait sees it (seen false while its object is not there
 // yet), or the error that ends the wait: the job failed (with how its programs exited), it is
-// being deleted, or, as w.FailFast says and until the job has run, one of its pods cannot run.
+// being deleted, Kueue does not manage it though it is queued (Unqueued), or, as w.FailFast says
+// and until the job has run, one of its pods cannot run.
 // recheck is when a pod's trouble may have become permanent though nothing changes.
 func (k *Kind) waitedStatus(o Observed, w RunningWait, now time.Time) (s Status, seen bool, recheck time.Duration, err error) {
 	if reason := k.failure(o); reason != "" {
@@ -118,6 +121,11 @@ func (k *Kind) waitedStatus(o Observed, w RunningWait, now time.Time) (s Status,
 	if o.Object == nil {
 		return Status{}, false, recheck, nil
 	}
+	unqueued, after := k.Unqueued(o, now)
+	if unqueued != "" {
+		return Status{}, false, 0, fmt.Errorf("%s", unqueued)
+	}
+	recheck = soonest(recheck, after)
 	if o.Object.GetDeletionTimestamp() != nil {
 		return Status{}, false, 0, fmt.Errorf("the %s is being deleted", k.Object)
 	}

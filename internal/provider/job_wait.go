@@ -69,7 +69,14 @@ func (r *jobResource) waitOrObserve(ctx context.Context, t kube.Target, waitFor,
 			if reason := r.kind.Failure(o); reason != "" {
 				return false, 0, fmt.Errorf("%s", reason)
 			}
-			return o.Object != nil && jobs.Admitted(o), 0, nil
+			if o.Object == nil {
+				return false, 0, nil
+			}
+			why, recheck := r.kind.Unqueued(o, time.Now())
+			if why != "" {
+				return false, 0, fmt.Errorf("%s", why)
+			}
+			return jobs.Admitted(o), recheck, nil
 		})
 		switch {
 		case waitStopped(err):
