@@ -54,6 +54,8 @@ type Options struct {
 	// RealNode adds the real node (package realnode), on which containers really run; see
 	// realnode.Unavailable for what the machine needs.
 	RealNode bool
+	// Kueue configures Kueue otherwise than the default (nil): see KueueSettings.
+	Kueue *KueueSettings
 }
 
 // Cluster is a running local cluster.

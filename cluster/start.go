@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -264,10 +263,5 @@ func (s *starter) reportOperators(ctx context.Context) {
 		}
 		running = append(running, m.component+" "+v)
 	}
-	var integrations []string
-	for name := range KueueIntegrations {
-		integrations = append(integrations, name)
-	}
-	sort.Strings(integrations)
-	_, _ = fmt.Fprintf(s.log, "operators: %s\nKueue integrations: %s\n", strings.Join(running, ", "), strings.Join(integrations, ", "))
+	_, _ = fmt.Fprintf(s.log, "operators: %s\nKueue integrations: %s\n", strings.Join(running, ", "), strings.Join(s.kueueFrameworks(), ", "))
 }

@@ -100,6 +100,9 @@ func (s *starter) waitControllers(ctx context.Context, c *clients) error {
 	if err := s.registerKueueWebhooks(ctx, c); err != nil {
 		return err
 	}
+	if err := s.publishKueueConfig(ctx, c); err != nil {
+		return err
+	}
 	if err := s.registerTrainerWebhooks(ctx, c); err != nil {
 		return err
 	}

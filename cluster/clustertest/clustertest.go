@@ -5,6 +5,7 @@ package clustertest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,55 +33,109 @@ var (
 // cluster's kubeconfig (see Worker).
 const WorkerSecret = "tf-acc-worker"
 
-var (
-	workerOnce sync.Once
-	worker     *cluster.Cluster
-	workerErr  error
-)
-
 // Worker is a second local cluster, started on the first call and stopped when Run ends: a
 // MultiKueue worker of the tests' cluster, whose Kueue finds its kubeconfig in WorkerSecret. It
 // returns the worker's own kubeconfig, to read it and declare its queues with. Only a cluster
 // the test binary started itself gets a worker (its Kueue must reach the worker on 127.0.0.1).
 func Worker() (string, error) {
-	workerOnce.Do(func() {
+	return extraCluster("worker", nil, func(ctx context.Context, worker *cluster.Cluster) error {
+		return cluster.RegisterWorker(ctx, kubeconfig, WorkerSecret, worker)
+	})
+}
+
+// OtherKueue is the settings of the cluster KueueOtherwise starts: the integrations of Kueue's
+// default configuration since v0.19 (the Kubeflow training-operator's left out: no PyTorchJob,
+// no TFJob) and a resource prefix left out of quota.
+var OtherKueue = cluster.KueueSettings{
+	Frameworks:              []string{"kubeflow.org/mpijob", "trainer.kubeflow.org/trainjob"},
+	ExcludeResourcePrefixes: []string{"example.com/"},
+}
+
+// KueueOtherwise is a local cluster of its own whose Kueue is configured as OtherKueue says,
+// started on the first call and stopped when Run ends; it returns its kubeconfig.
+func KueueOtherwise() (string, error) {
+	return extraCluster("kueue-otherwise", func(o *cluster.Options) { o.Kueue = &OtherKueue }, nil)
+}
+
+// extras are the clusters a test binary starts besides its own, by name.
+var extras struct {
+	mu sync.Mutex
+	by map[string]*extra
+}
+
+type extra struct {
+	once sync.Once
+	c    *cluster.Cluster
+	err  error
+}
+
+// extraCluster starts, on its first call, a local cluster besides the tests' own, with the default
+// node layout and the options configure sets, then runs ready on it; Run stops it at the end. It
+// returns the cluster's kubeconfig. Only a test binary that started its own cluster starts others
+// (the clusters reach one another on 127.0.0.1).
+func extraCluster(name string, configure func(*cluster.Options), ready func(context.Context, *cluster.Cluster) error) (string, error) {
+	extras.mu.Lock()
+	if extras.by == nil {
+		extras.by = map[string]*extra{}
+	}
+	e := extras.by[name]
+	if e == nil {
+		e = &extra{}
+		extras.by[name] = e
+	}
+	extras.mu.Unlock()
+	e.once.Do(func() {
 		if os.Getenv(KubeconfigEnv) != "" {
-			workerErr = fmt.Errorf("the tests run against %s=%s, which cannot reach a worker started here", KubeconfigEnv, os.Getenv(KubeconfigEnv))
+			e.err = fmt.Errorf("the tests run against %s=%s, beside which no cluster is started here", KubeconfigEnv, os.Getenv(KubeconfigEnv))
 			return
 		}
 		wd, err := os.Getwd()
 		if err != nil {
-			workerErr = err
+			e.err = err
 			return
 		}
 		opts, err := DefaultOptions(wd)
 		if err != nil {
-			workerErr = err
+			e.err = err
 			return
 		}
 		opts.NodesFile = "" // the default layout: the tests know its nodes
+		if configure != nil {
+			configure(&opts)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		started := time.Now()
-		if worker, _, workerErr = cluster.Start(ctx, opts); workerErr != nil {
+		if e.c, _, e.err = cluster.Start(ctx, opts); e.err != nil {
 			return
 		}
-		if workerErr = cluster.RegisterWorker(ctx, kubeconfig, WorkerSecret, worker); workerErr == nil {
-			fmt.Fprintf(os.Stderr, "clustertest: worker cluster ready in %s\n", time.Since(started).Round(100*time.Millisecond))
+		if ready != nil {
+			e.err = ready(ctx, e.c)
+		}
+		if e.err == nil {
+			fmt.Fprintf(os.Stderr, "clustertest: %s cluster ready in %s\n", name, time.Since(started).Round(100*time.Millisecond))
 		}
 	})
-	if workerErr != nil {
-		return "", fmt.Errorf("starting the worker cluster: %w", workerErr)
+	if e.err != nil {
+		return "", fmt.Errorf("starting the %s cluster: %w", name, e.err)
 	}
-	return worker.Kubeconfig, nil
+	return e.c.Kubeconfig, nil
 }
 
-// stopWorker stops the worker cluster, if one was started.
-func stopWorker() error {
-	if worker == nil {
-		return nil
+// stopExtras stops the clusters extraCluster started.
+func stopExtras() error {
+	extras.mu.Lock()
+	defer extras.mu.Unlock()
+	var errs []error
+	for name, e := range extras.by {
+		if e.c == nil {
+			continue
+		}
+		if err := e.c.Stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the %s cluster: %w", name, err))
+		}
 	}
-	return worker.Stop()
+	return errors.Join(errs...)
 }
 
 // Kubeconfig is the path of the kubeconfig of the cluster the tests run against; it is set by Run.
@@ -142,8 +197,8 @@ func Run(m *testing.M, setup ...func(kubeconfig string) error) int {
 			return 1
 		}
 		code := m.Run()
-		if err := stopWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, "clustertest: stopping the worker cluster:", err)
+		if err := stopExtras(); err != nil {
+			fmt.Fprintln(os.Stderr, "clustertest:", err)
 			code = 1
 		}
 		if problems := watch.Stop(); len(problems) > 0 {
