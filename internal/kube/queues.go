@@ -74,25 +74,44 @@ var (
 )
 
 type queueStateRead struct {
-	once  sync.Once
-	state *QueueState
-	err   error
+	queuesOnce, once sync.Once
+	queues, state    *QueueState
+	queuesErr, err   error
 }
 
-// SharedQueueState reads Kueue's state once for the whole provider process.
-func (c *Client) SharedQueueState(ctx context.Context) (*QueueState, error) {
-	c.queueState.once.Do(func() {
+// SharedQueues reads Kueue's queue objects once for the whole provider process: the flavors,
+// ClusterQueues, Cohorts and LocalQueues, the fleets their admission checks dispatch to and the
+// release; not the Workloads, which the checks of a queue's name, of a declared queue and of a
+// dispatch do not read.
+func (c *Client) SharedQueues(ctx context.Context) (*QueueState, error) {
+	c.queueState.queuesOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
 		defer cancel()
-		tflog.Debug(ctx, "LIST Kueue's flavors, queues, cohorts and workloads (shared)")
-		c.queueState.state, c.queueState.err = c.readQueueState(ctx)
+		tflog.Debug(ctx, "LIST Kueue's flavors, queues, cohorts and local queues (shared)")
+		c.queueState.queues, c.queueState.queuesErr = c.readQueues(ctx)
+	})
+	return c.queueState.queues, c.queueState.queuesErr
+}
+
+// SharedQueueState reads Kueue's state, its Workloads and the priorities among it, once for the
+// whole provider process: what the admission prediction reads.
+func (c *Client) SharedQueueState(ctx context.Context) (*QueueState, error) {
+	c.queueState.once.Do(func() {
+		queues, err := c.SharedQueues(ctx)
+		if err != nil {
+			c.queueState.err = err
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+		defer cancel()
+		tflog.Debug(ctx, "LIST Kueue's workloads and the priority classes (shared)")
+		c.queueState.state, c.queueState.err = c.readWorkloads(ctx, queues)
 	})
 	return c.queueState.state, c.queueState.err
 }
 
-func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
-	s := &QueueState{Read: time.Now(), Fungibility: map[string]kueue.Fungibility{}, LocalQueues: map[string]string{},
-		Owners: map[*kueue.Workload]string{}, PriorityClasses: map[string]int32{}, WorkloadPriorityClasses: map[string]int32{}}
+func (c *Client) readQueues(ctx context.Context) (*QueueState, error) {
+	s := &QueueState{Read: time.Now(), Fungibility: map[string]kueue.Fungibility{}, LocalQueues: map[string]string{}}
 	flavors, err := c.List(ctx, kueue.ResourceFlavorGVR, "", "")
 	if err != nil {
 		return nil, err
@@ -129,6 +148,24 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 		lq := kueue.ReadLocalQueue(&localQueues[i])
 		s.LocalQueues[lq.Namespace+"/"+lq.Name] = lq.ClusterQueue
 	}
+	switch current, err := c.HasField(ctx, kueue.ClusterQueueGVR.GroupVersion(), "ClusterQueue", kueue.ReleaseMarker); {
+	case err != nil:
+		s.ReleaseUnknown = err.Error()
+	case !current:
+		s.Release = kueue.V017
+	}
+	if s.Fleets, err = c.readFleets(ctx, s.Queues); err != nil {
+		// Only the prediction of where a job is dispatched needs them.
+		tflog.Debug(ctx, "MultiKueue's admission checks cannot be read", map[string]any{"error": err.Error()})
+	}
+	return s, nil
+}
+
+// readWorkloads is queues with the Workloads pending or holding quota and the priority classes.
+func (c *Client) readWorkloads(ctx context.Context, queues *QueueState) (*QueueState, error) {
+	s := &QueueState{Read: queues.Read, Flavors: queues.Flavors, Queues: queues.Queues, Fungibility: queues.Fungibility, Cohorts: queues.Cohorts,
+		LocalQueues: queues.LocalQueues, Fleets: queues.Fleets, Release: queues.Release, ReleaseUnknown: queues.ReleaseUnknown,
+		Owners: map[*kueue.Workload]string{}, PriorityClasses: map[string]int32{}, WorkloadPriorityClasses: map[string]int32{}}
 	// The Workloads are read as they stream in and each decoded only when it is read: every
 	// Workload carries its job's pod templates, and 1,000 of them decoded at once took a queued
 	// plan's provider to 115 MiB.
@@ -174,16 +211,6 @@ func (c *Client) readQueueState(ctx context.Context) (*QueueState, error) {
 	for _, pc := range wpcs {
 		value, _, _ := unstructured.NestedInt64(pc.Object, "value")
 		s.WorkloadPriorityClasses[pc.GetName()] = int32(value)
-	}
-	switch current, err := c.HasField(ctx, kueue.ClusterQueueGVR.GroupVersion(), "ClusterQueue", kueue.ReleaseMarker); {
-	case err != nil:
-		s.ReleaseUnknown = err.Error()
-	case !current:
-		s.Release = kueue.V017
-	}
-	if s.Fleets, err = c.readFleets(ctx, s.Queues); err != nil {
-		// Only the prediction of where a job is dispatched needs them.
-		tflog.Debug(ctx, "MultiKueue's admission checks cannot be read", map[string]any{"error": err.Error()})
 	}
 	return s, nil
 }

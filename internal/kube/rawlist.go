@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -64,55 +66,68 @@ func (c *Client) listJSONBy(ctx context.Context, gvr schema.GroupVersionResource
 	if namespace != "" {
 		segments = append(segments, "namespaces", namespace)
 	}
-	var objects map[string][]byte
-	err := retry(ctx, "LIST "+gvr.Resource, func() error {
-		req := c.raw.Get().AbsPath(append(segments, gvr.Resource)...)
-		if labelSelector != "" {
-			req = req.Param("labelSelector", labelSelector)
-		}
-		body, err := req.Stream(ctx)
-		if err != nil {
+	objects := map[string][]byte{}
+	for next := ""; ; {
+		var page map[string][]byte
+		err := retry(ctx, "LIST "+gvr.Resource, func() error {
+			req := c.raw.Get().AbsPath(append(segments, gvr.Resource)...).Param("limit", strconv.Itoa(listPage))
+			if labelSelector != "" {
+				req = req.Param("labelSelector", labelSelector)
+			}
+			if next != "" {
+				req = req.Param("continue", next)
+			}
+			body, err := req.Stream(ctx)
+			if err != nil {
+				return err
+			}
+			defer func() { _ = body.Close() }()
+			page, next, err = readList(body, key)
 			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("listing %s in %s: %w", gvr.Resource, namespace, err)
 		}
-		defer func() { _ = body.Close() }()
-		objects, err = readList(body, key)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing %s in %s: %w", gvr.Resource, namespace, err)
+		maps.Copy(objects, page)
+		if next == "" {
+			return objects, nil
+		}
 	}
-	return objects, nil
 }
 
+// listPage is how many objects a LIST asks for at once: a cluster of thousands of Workloads is
+// read in pages, as kubectl does, not in one answer the API server builds whole in memory.
+const listPage = 500
+
 // readList reads a list's items from r one at a time, each without its managedFields, by key of
-// its namespace and name. Items of built-in kinds come without apiVersion and kind: they are
+// its namespace and name, and the token of its next page ("" for the last). Items of built-in kinds come without apiVersion and kind: they are
 // given the list's, which comes after them.
-func readList(r io.Reader, key func(namespace, name string) string) (map[string][]byte, error) {
+func readList(r io.Reader, key func(namespace, name string) string) (objects map[string][]byte, next string, err error) {
 	dec := json.NewDecoder(r)
 	if err := expect(dec, json.Delim('{')); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	objects := map[string][]byte{}
+	objects = map[string][]byte{}
 	var apiVersion, kind string
 	var kindless []string
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		switch tok {
 		case "items":
 			if err := expect(dec, json.Delim('[')); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			for dec.More() {
 				var item map[string]json.RawMessage
 				if err := dec.Decode(&item); err != nil {
-					return nil, err
+					return nil, "", err
 				}
 				namespace, name, data, err := withoutManagedFields(item)
 				if err != nil {
-					return nil, err
+					return nil, "", err
 				}
 				name = key(namespace, name)
 				objects[name] = data
@@ -121,33 +136,39 @@ func readList(r io.Reader, key func(namespace, name string) string) (map[string]
 				}
 			}
 			if err := expect(dec, json.Delim(']')); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 		case "apiVersion":
 			err = dec.Decode(&apiVersion)
 		case "kind":
 			err = dec.Decode(&kind)
+		case "metadata":
+			var meta struct {
+				Continue string `json:"continue"`
+			}
+			err = dec.Decode(&meta)
+			next = meta.Continue
 		default:
 			err = dec.Decode(&json.RawMessage{})
 		}
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	for _, name := range kindless {
 		var item map[string]json.RawMessage
 		if err := json.Unmarshal(objects[name], &item); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		item["apiVersion"], _ = json.Marshal(apiVersion)
 		item["kind"], _ = json.Marshal(strings.TrimSuffix(kind, "List"))
 		data, err := json.Marshal(item)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		objects[name] = data
 	}
-	return objects, expect(dec, json.Delim('}'))
+	return objects, next, expect(dec, json.Delim('}'))
 }
 
 // withoutManagedFields is item's namespace, name and item as JSON without

@@ -21,7 +21,7 @@ func TestAListIsReadAsEachObjectWithoutItsManagedFields(t *testing.T) {
 			{"metadata":{"name":"a","managedFields":[{"manager":"x"}],"labels":{"l":"1"}},"spec":{"x":1}},
 			{"metadata":{"name":"b"},"status":{"y":[1,2]}}],"kind":"ServiceList","metadata":{}}`, "v1", "Service"},
 	} {
-		objects, err := readList(strings.NewReader(tc.list), byName)
+		objects, _, err := readList(strings.NewReader(tc.list), byName)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.what, err)
 		}
@@ -44,7 +44,7 @@ func TestAListIsReadAsEachObjectWithoutItsManagedFields(t *testing.T) {
 			t.Errorf("%s: the objects lost what they hold: %s %s", tc.what, objects["a"], objects["b"])
 		}
 	}
-	if _, err := readList(strings.NewReader(`{"items":[{"metadata":{"name":"a"}}`), byName); err == nil {
+	if _, _, err := readList(strings.NewReader(`{"items":[{"metadata":{"name":"a"}}`), byName); err == nil {
 		t.Error("a list cut short is read without an error")
 	}
 }
@@ -52,7 +52,7 @@ func TestAListIsReadAsEachObjectWithoutItsManagedFields(t *testing.T) {
 // A list of every namespace (Kueue's Workloads, which a queued plan reads) keeps objects of the
 // same name in two namespaces apart, each by "namespace/name".
 func TestAListOfEveryNamespaceKeepsObjectsOfOneNameApart(t *testing.T) {
-	objects, err := readList(strings.NewReader(`{"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"WorkloadList","items":[
+	objects, _, err := readList(strings.NewReader(`{"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"WorkloadList","items":[
 		{"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"Workload","metadata":{"name":"mpijob-train-1a2b3","namespace":"team-a"},"spec":{"queueName":"a"}},
 		{"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"Workload","metadata":{"name":"mpijob-train-1a2b3","namespace":"team-b"},"spec":{"queueName":"b"}}]}`), byNamespacedName)
 	if err != nil {
@@ -61,5 +61,19 @@ func TestAListOfEveryNamespaceKeepsObjectsOfOneNameApart(t *testing.T) {
 	if len(objects) != 2 || !strings.Contains(string(objects["team-a/mpijob-train-1a2b3"]), `"queueName":"a"`) ||
 		!strings.Contains(string(objects["team-b/mpijob-train-1a2b3"]), `"queueName":"b"`) {
 		t.Fatalf("read as %q", objects)
+	}
+}
+
+// A page of a list says where the next one starts (metadata.continue), so a list of thousands of
+// Workloads is read page by page; the last page says none.
+func TestReadListGivesTheNextPagesToken(t *testing.T) {
+	for list, want := range map[string]string{
+		`{"kind":"WorkloadList","metadata":{"resourceVersion":"9","continue":"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ"},"items":[{"metadata":{"name":"a"}}]}`: "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ",
+		`{"kind":"WorkloadList","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"b"}}]}`:                                             "",
+	} {
+		objects, next, err := readList(strings.NewReader(list), byName)
+		if err != nil || len(objects) != 1 || next != want {
+			t.Errorf("%s: %d objects, next %q, %v; want one, next %q", list, len(objects), next, err, want)
+		}
 	}
 }

@@ -63,7 +63,7 @@ func (r *objectResource[M, PM]) clusterNames(ctx context.Context) clusterQueueNa
 	if r.client == nil {
 		return clusterQueueNames{}
 	}
-	state, err := r.client.SharedQueueState(ctx)
+	state, err := r.client.SharedQueues(ctx)
 	if err != nil {
 		tflog.Debug(ctx, "queue checks against the cluster skipped: Kueue's objects cannot be read", map[string]any{"error": err.Error()})
 		return clusterQueueNames{}

@@ -194,7 +194,7 @@ func (r *jobResource) fleetOf(ctx context.Context, obj *unstructured.Unstructure
 	if jobs.QueueName(obj) == "" {
 		return nil
 	}
-	state, err := r.client.SharedQueueState(ctx)
+	state, err := r.client.SharedQueues(ctx)
 	if err != nil {
 		return nil
 	}
