@@ -60,6 +60,8 @@ type Client struct {
 	limitRanges limitRangesRead
 	// Kueue's state as SharedQueueState read it, once for the whole provider process.
 	queueState queueStateRead
+	// Kueue's configuration as KueueConfig read it, likewise.
+	kueueConfig kueueConfigRead
 
 	// The informers every wait of the process shares (see informers.go).
 	informers informers

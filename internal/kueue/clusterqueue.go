@@ -332,3 +332,13 @@ const (
 	maxCoveredInAll            = 256
 	maxFlavorResourcesPerGroup = 512
 )
+
+// Covers says whether one of the queue's resource groups covers the resource.
+func (s ClusterQueueSpec) Covers(resource string) bool {
+	for _, g := range s.ResourceGroups {
+		if slices.Contains(g.CoveredResources, resource) {
+			return true
+		}
+	}
+	return false
+}

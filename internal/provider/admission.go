@@ -28,13 +28,18 @@ import (
 // change before the apply.
 
 // queueNamePlan is what queue_name's documentation says of the plan.
-const queueNamePlan = " A plan that creates or changes the job says in a warning what Kueue would do with it now, by Kueue's own rules: admit it " +
+var queueNamePlan = " A plan that creates or changes the job says in a warning what Kueue would do with it now, by Kueue's own rules: admit it " +
 	"at once (on which flavors, borrowing or not), admit it by preempting other workloads (which, and why), hold it (with Kueue's reason), " +
 	"or never admit it; the queued jobs planned before it count, and the queues as the plan leaves them. It adds the GPUs and other devices " +
 	"the plan's queued jobs ask for up to this one, by ClusterQueue, beside what each has free now. When the configuration declares the " +
 	"LocalQueue, its ClusterQueue and their flavors, and that queue could never admit the job (a resource it does not cover, a taint, " +
-	"more than its quota and no cohort), the plan fails. When its ClusterQueue dispatches through MultiKueue, the warning also says which " +
-	"worker clusters would admit the job's copy now, each by its own queues (those given in the provider's `worker_cluster` blocks)."
+	"more than its quota and no cohort), the plan fails; where Kueue's configuration cannot be read and the job asks for a resource the " +
+	"queue does not cover, it warns instead (Kueue may be configured to leave it out). What Kueue counts follows its configuration where " +
+	"the plan can read it (excluded resources, resource transformations), and the plan fails for a kind whose integration it does not " +
+	fmt.Sprintf("run; where it cannot, a job Kueue neither suspends nor gives a Workload within %d seconds fails the create, naming the integration, ", int(jobs.KueueGrace.Seconds())) +
+	"rather than run outside every quota. When its ClusterQueue dispatches through MultiKueue, the warning also says which " +
+	"worker clusters would admit the job's copy now, each by its own queues (those given in the provider's `worker_cluster` blocks). " +
+	fmt.Sprintf("A LocalQueue the same apply makes without a reference is waited for up to %d seconds at create.", needSeconds)
 
 // predictAdmission warns in the plan of a queued job what Kueue would do with it now, and for a
 // ClusterQueue whose MultiKueue admission check dispatches its jobs, what each worker cluster's
@@ -116,6 +121,15 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 	}
 	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue, Priority: priority, Created: time.Now()}
 	var unknown []string
+	cfg, cfgErr := client.KueueConfig(ctx)
+	if cfgErr != nil {
+		unknown = append(unknown, "Kueue's configuration ("+cfgErr.Error()+"), which may leave resources out of quota or transform them, "+
+			"share borrowed quota fairly, or wait for a workload's pods before it admits the next; it assumes Kueue's defaults")
+	} else {
+		for _, u := range cfg.Unmodeled() {
+			unknown = append(unknown, "what Kueue's configuration turns on: "+u)
+		}
+	}
 	if wl.NamespaceLabels, err = client.NamespaceLabels(ctx, obj.GetNamespace()); err != nil || wl.NamespaceLabels == nil {
 		unknown = append(unknown, fmt.Sprintf("whether ClusterQueue %s takes jobs from namespace %s (%s)", queue, obj.GetNamespace(),
 			cmp.Or(fmt.Sprint(err), "it does not exist yet")))
@@ -138,7 +152,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 		if name := spec.RuntimeClassName; name != nil {
 			overhead = overheads[*name]
 		}
-		ps := kueue.PodSetOf(role.Role, int64(role.Count), kueue.AdjustPodSpec(spec, limitRanges, overhead))
+		ps := kueue.CountedPodSet(role.Role, int64(role.Count), kueue.AdjustPodSpec(spec, limitRanges, overhead), cfg)
 		ps.RequiredTopology = role.Template.Annotations[jobs.RequiredTopologyAnnotation]
 		wl.PodSets = append(wl.PodSets, ps)
 	}
@@ -201,11 +215,10 @@ func orderDecides(snapshot *kueue.Snapshot, pending, planned []*kueue.Workload, 
 	return q.Admitted != p.Admitted || q.Never != p.Never || len(q.Targets) != len(p.Targets)
 }
 
-// caveats says what a prediction assumes: Kueue's configuration, which no client can read, and
-// what it could not read.
+// caveats says what a prediction could not read or does not follow (Kueue's configuration among
+// them, where it cannot be read).
 func caveats(p admissionPrediction) string {
-	s := " It assumes Kueue's default configuration (no excluded resources or resource transformations, no fair sharing, " +
-		"no waitForPodsReady that blocks admission), which the provider cannot read."
+	var s string
 	if len(p.unknown) > 0 {
 		s += " Not known to the prediction: " + strings.Join(p.unknown, "; ") + "."
 	}

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework/path"
@@ -79,8 +81,10 @@ func (r *objectResource[M, PM]) clusterNames(ctx context.Context) clusterQueueNa
 }
 
 // checkDeclaredQueue refuses at plan a job that the queue its configuration declares could never
-// admit, and says whether it did.
-func (r *jobResource) checkDeclaredQueue(resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods) bool {
+// admit, and says whether it did. What Kueue counts of the pods' requests follows its
+// configuration cfg; where that cannot be read (nil), a job asking for a resource the queue does
+// not cover is warned of, not refused: Kueue may be configured to leave it out of quota.
+func (r *jobResource) checkDeclaredQueue(resp *resource.ModifyPlanResponse, obj *unstructured.Unstructured, roles []jobs.RolePods, cfg *kueue.Config) bool {
 	if r.declared == nil {
 		return false
 	}
@@ -92,17 +96,44 @@ func (r *jobResource) checkDeclaredQueue(resp *resource.ModifyPlanResponse, obj 
 	key := obj.GetNamespace() + "/" + obj.GetName()
 	wl := &kueue.Workload{Key: key, UID: "planned:" + key, Queue: queue.Name, Created: time.Now()}
 	for _, role := range roles {
-		wl.PodSets = append(wl.PodSets, kueue.PodSetOf(role.Role, int64(role.Count), role.Template.Spec))
+		ps := kueue.CountedPodSet(role.Role, int64(role.Count), role.Template.Spec, cfg)
+		if cfg != nil && cfg.IgnoreUndeclared {
+			for name := range ps.Requests {
+				if !queue.Covers(name) {
+					delete(ps.Requests, name)
+				}
+			}
+		}
+		wl.PodSets = append(wl.PodSets, ps)
 	}
 	why := kueue.NeverAdmits(queue, flavors, wl)
 	if why == "" {
 		return false
 	}
-	resp.Diagnostics.AddAttributeError(path.Root("queue_name"),
-		fmt.Sprintf("Kueue would never admit %s %s in ClusterQueue %s", r.kind.Object, key, queue.Name),
-		fmt.Sprintf("LocalQueue %s submits to ClusterQueue %s, which this configuration declares so that it can never admit the job, whatever else runs: "+
-			"Kueue would say %q. Cover what the job asks for in the ClusterQueue (its resource groups and flavors), or change the job; "+
-			"to hold jobs on purpose, set the ClusterQueue's stop_policy = \"Hold\". Nothing was created.",
-			local, queue.Name, why))
+	summary := fmt.Sprintf("Kueue would never admit %s %s in ClusterQueue %s", r.kind.Object, key, queue.Name)
+	detail := fmt.Sprintf("LocalQueue %s submits to ClusterQueue %s, which this configuration declares so that it can never admit the job, whatever else runs: "+
+		"Kueue would say %q. Cover what the job asks for in the ClusterQueue (its resource groups and flavors), or change the job; "+
+		"to hold jobs on purpose, set the ClusterQueue's stop_policy = \"Hold\".", local, queue.Name, why)
+	if uncovered := uncoveredBy(queue, wl); cfg == nil && len(uncovered) > 0 {
+		resp.Diagnostics.AddAttributeWarning(path.Root("queue_name"), summary+" unless its configuration leaves out "+strings.Join(uncovered, ", "),
+			detail+" Kueue's configuration may leave "+strings.Join(uncovered, ", ")+" out of quota (resources.excludeResourcePrefixes, "+
+				"resources.transformations, quotaCheckStrategy: IgnoreUndeclared), and the provider cannot read it here, so the apply goes ahead.")
+		return true
+	}
+	resp.Diagnostics.AddAttributeError(path.Root("queue_name"), summary, detail+" Nothing was created.")
 	return true
+}
+
+// uncoveredBy are the resources wl asks for that queue covers in none of its resource groups.
+func uncoveredBy(queue kueue.ClusterQueueSpec, wl *kueue.Workload) []string {
+	var out []string
+	for _, ps := range wl.PodSets {
+		for name, v := range ps.Requests {
+			if v > 0 && !queue.Covers(name) && !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

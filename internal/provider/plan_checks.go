@@ -94,15 +94,40 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 		tflog.Debug(ctx, "plan checks skipped", map[string]any{"error": err.Error()})
 		return
 	}
-	if makesPods(ctx, req, resp, m, r.newModel()) {
+	makes := makesPods(ctx, req, resp, m, r.newModel())
+	if makes {
 		r.checkPodSecurity(ctx, resp, obj, roles)
 	}
 	if r.placementCheck {
 		r.checkPlacement(ctx, resp, obj, roles)
 	}
-	if jobs.QueueName(obj) != "" && !r.checkDeclaredQueue(resp, obj, roles) && r.admissionPrediction {
+	// Kueue's checks, where the plan makes pods that Kueue admits: a change of a queued job's
+	// labels is no new workload, and admission_prediction = false turns them all off.
+	if jobs.QueueName(obj) == "" || !makes || !r.admissionPrediction {
+		return
+	}
+	cfg, cfgErr := r.client.KueueConfig(ctx)
+	if cfgErr == nil && !r.kueueManages(resp, cfg) {
+		return
+	}
+	if !r.checkDeclaredQueue(resp, obj, roles, cfg) {
 		r.predictAdmission(ctx, resp, obj, roles)
 	}
+}
+
+// kueueManages fails the plan of a queued job whose kind the cluster's Kueue, as its configuration
+// says, does not manage: Kueue would neither suspend nor admit it, and it would run at once
+// outside every quota.
+func (r *jobResource) kueueManages(resp *resource.ModifyPlanResponse, cfg *kueue.Config) bool {
+	if cfg.Manages(r.kind.KueueIntegration()) {
+		return true
+	}
+	resp.Diagnostics.AddAttributeError(path.Root("queue_name"), "Kueue does not manage "+r.kind.Object+"s on this cluster",
+		fmt.Sprintf("Kueue's configuration (ConfigMap %s/%s) runs the integrations %s, not %s: Kueue would neither queue nor admit the job, "+
+			"which would run at once outside every quota. Add %s to integrations.frameworks in Kueue's configuration (since Kueue v0.19 "+
+			"the Kubeflow training-operator's are off unless listed) and restart Kueue, or remove queue_name.",
+			kube.KueueNamespace, kube.KueueConfigMap, strings.Join(cfg.Frameworks, ", "), r.kind.KueueIntegration(), r.kind.KueueIntegration()))
+	return false
 }
 
 // makesPods says whether the plan makes pods of the job: it creates or replaces the job, adds

@@ -133,9 +133,13 @@ func (p *trainingProvider) Schema(_ context.Context, _ provider.SchemaRequest, r
 					"and the plan warns, naming the cause and the fix. Never an error: the cluster may change before apply. The nodes are listed " +
 					"once per plan; when the cluster cannot be reached or nodes cannot be listed the check is skipped (debug log). Default true."},
 			"admission_prediction": schema.BoolAttribute{Optional: true,
-				MarkdownDescription: "Whether the plan of a job with `queue_name` says what Kueue would do with it (see `queue_name`). The prediction " +
-					"lists Kueue's queues and every namespace's Workloads, which the role `terraform-provider-training-admission-prediction` " +
-					"grants; without it each such plan warns that it cannot predict, and false stops both. Default true."},
+				MarkdownDescription: "Whether the plan of a job with `queue_name` that makes pods (a create or a replacement) checks it against " +
+					"Kueue: whether Kueue manages its kind and counts what it asks for, as Kueue's configuration says (its ConfigMap " +
+					"`kueue-system/kueue-manager-config`, which the role `terraform-provider-training-kueue-config` grants reading), whether the " +
+					"queues the configuration declares could ever admit it, and what Kueue would do with it now (see `queue_name`). The " +
+					"prediction lists Kueue's queues and every namespace's Workloads, page by page, which the role " +
+					"`terraform-provider-training-admission-prediction` grants; without it each such plan warns that it cannot predict. False " +
+					"turns every one of these checks of a job off, and with them the Workload list. Default true."},
 		},
 		Blocks: map[string]schema.Block{
 			"exec": schema.ListNestedBlock{

@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -41,6 +42,10 @@ const rbacFile = "../../examples/rbac/provider-rbac.yaml"
 // runtimes); the others (the jobs', the LocalQueues') are bound in the test namespaces only.
 var clusterWideRoles = []string{"terraform-provider-training-cluster-reads", "terraform-provider-training-node-taints",
 	"terraform-provider-training-admission-prediction", "terraform-provider-training-kueue", "terraform-provider-training-runtimes"}
+
+// roleNamespaces are the namespaces the shipped roles that are not bound cluster-wide are bound
+// in, where not "default".
+var roleNamespaces = map[string]string{"terraform-provider-training-kueue-config": "kueue-system"}
 
 // jobsRole is the shipped role of the job resources alone.
 const jobsRole = "terraform-provider-training"
@@ -111,8 +116,9 @@ func serviceAccountKubeconfig(adminKubeconfig, name string, roles []rbacv1.Clust
 			binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name}, RoleRef: ref, Subjects: subject}
 			err = replace(ctx, kube.RbacV1().ClusterRoleBindings(), binding)
 		} else {
-			binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: "default"}, RoleRef: ref, Subjects: subject}
-			err = replace(ctx, kube.RbacV1().RoleBindings("default"), binding)
+			namespace := cmp.Or(roleNamespaces[shipped], "default")
+			binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: role.Name, Namespace: namespace}, RoleRef: ref, Subjects: subject}
+			err = replace(ctx, kube.RbacV1().RoleBindings(namespace), binding)
 		}
 		if err != nil {
 			return "", err
