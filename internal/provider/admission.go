@@ -28,7 +28,7 @@ import (
 // change before the apply.
 
 // queueNamePlan is what queue_name's documentation says of the plan.
-var queueNamePlan = " A plan that creates or changes the job says in a warning what Kueue would do with it now, by Kueue's own rules: admit it " +
+var queueNamePlan = " A plan that creates or replaces the job says in a warning what Kueue would do with it now, by Kueue's own rules: admit it " +
 	"at once (on which flavors, borrowing or not), admit it by preempting other workloads (which, and why), hold it (with Kueue's reason), " +
 	"or never admit it; the queued jobs planned before it count, and the queues as the plan leaves them. It adds the GPUs and other devices " +
 	"the plan's queued jobs ask for up to this one, by ClusterQueue, beside what each has free now. When the configuration declares the " +

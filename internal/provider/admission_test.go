@@ -636,9 +636,14 @@ func TestAPredictionThatTheApplysOrderDecidesSaysSo(t *testing.T) {
 			t.Errorf("%s: the order decides %v, want %v (predicted %+v)", tc.name, decides, tc.decides, p)
 		}
 		said := caveats(admissionPrediction{queue: "team", orderDecides: decides})
-		if strings.Contains(said, "depends on the order") != tc.decides || !strings.Contains(said, "default configuration") {
+		if strings.Contains(said, "depends on the order") != tc.decides {
 			t.Errorf("%s: the prediction says %q", tc.name, said)
 		}
+	}
+	// What it could not read, Kueue's configuration among it, it says.
+	said := caveats(admissionPrediction{queue: "team", unknown: []string{"Kueue's configuration (it cannot be read)"}})
+	if !strings.Contains(said, "Not known to the prediction: Kueue's configuration (it cannot be read).") {
+		t.Errorf("the prediction does not say what it could not read: %q", said)
 	}
 }
 

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -114,26 +113,14 @@ func (r *jobResource) checkDeclaredQueue(resp *resource.ModifyPlanResponse, obj 
 	detail := fmt.Sprintf("LocalQueue %s submits to ClusterQueue %s, which this configuration declares so that it can never admit the job, whatever else runs: "+
 		"Kueue would say %q. Cover what the job asks for in the ClusterQueue (its resource groups and flavors), or change the job; "+
 		"to hold jobs on purpose, set the ClusterQueue's stop_policy = \"Hold\".", local, queue.Name, why)
-	if uncovered := uncoveredBy(queue, wl); cfg == nil && len(uncovered) > 0 {
-		resp.Diagnostics.AddAttributeWarning(path.Root("queue_name"), summary+" unless its configuration leaves out "+strings.Join(uncovered, ", "),
-			detail+" Kueue's configuration may leave "+strings.Join(uncovered, ", ")+" out of quota (resources.excludeResourcePrefixes, "+
+	// What Kueue counts is its configuration's to say: without it, a refusal for the resources
+	// the job asks for is not certain (a taint or a node label is).
+	if resourceBound := strings.Contains(why, "unavailable in ClusterQueue") || strings.Contains(why, "insufficient"); cfg == nil && resourceBound {
+		resp.Diagnostics.AddAttributeWarning(path.Root("queue_name"), summary+" unless its configuration counts the job otherwise",
+			detail+" Kueue's configuration may leave resources out of quota or count them as others (resources.excludeResourcePrefixes, "+
 				"resources.transformations, quotaCheckStrategy: IgnoreUndeclared), and the provider cannot read it here, so the apply goes ahead.")
 		return true
 	}
 	resp.Diagnostics.AddAttributeError(path.Root("queue_name"), summary, detail+" Nothing was created.")
 	return true
-}
-
-// uncoveredBy are the resources wl asks for that queue covers in none of its resource groups.
-func uncoveredBy(queue kueue.ClusterQueueSpec, wl *kueue.Workload) []string {
-	var out []string
-	for _, ps := range wl.PodSets {
-		for name, v := range ps.Requests {
-			if v > 0 && !queue.Covers(name) && !slices.Contains(out, name) {
-				out = append(out, name)
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
 }

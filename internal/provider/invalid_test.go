@@ -380,6 +380,11 @@ func TestInvalidConfigurationsFailWithoutACluster(t *testing.T) {
 	provider := fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", unreachableKubeconfig(t))
 	steps := make([]resource.TestStep, 0, len(invalidInputs))
 	for _, c := range invalidInputs {
+		if strings.HasPrefix(c.want, "Kueue would never admit") {
+			// What Kueue counts of the job is its configuration's to say, which an unreachable
+			// cluster does not show: the plan warns instead.
+			continue
+		}
 		steps = append(steps, resource.TestStep{Config: provider + c.block, PlanOnly: true, ExpectError: c.pattern()})
 	}
 	// A second exec block is an error, not ignored.

@@ -25,12 +25,13 @@ import (
 // gone), the same queued PyTorchJob plans, and its apply fails within seconds, naming the
 // integration: Kueue neither suspended it nor made it a Workload, so it ran outside every quota.
 func TestAccKueue_asTheClusterConfiguresIt(t *testing.T) {
+	newAPI(t) // an acceptance test: skipped outside its lanes
+	t.Parallel()
 	kubeconfig, err := clustertest.KueueOtherwise()
 	if err != nil {
 		t.Fatal(err)
 	}
 	other := newAPIAt(t, kubeconfig)
-	t.Parallel()
 	prefix := acctest.RandomWithPrefix("tf-acc-kcfg")
 	provider := fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig)
 	queues := strings.Replace(quotaConfig(prefix, 4, ""), providerConfig(), provider, 1)
@@ -56,6 +57,9 @@ resource "training_mpi_job" "excluded" {
   tolerations        = ["node-role.kubernetes.io/control-plane"]
   queue_name         = training_local_queue.team.name
   wait_for           = "admitted"
+  timeouts {
+    create = "1m"
+  }
 }
 `, prefix)
 	w := newWorkspace(t)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -244,12 +245,13 @@ func TestShippedRolesNeverChangePodsOrReadSecrets(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range append(slices.Clone(clusterWideRoles), jobsRole, "terraform-provider-training-local-queues") {
+	namespaced := slices.Collect(maps.Keys(roleNamespaces))
+	for _, name := range append(append(slices.Clone(clusterWideRoles), namespaced...), jobsRole, "terraform-provider-training-local-queues") {
 		if !names[name] {
 			t.Errorf("%s has no role %s", rbacFile, name)
 		}
 	}
-	if len(names) != len(clusterWideRoles)+2 {
+	if len(names) != len(clusterWideRoles)+len(namespaced)+2 {
 		t.Errorf("%s has roles %v; the tests bind only those they know of", rbacFile, names)
 	}
 }

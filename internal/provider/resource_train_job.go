@@ -364,37 +364,6 @@ func (r *trainJobResource) checkNameOnRuntime(ctx context.Context, req resource.
 	}
 }
 
-// runtimeTarget is the job's runtime, and where it is, in words; known is false while the plan
-// does not know it yet.
-func (m *trainJobModel) runtimeTarget() (t kube.Target, where string, known bool) {
-	known = !m.Runtime.IsUnknown() && !m.RuntimeKind.IsUnknown() && !m.Namespace.IsUnknown()
-	kind := m.RuntimeKind.ValueString()
-	t = kube.Target{GVR: jobs.ClusterTrainingRuntimeGVR, Kind: kind, Name: m.Runtime.ValueString()}
-	if kind == jobs.TrainingRuntimeKind {
-		t.GVR, t.Namespace = jobs.TrainingRuntimeGVR, m.Namespace.ValueString()
-		return t, "namespace " + t.Namespace, known
-	}
-	return t, "the cluster", known
-}
-
-// runtime reads the job's runtime (for create, and for the placement check: runtimePlaced),
-// once per model, and keeps its replicated jobs, which the runtime patch places. It reads
-// nothing while the runtime's name is not known yet (a plan).
-func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error) {
-	t, _, known := m.runtimeTarget()
-	if !known {
-		return nil, nil
-	}
-	if m.readRuntime != nil && m.readRuntime.GetName() == t.Name && m.readRuntime.GetKind() == t.Kind && m.readRuntime.GetNamespace() == t.Namespace {
-		return m.readRuntime, nil
-	}
-	obj, err := c.Get(ctx, t)
-	if obj != nil {
-		m.runtimeJobs, m.readRuntime = jobs.RuntimeJobs(obj), obj
-	}
-	return obj, err
-}
-
 // ValidateConfig checks queueing at plan time.
 func (r *trainJobResource) ValidateConfig(ctx context.Context, req resource.ValidateConfigRequest, resp *resource.ValidateConfigResponse) {
 	validateQueueing(ctx, req.Config, &resp.Diagnostics)

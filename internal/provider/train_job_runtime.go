@@ -11,12 +11,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
-// A TrainJob's runtime patch replaces the grace of every pod its runtime makes: the grace a
-// TrainJob sets must cover its own checkpoint's save under the runtime's launcher (twice the save
-// under mpirun) and whatever the runtime's pods need themselves (jobs.TrainJobGrace). The plan
-// decides it where it can read the runtime; the create, where the runtime is made by the apply.
+// What a TrainJob reads of its runtime. Its runtime patch replaces the grace of every pod its
+// runtime makes: the grace a TrainJob sets must cover its own checkpoint's save under the
+// runtime's launcher (twice the save under mpirun) and whatever the runtime's pods need themselves
+// (jobs.TrainJobGrace). The plan decides it where it can read the runtime; the create, where the
+// runtime is made by the apply.
 
 var gracePath = path.Root("termination_grace_period_seconds")
 
@@ -106,4 +108,35 @@ func (m *trainJobModel) graceOnRuntime(ctx context.Context, obj *unstructured.Un
 		m.GracePeriod = types.Int64Null()
 	}
 	return !diags.HasError()
+}
+
+// runtimeTarget is the job's runtime, and where it is, in words; known is false while the plan
+// does not know it yet.
+func (m *trainJobModel) runtimeTarget() (t kube.Target, where string, known bool) {
+	known = !m.Runtime.IsUnknown() && !m.RuntimeKind.IsUnknown() && !m.Namespace.IsUnknown()
+	kind := m.RuntimeKind.ValueString()
+	t = kube.Target{GVR: jobs.ClusterTrainingRuntimeGVR, Kind: kind, Name: m.Runtime.ValueString()}
+	if kind == jobs.TrainingRuntimeKind {
+		t.GVR, t.Namespace = jobs.TrainingRuntimeGVR, m.Namespace.ValueString()
+		return t, "namespace " + t.Namespace, known
+	}
+	return t, "the cluster", known
+}
+
+// runtime reads the job's runtime (for create, and for the placement check: runtimePlaced),
+// once per model, and keeps its replicated jobs, which the runtime patch places. It reads
+// nothing while the runtime's name is not known yet (a plan).
+func (m *trainJobModel) runtime(ctx context.Context, c *kube.Client) (*unstructured.Unstructured, error) {
+	t, _, known := m.runtimeTarget()
+	if !known {
+		return nil, nil
+	}
+	if m.readRuntime != nil && m.readRuntime.GetName() == t.Name && m.readRuntime.GetKind() == t.Kind && m.readRuntime.GetNamespace() == t.Namespace {
+		return m.readRuntime, nil
+	}
+	obj, err := c.Get(ctx, t)
+	if obj != nil {
+		m.runtimeJobs, m.readRuntime = jobs.RuntimeJobs(obj), obj
+	}
+	return obj, err
 }
