@@ -168,3 +168,48 @@ func exitCode(err error) int {
 	}
 	return -1
 }
+
+// background is a terraform command running in the background (start).
+type background struct {
+	cmd  *exec.Cmd
+	out  *bytes.Buffer
+	done chan error
+	err  error
+	over bool
+}
+
+// start runs terraform with args in the workspace in the background.
+func (w *workspace) start(args ...string) *background {
+	w.t.Helper()
+	cmd, out := w.command(nil, args...)
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	b := &background{cmd: cmd, out: out, done: make(chan error, 1)}
+	go func() { b.done <- cmd.Wait() }()
+	return b
+}
+
+// ended says, within limit, whether the command has ended; err is what it ended with.
+func (b *background) ended(limit time.Duration) (bool, error) {
+	if !b.over {
+		select {
+		case b.err = <-b.done:
+			b.over = true
+		case <-time.After(limit):
+		}
+	}
+	return b.over, b.err
+}
+
+// wait waits up to limit for the command to end and returns its error; past limit it kills
+// terraform and the provider, and fails the test saying what did not end.
+func (b *background) wait(t *testing.T, limit time.Duration, what string) error {
+	t.Helper()
+	if over, err := b.ended(limit); over {
+		return err
+	}
+	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+	t.Fatalf("%s did not end within %s:\n%s", what, limit, b.out)
+	return nil
+}

@@ -295,32 +295,19 @@ resource "training_mpi_job" "ended" {
   }
 }
 `, endedName, prefix))
-	cmd, out := ended.command(nil, "apply", "-auto-approve", "-input=false")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	apply := ended.start("apply", "-auto-approve", "-input=false")
 	launcher := jobs.MPI.PodSelector(endedName) + "," + jobs.JobRoleLabel + "=launcher"
 	if err := worker.waitPods(launcher, func(pods []corev1.Pod) bool {
 		return len(pods) == 1 && pods[0].Status.Phase == corev1.PodRunning
 	}); err != nil {
-		t.Fatalf("the dispatched job's launcher does not run in the worker: %v\n%s", err, out)
+		t.Fatalf("the dispatched job's launcher does not run in the worker: %v\n%s", err, apply.out)
 	}
-	select {
-	case err := <-done:
-		t.Fatalf("the apply waiting for the job's end ended (%v) while the job ran in the worker:\n%s", err, out)
-	default:
+	if over, err := apply.ended(0); over {
+		t.Fatalf("the apply waiting for the job's end ended (%v) while the job ran in the worker:\n%s", err, apply.out)
 	}
 	worker.finishPods("default", launcher, corev1.PodSucceeded)
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the apply failed: %v\n%s", err, out)
-		}
-	case <-time.After(4 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatalf("the apply did not end after the job succeeded in the worker:\n%s", out)
+	if err := apply.wait(t, 4*time.Minute, "the apply, after the job succeeded in the worker,"); err != nil {
+		t.Fatalf("the apply failed: %v\n%s", err, apply.out)
 	}
 	if v := showState(t, ended)["training_mpi_job.ended"]; v["status"] != jobs.Succeeded || v["worker_cluster"] != workerName {
 		t.Errorf("the job that ended in worker %s has status %v and worker_cluster %v in state", workerName, v["status"], v["worker_cluster"])
@@ -352,25 +339,35 @@ resource "training_mpi_job" "ended" {
 	}
 }
 
-// showState is the workspace's state as `terraform show -json` gives it: each root module
-// resource's values by address.
-func showState(t *testing.T, w *workspace) map[string]map[string]any {
+// shownResource is a root module resource as `terraform show -json` gives it.
+type shownResource struct {
+	Address string         `json:"address"`
+	Tainted bool           `json:"tainted"`
+	Values  map[string]any `json:"values"`
+}
+
+// shownResources are the workspace's root module resources as `terraform show -json` gives them.
+func shownResources(t *testing.T, w *workspace) []shownResource {
 	t.Helper()
 	var shown struct {
 		Values struct {
 			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
+				Resources []shownResource `json:"resources"`
 			} `json:"root_module"`
 		} `json:"values"`
 	}
 	if err := json.Unmarshal([]byte(w.run("show", "-json")), &shown); err != nil {
 		t.Fatal(err)
 	}
+	return shown.Values.RootModule.Resources
+}
+
+// showState is the workspace's state as `terraform show -json` gives it: each root module
+// resource's values by address.
+func showState(t *testing.T, w *workspace) map[string]map[string]any {
+	t.Helper()
 	out := map[string]map[string]any{}
-	for _, r := range shown.Values.RootModule.Resources {
+	for _, r := range shownResources(t, w) {
 		out[r.Address] = r.Values
 	}
 	return out

@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"syscall"
@@ -48,12 +47,7 @@ resource "training_mpi_job" "c" {
 		}
 	})
 
-	cmd, out := w.command(nil, "apply", "-auto-approve", "-input=false")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	apply := w.start("apply", "-auto-approve", "-input=false")
 	// Interrupted once both waits are under way: the queued job suspended by Kueue, the other's
 	// pods made and Pending.
 	waiting := func() bool {
@@ -63,28 +57,20 @@ resource "training_mpi_job" "c" {
 		pods := a.pods("default", jobs.MPI.PodSelector(starting))
 		return len(pods) == 2 && pods[0].Status.Phase == corev1.PodPending && pods[1].Status.Phase == corev1.PodPending
 	}
-	deadline := time.Now().Add(3 * time.Minute)
-	for !waiting() {
-		select {
-		case err := <-done:
-			t.Fatalf("terraform apply ended (%v) before both waits were under way:\n%s", err, out)
-		case <-time.After(200 * time.Millisecond):
+	for deadline := time.Now().Add(3 * time.Minute); !waiting(); {
+		if over, err := apply.ended(200 * time.Millisecond); over {
+			t.Fatalf("terraform apply ended (%v) before both waits were under way:\n%s", err, apply.out)
 		}
 		if time.Now().After(deadline) {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			t.Fatalf("the queued job and the starting job were not both waited on within 3 minutes:\n%s", out)
+			apply.wait(t, 0, "the apply whose waits never both began")
 		}
 	}
 	// Ctrl-C: the terminal signals terraform's whole process group.
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+	if err := syscall.Kill(-apply.cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-done:
-	case <-time.After(2 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("terraform apply did not stop within 2 minutes of SIGINT:\n%s", out)
-	}
+	apply.wait(t, 2*time.Minute, "terraform apply, after SIGINT,")
+	out := apply.out
 	for _, want := range []string{
 		`Warning: MPIJob default/` + queued + ` is not running yet \(create\); the wait was interrupted.*` +
 			`The wait was interrupted \(Terraform was stopped\) after .*quota.* not tainted`,
@@ -100,22 +86,8 @@ resource "training_mpi_job" "c" {
 	}
 
 	// In state, untainted, as Kueue and the scheduler left them.
-	var state struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Tainted bool           `json:"tainted"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal([]byte(w.run("show", "-json")), &state); err != nil {
-		t.Fatal(err)
-	}
 	want := map[string]string{"training_mpi_job.b": jobs.Queued, "training_mpi_job.c": jobs.Pending}
-	for _, r := range state.Values.RootModule.Resources {
+	for _, r := range shownResources(t, w) {
 		status, ok := want[r.Address]
 		if !ok {
 			continue

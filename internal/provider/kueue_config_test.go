@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -89,20 +88,10 @@ resource "training_mpi_job" "excluded" {
 		t.Fatal(err)
 	}
 	w.write(queues + fpga + pytorch)
-	cmd, buf := w.command(nil, "apply", "-auto-approve", "-input=false")
 	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(3 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("the apply of a queued PyTorchJob that Kueue does not manage did not end within 3 minutes:\n%s", buf)
-	}
-	if err == nil || !wrapped(`Kueue does not manage PyTorchJobs on this cluster: the job has queue_name .* neither suspended it nor made a Workload.*Enable the integration kubeflow\.org/pytorchjob`).MatchString(buf.String()) {
-		t.Errorf("the apply did not fail naming the integration (%v, after %s):\n%s", err, time.Since(started).Round(time.Second), buf)
+	apply := w.start("apply", "-auto-approve", "-input=false")
+	err = apply.wait(t, 3*time.Minute, "the apply of a queued PyTorchJob that Kueue does not manage")
+	if err == nil || !wrapped(`Kueue does not manage PyTorchJobs on this cluster: the job has queue_name .* neither suspended it nor made a Workload.*Enable the integration kubeflow\.org/pytorchjob`).MatchString(apply.out.String()) {
+		t.Errorf("the apply did not fail naming the integration (%v, after %s):\n%s", err, time.Since(started).Round(time.Second), apply.out)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -68,17 +67,10 @@ resource "training_train_job" "queued" {
 		t.Fatalf("the plan failed:\n%s", plan)
 	}
 
-	cmd, out := w.command(nil, "apply", "-auto-approve", "-input=false")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	apply := w.start("apply", "-auto-approve", "-input=false")
 	// What the rest of the apply makes, while the jobs' creates wait for it.
-	select {
-	case err := <-done:
-		t.Fatalf("the apply ended (%v) before mpi-operator was installed:\n%s", err, out)
-	case <-time.After(8 * time.Second):
+	if over, err := apply.ended(8 * time.Second); over {
+		t.Fatalf("the apply ended (%v) before mpi-operator was installed:\n%s", err, apply.out)
 	}
 	proxy.SetHide()
 	queue, err := kueue.LocalQueueSpec{Name: late, Namespace: "default", ClusterQueue: prefix + "-team"}.Build()
@@ -88,14 +80,8 @@ resource "training_train_job" "queued" {
 	if _, err := localQueues.Create(ctx, queue, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("the apply failed: %v\n%s", err, out)
-		}
-	case <-time.After(4 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		t.Fatalf("the apply did not end within 4 minutes:\n%s", out)
+	if err := apply.wait(t, 4*time.Minute, "the apply"); err != nil {
+		t.Fatalf("the apply failed: %v\n%s", err, apply.out)
 	}
 	if _, err := a.get(jobs.MPI.GVR, "default", mpi); err != nil {
 		t.Errorf("the MPIJob: %v", err)

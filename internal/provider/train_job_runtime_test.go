@@ -1,7 +1,6 @@
 package provider
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -103,23 +102,8 @@ resource "training_train_job" "test" {
 	if got := graceOf(); got != 50 {
 		t.Errorf("the TrainJob made with its runtime gives its pods %d seconds, want 50", got)
 	}
-	var state struct {
-		Values struct {
-			RootModule struct {
-				Resources []struct {
-					Address string         `json:"address"`
-					Values  map[string]any `json:"values"`
-				} `json:"resources"`
-			} `json:"root_module"`
-		} `json:"values"`
-	}
-	if err := json.Unmarshal([]byte(w.run("show", "-json")), &state); err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range state.Values.RootModule.Resources {
-		if r.Address == "training_train_job.test" && r.Values["termination_grace_period_seconds"] != float64(50) {
-			t.Errorf("the state's grace is %v, want 50", r.Values["termination_grace_period_seconds"])
-		}
+	if got := showState(t, w)["training_train_job.test"]["termination_grace_period_seconds"]; got != float64(50) {
+		t.Errorf("the state's grace is %v, want 50", got)
 	}
 	w.planIsEmpty()
 }
