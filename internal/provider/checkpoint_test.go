@@ -10,7 +10,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -196,7 +195,7 @@ resource "training_pytorch_job" %[1]q {
 	w.write(config("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "/ckpt/moves"))
 	w.run("apply", "-auto-approve", "-input=false")
 	for _, name := range []string{done, bare} {
-		a.finishPods("default", jobs.PyTorch.PodSelector(name), corev1.PodSucceeded)
+		a.finishPods(jobs.PyTorch.PodSelector(name))
 		a.waitSucceeded(t, jobs.PyTorch, name)
 	}
 

@@ -305,7 +305,7 @@ resource "training_mpi_job" "ended" {
 	if over, err := apply.ended(0); over {
 		t.Fatalf("the apply waiting for the job's end ended (%v) while the job ran in the worker:\n%s", err, apply.out)
 	}
-	worker.finishPods("default", launcher, corev1.PodSucceeded)
+	worker.finishPods(launcher)
 	if err := apply.wait(t, 4*time.Minute, "the apply, after the job succeeded in the worker,"); err != nil {
 		t.Fatalf("the apply failed: %v\n%s", err, apply.out)
 	}

@@ -62,14 +62,14 @@ resource "training_mpi_job" "c" {
 			t.Fatalf("terraform apply ended (%v) before both waits were under way:\n%s", err, apply.out)
 		}
 		if time.Now().After(deadline) {
-			apply.wait(t, 0, "the apply whose waits never both began")
+			_ = apply.wait(t, 0, "the apply whose waits never both began")
 		}
 	}
 	// Ctrl-C: the terminal signals terraform's whole process group.
 	if err := syscall.Kill(-apply.cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	apply.wait(t, 2*time.Minute, "terraform apply, after SIGINT,")
+	_ = apply.wait(t, 2*time.Minute, "terraform apply, after SIGINT,")
 	out := apply.out
 	for _, want := range []string{
 		`Warning: MPIJob default/` + queued + ` is not running yet \(create\); the wait was interrupted.*` +

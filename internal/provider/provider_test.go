@@ -179,10 +179,12 @@ func (a *api) waitPods(selector string, ok func([]corev1.Pod) bool) error {
 	return nil
 }
 
-// finishPods makes KWOK end the matching pods with the given phase, as their processes would.
-func (a *api) finishPods(namespace, selector string, phase corev1.PodPhase) {
+// finishPods makes KWOK end the matching pods of the default namespace as succeeded, as their
+// processes would.
+func (a *api) finishPods(selector string) {
 	a.t.Helper()
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, cluster.SimulateExitAnnotation, phase)
+	const namespace = "default"
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, cluster.SimulateExitAnnotation, corev1.PodSucceeded)
 	for _, p := range a.pods(namespace, selector) {
 		if _, err := a.kube.CoreV1().Pods(namespace).Patch(context.Background(), p.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			a.t.Fatal(err)

@@ -123,7 +123,7 @@ func TestAccElasticJob_seedLifecycle(t *testing.T) {
 			{
 				// Every worker's training returns 0: FrameworkController completes the job.
 				PreConfig: func() {
-					a.finishPods("default", jobs.Elastic.PodSelector(name)+","+jobs.TaskRoleLabel+"="+jobs.WorkerRole, corev1.PodSucceeded)
+					a.finishPods(jobs.Elastic.PodSelector(name) + "," + jobs.TaskRoleLabel + "=" + jobs.WorkerRole)
 					err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
 						obj, err := a.get(jobs.Elastic.GVR, "default", name)
 						if err != nil {
