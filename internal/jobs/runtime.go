@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -342,6 +343,14 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	}
 	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
 	s.Pod.SensitiveEnv, s.Pod.Checkpoint = sensitiveEnv(r.Annotations), checkpointOf(r.Annotations)
+	// The launcher's sigkill timeout that the checkpoint set (withOpenMPIStop) is not the runtime's
+	// own environment.
+	if c := s.Pod.Checkpoint; c != nil && s.Framework == FrameworkMPI && s.Pod.Env[OpenMPISigkillTimeout] == strconv.FormatInt(c.SaveSeconds, 10) {
+		delete(s.Pod.Env, OpenMPISigkillTimeout)
+		if len(s.Pod.Env) == 0 {
+			s.Pod.Env = nil
+		}
+	}
 	return s, nil
 }
 

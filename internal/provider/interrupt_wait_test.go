@@ -73,7 +73,7 @@ resource "training_mpi_job" "c" {
 	out := apply.out
 	for _, want := range []string{
 		`Warning: MPIJob default/` + queued + ` is not running yet \(create\); the wait was interrupted.*` +
-			`The wait was interrupted \(Terraform was stopped\) after .*quota.* not tainted`,
+			`The wait was interrupted \(Terraform was stopped\) after .*not admitted by Kueue.* not tainted`,
 		`Warning: MPIJob default/` + starting + ` is not running yet \(create\); the wait was interrupted.*` +
 			`The wait was interrupted \(Terraform was stopped\) after .*untolerated taint.* not tainted`,
 	} {

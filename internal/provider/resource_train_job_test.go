@@ -349,7 +349,7 @@ resource "training_runtime" "bad" {
 `, PlanOnly: true, ExpectError: regexp.MustCompile(`(?s)mpi.*framework = "mpi"`)},
 			{
 				Config:      strings.Replace(job("  num_nodes = 1\n"), `"torch-distributed"`, `"no-such-runtime"`, 1),
-				ExpectError: regexp.MustCompile(`(?s)No ClusterTrainingRuntime no-such-runtime.*torch-distributed.*Nothing was created`),
+				ExpectError: regexp.MustCompile(`(?s)No ClusterTrainingRuntime no-such-runtime.*torch-distributed.*waited\s+60\s+seconds.*Nothing\s+was\s+created`),
 				Check: func(*terraform.State) error {
 					if _, err := a.get(jobs.Train.GVR, "default", name); !apierrors.IsNotFound(err) {
 						return fmt.Errorf("a TrainJob was made for an unknown runtime (err %v)", err)
