@@ -107,27 +107,23 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	r.setIdentity(ctx, resp.Identity, m.job(), &resp.Diagnostics)
 }
 
-// noQueue says, when the job's LocalQueue cannot be found, what the namespace has instead:
-// Kueue would hold a job submitted to no queue forever. waited: the create waited for it.
-func (r *jobResource) noQueue(ctx context.Context, namespace, queue string, waited bool, diags *diag.Diagnostics) {
-	after := ""
-	if waited {
-		after = fmt.Sprintf(" The create waited %d seconds for it, in case this apply makes it.", needSeconds)
-	}
+// noQueue says, when the create has waited for the job's LocalQueue in vain, what the namespace
+// has instead: Kueue would hold a job submitted to no queue forever.
+func (r *jobResource) noQueue(ctx context.Context, namespace, queue string, diags *diag.Diagnostics) {
 	names, err := r.client.Names(ctx, kueue.LocalQueueGVR, namespace)
 	switch {
 	case err != nil:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, which cannot be found in namespace %s, and the LocalQueues there cannot be listed "+
-				"(is Kueue installed?): %v.%s Nothing was created.", queue, namespace, err, after))
+				"(is Kueue installed?): %v.%s Nothing was created.", queue, namespace, err, waitedForIt))
 	case len(names) == 0:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, but namespace %s has no LocalQueue at all: Kueue would hold the job forever. "+
-				"Make one there (training_local_queue).%s Nothing was created.", queue, namespace, after))
+				"Make one there (training_local_queue).%s Nothing was created.", queue, namespace, waitedForIt))
 	default:
 		diags.AddAttributeError(path.Root("queue_name"), "No LocalQueue "+queue,
 			fmt.Sprintf("queue_name names LocalQueue %q, which namespace %s does not have, so Kueue would hold the job forever. "+
-				"The LocalQueues there: %s.%s Nothing was created.", queue, namespace, strings.Join(names, ", "), after))
+				"The LocalQueues there: %s.%s Nothing was created.", queue, namespace, strings.Join(names, ", "), waitedForIt))
 	}
 }
 

@@ -31,24 +31,18 @@ const needSeconds = int(needWait / time.Second)
 // needPoll is how often the wait looks again.
 const needPoll = 2 * time.Second
 
-// awaitNeed looks until there says the need is there, or errs, or needWait (or ctx) runs out;
-// waited says whether it had to wait at all.
-func awaitNeed(ctx context.Context, there func(context.Context) (bool, error)) (found, waited bool, err error) {
-	first := true
-	err = wait.PollUntilContextTimeout(ctx, needPoll, needWait, true, func(ctx context.Context) (bool, error) {
-		ok, err := there(ctx)
-		waited = waited || !first && !ok
-		first = false
-		return ok, err
-	})
-	switch {
-	case err == nil:
-		return true, waited, nil
-	case wait.Interrupted(err):
-		return false, true, nil
+// awaitNeed looks until there says the need is there, or errs, or needWait (or ctx) runs out:
+// not found and no error is a wait that ran out.
+func awaitNeed(ctx context.Context, there func(context.Context) (bool, error)) (found bool, err error) {
+	err = wait.PollUntilContextTimeout(ctx, needPoll, needWait, true, there)
+	if wait.Interrupted(err) {
+		return false, nil
 	}
-	return false, waited, err
+	return err == nil, err
 }
+
+// waitedForIt is what a create's error adds once it has waited out needWait for what is missing.
+var waitedForIt = fmt.Sprintf(" The create waited %d seconds for it, in case this apply makes it.", needSeconds)
 
 // awaitServed waits until the cluster serves the job's kind: its operator may be installed by
 // this apply. One the cluster serves at other versions only (an older release installed) is not
@@ -60,7 +54,7 @@ func (r *jobResource) awaitServed(ctx context.Context, diags *diag.Diagnostics) 
 func awaitServed(ctx context.Context, c *kube.Client, gvr schema.GroupVersionResource, at path.Path, diags *diag.Diagnostics) bool {
 	var last error
 	serves := c.Serves // what this process read already, then the cluster anew
-	found, _, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
+	found, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
 		last, serves = serves(ctx, gvr), c.ServesNow
 		var notServed *kube.NotServedError
 		if errors.As(last, &notServed) && len(notServed.Served) == 0 {
@@ -83,14 +77,14 @@ func awaitServed(ctx context.Context, c *kube.Client, gvr schema.GroupVersionRes
 	return true
 }
 
-// awaitQueue waits until the job's LocalQueue exists, then says whether it does (queueExists says
+// awaitQueue waits until the job's LocalQueue exists, then says whether it does (noQueue says
 // what the namespace has instead).
 func (r *jobResource) awaitQueue(ctx context.Context, namespace, queue string, diags *diag.Diagnostics) bool {
 	if !awaitServed(ctx, r.client, kueue.LocalQueueGVR, path.Root("queue_name"), diags) {
 		return false
 	}
 	q := kube.Target{GVR: kueue.LocalQueueGVR, Kind: "LocalQueue", Namespace: namespace, Name: queue}
-	found, waited, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
+	found, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
 		obj, err := r.client.Get(ctx, q)
 		return obj != nil, err
 	})
@@ -101,6 +95,6 @@ func (r *jobResource) awaitQueue(ctx context.Context, namespace, queue string, d
 	case found:
 		return true
 	}
-	r.noQueue(ctx, namespace, queue, waited, diags)
+	r.noQueue(ctx, namespace, queue, diags)
 	return false
 }

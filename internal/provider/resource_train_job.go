@@ -285,7 +285,7 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 	}
 	// A runtime this apply makes beside the job, without a reference, is waited for.
 	var obj *unstructured.Unstructured
-	_, waited, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
+	_, err := awaitNeed(ctx, func(ctx context.Context) (bool, error) {
 		var err error
 		obj, err = m.runtime(ctx, c)
 		return obj != nil, err
@@ -311,12 +311,8 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 	} else if len(names) > 0 {
 		there = strings.Join(names, ", ")
 	}
-	after := ""
-	if waited {
-		after = fmt.Sprintf(" The create waited %d seconds for it, in case this apply makes it.", needSeconds)
-	}
 	diags.AddAttributeError(path.Root("runtime"), "No "+kind+" "+name,
-		fmt.Sprintf("runtime names %s %q, which %s does not have (%ss there: %s).%s Nothing was created.", kind, name, where, kind, there, after))
+		fmt.Sprintf("runtime names %s %q, which %s does not have (%ss there: %s).%s Nothing was created.", kind, name, where, kind, there, waitedForIt))
 	return false
 }
 
