@@ -326,6 +326,24 @@ func drain(kube kubernetes.Interface) error {
 	}
 }
 
+// ImageManifest is the manifest (its media type and bytes) of an image loaded into the real node,
+// for a test's registry to serve the same image under another name: containerd holds every blob
+// it names, so a pull of it fetches the manifest alone.
+func ImageManifest(ctx context.Context, name string) (mediaType string, manifest []byte, err error) {
+	out, err := ctr(ctx, "images", "ls", "name=="+name)
+	if err != nil {
+		return "", nil, err
+	}
+	// REF TYPE DIGEST SIZE PLATFORMS LABELS, under a header.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 || len(strings.Fields(lines[1])) < 3 {
+		return "", nil, fmt.Errorf("the real node has no image %s: %q", name, out)
+	}
+	f := strings.Fields(lines[1])
+	m, err := ctr(ctx, "content", "get", f[2])
+	return f[1], []byte(m), err
+}
+
 // ctr runs containerd's client against the real node's containerd, in the CRI's namespace, and
 // returns what it printed.
 func ctr(ctx context.Context, args ...string) (string, error) {

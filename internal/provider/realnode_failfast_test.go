@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,22 +37,34 @@ type localRegistry struct{ failing atomic.Int32 }
 
 func serveLocalRegistry(t *testing.T) *localRegistry {
 	t.Helper()
-	ln, err := net.Listen("tcp", realnode.LocalRegistryAddress)
-	if err != nil {
-		t.Fatalf("serving the real node's registry: %v", err)
-	}
 	r := &localRegistry{}
 	images := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	serveOnLocalRegistry(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if status := int(r.failing.Load()); status != 0 && strings.Contains(req.URL.Path, "/manifests/") {
 			http.Error(w, http.StatusText(status), status)
 			return
 		}
 		images.ServeHTTP(w, req)
-	})}
+	}))
+	return r
+}
+
+// localRegistryInUse is held by the test that serves realnode.LocalRegistryAddress, from its
+// start to its end: the real node's tests run in parallel, the address is one.
+var localRegistryInUse sync.Mutex
+
+// serveOnLocalRegistry serves h as realnode.LocalRegistry until the test ends.
+func serveOnLocalRegistry(t *testing.T, h http.Handler) {
+	t.Helper()
+	localRegistryInUse.Lock()
+	t.Cleanup(localRegistryInUse.Unlock)
+	ln, err := net.Listen("tcp", realnode.LocalRegistryAddress)
+	if err != nil {
+		t.Fatalf("serving the real node's registry: %v", err)
+	}
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: h}
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return r
 }
 
 // TestAccRealNode_createFailsFastOnlyOnWhatCannotPass: what cannot pass by itself ends the create

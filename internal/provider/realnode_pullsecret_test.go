@@ -1,0 +1,122 @@
+package provider
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
+	"github.com/hashicorp/terraform-plugin-testing/plancheck"
+	"github.com/hashicorp/terraform-plugin-testing/statecheck"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
+	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
+	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// servePrivateRegistry serves realnode.LocalRegistry as a private registry: to a client that
+// gives user and password, its repository "training" has one tag, the real node's training image
+// (served as its manifest alone, since containerd holds every blob it names); anyone else is
+// refused with 401, as a registry refuses an anonymous pull. It returns the count of refusals.
+func servePrivateRegistry(t *testing.T, trainingImage, tag, user, password string) *atomic.Int32 {
+	t.Helper()
+	mediaType, manifest, err := realnode.ImageManifest(context.Background(), trainingImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := &atomic.Int32{}
+	serveOnLocalRegistry(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if u, p, ok := req.BasicAuth(); !ok || u != user || p != password {
+			refused.Add(1)
+			w.Header().Set("WWW-Authenticate", `Basic realm="kubetrain"`)
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
+			return
+		}
+		switch req.URL.Path {
+		case "/v2/":
+			_, _ = w.Write([]byte("{}"))
+		case "/v2/training/manifests/" + tag:
+			w.Header().Set("Content-Type", mediaType)
+			w.Header().Set("Docker-Content-Digest", fmt.Sprintf("sha256:%x", sha256.Sum256(manifest)))
+			w.Header().Set("Content-Length", fmt.Sprint(len(manifest)))
+			if req.Method != http.MethodHead {
+				_, _ = w.Write(manifest)
+			}
+		default:
+			http.Error(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"not here"}]}`, http.StatusNotFound)
+		}
+	}))
+	return refused
+}
+
+// TestAccRealNode_aPullSecretMadeAMomentLaterIsWaitedFor: a job whose image is in a private
+// registry and whose pull Secret is not there yet (another resource of the same apply, or a
+// controller, makes it 20 seconds later) is not failed: the registry refuses the kubelet's
+// anonymous pulls, the kubelet retries, and once the Secret exists the pull succeeds, the job
+// runs, the apply succeeds, and the next plan is empty.
+func TestAccRealNode_aPullSecretMadeAMomentLaterIsWaitedFor(t *testing.T) {
+	node := realNode(t)
+	a := newAPI(t)
+	t.Parallel()
+	name := acctest.RandomWithPrefix("tfacc-pull")
+	secret, user, password := name+"-registry", "trainer", acctest.RandString(16)
+	// A tag of this run alone: the node has not pulled it, so the kubelet must.
+	tag := name
+	refused := servePrivateRegistry(t, node.Images[images.Training], tag, user, password)
+	config := providerConfig() + fmt.Sprintf(`
+resource "training_mpi_job" "test" {
+  name               = %[1]q
+  image              = "%[2]s/training:%[3]s"
+  command            = ["mpirun", "python3", "%[4]s/mpi_allreduce.py"]
+  worker_count       = 1
+  image_pull_secrets = [%[5]q]
+%[6]s
+}
+`, name, realnode.LocalRegistry, tag, images.ProgramsDir, secret, onRealNode)
+	ctx := context.Background()
+	t.Cleanup(func() { _ = a.kube.CoreV1().Secrets("default").Delete(ctx, secret, metav1.DeleteOptions{}) })
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkJobsGone(a),
+		Steps: []resource.TestStep{{
+			PreConfig: func() {
+				go func() {
+					time.Sleep(20 * time.Second)
+					auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+					config, _ := json.Marshal(map[string]any{"auths": map[string]any{realnode.LocalRegistry: map[string]string{
+						"username": user, "password": password, "auth": auth}}})
+					s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"}, Type: corev1.SecretTypeDockerConfigJson,
+						Data: map[string][]byte{corev1.DockerConfigJsonKey: config}}
+					if _, err := a.kube.CoreV1().Secrets("default").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+						t.Errorf("making the pull Secret: %v", err)
+					}
+				}()
+			},
+			Config: config,
+			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"),
+				knownvalue.StringRegexp(regexp.MustCompile("^("+jobs.Running+"|"+jobs.Succeeded+")$")))},
+			Check: func(_ *terraform.State) error {
+				if refused.Load() == 0 {
+					return fmt.Errorf("the registry refused no pull: the job did not meet the Secret's absence")
+				}
+				return nil
+			},
+		}, {
+			Config:           config,
+			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
+		}},
+	})
+}
