@@ -70,7 +70,8 @@ func checkpointAttribute(role string, s stopping) schema.SingleNestedAttribute {
 		Validators:    []validator.Object{checkpointOnAVolume{s}},
 		Attributes: map[string]schema.Attribute{
 			"path": schema.StringAttribute{Required: true, Validators: []validator.String{checkpointPathRule},
-				MarkdownDescription: "Where the program saves, in its containers: a folder or file on one of `data_volumes`, so that it outlives the pods."},
+				MarkdownDescription: "Where the program saves, in its containers: a folder or file on one of `data_volumes`, so that it outlives the pods, " +
+					"that the user the program runs as may write to."},
 			"save_seconds": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 86400)},
 				MarkdownDescription: "The most a save takes, from SIGTERM to the program's exit."},
 		},
