@@ -149,19 +149,26 @@ resource "training_mpi_job" "test" {
 %[4]s
 }
 `, name, node.Images[images.Training], images.ProgramsDir, onRealNode, secret)
+	aSecretMadeAMomentLater(t, a, config, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"},
+		StringData: map[string]string{"token": "t"}}, nil)
+}
+
+// aSecretMadeAMomentLater applies config, whose job names secret before it exists: the Secret
+// appears 20 seconds into the apply (what another resource of the same apply, or a controller,
+// does with nothing telling Terraform to wait), once the job's pods have met its absence. The
+// apply succeeds with the job running (and check, if any, holds) and the next plan is empty.
+func aSecretMadeAMomentLater(t *testing.T, a *api, config string, secret *corev1.Secret, check resource.TestCheckFunc) {
+	t.Helper()
 	ctx := context.Background()
-	t.Cleanup(func() { _ = a.kube.CoreV1().Secrets("default").Delete(ctx, secret, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = a.kube.CoreV1().Secrets(secret.Namespace).Delete(ctx, secret.Name, metav1.DeleteOptions{}) })
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
 		CheckDestroy:             checkJobsGone(a),
 		Steps: []resource.TestStep{{
 			PreConfig: func() {
-				// What the other resource does: the Secret appears 20 seconds into the apply, once
-				// the job's pods have met its absence.
 				go func() {
 					time.Sleep(20 * time.Second)
-					s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"}, StringData: map[string]string{"token": "t"}}
-					if _, err := a.kube.CoreV1().Secrets("default").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+					if _, err := a.kube.CoreV1().Secrets(secret.Namespace).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
 						t.Errorf("making the Secret: %v", err)
 					}
 				}()
@@ -169,6 +176,7 @@ resource "training_mpi_job" "test" {
 			Config: config,
 			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"),
 				knownvalue.StringRegexp(regexp.MustCompile("^("+jobs.Running+"|"+jobs.Succeeded+")$")))},
+			Check: check,
 		}, {
 			Config:           config,
 			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},

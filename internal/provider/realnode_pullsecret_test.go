@@ -7,24 +7,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"regexp"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
-	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
-	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
-	"github.com/hashicorp/terraform-plugin-testing/plancheck"
-	"github.com/hashicorp/terraform-plugin-testing/statecheck"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
-	"github.com/hashicorp/terraform-plugin-testing/tfjsonpath"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
-	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // servePrivateRegistry serves realnode.LocalRegistry as a private registry: to a client that
@@ -86,37 +78,18 @@ resource "training_mpi_job" "test" {
 %[6]s
 }
 `, name, realnode.LocalRegistry, tag, images.ProgramsDir, secret, onRealNode)
-	ctx := context.Background()
-	t.Cleanup(func() { _ = a.kube.CoreV1().Secrets("default").Delete(ctx, secret, metav1.DeleteOptions{}) })
-	resource.Test(t, resource.TestCase{
-		ProtoV6ProviderFactories: testProviderFactories,
-		CheckDestroy:             checkJobsGone(a),
-		Steps: []resource.TestStep{{
-			PreConfig: func() {
-				go func() {
-					time.Sleep(20 * time.Second)
-					auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
-					config, _ := json.Marshal(map[string]any{"auths": map[string]any{realnode.LocalRegistry: map[string]string{
-						"username": user, "password": password, "auth": auth}}})
-					s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"}, Type: corev1.SecretTypeDockerConfigJson,
-						Data: map[string][]byte{corev1.DockerConfigJsonKey: config}}
-					if _, err := a.kube.CoreV1().Secrets("default").Create(ctx, s, metav1.CreateOptions{}); err != nil {
-						t.Errorf("making the pull Secret: %v", err)
-					}
-				}()
-			},
-			Config: config,
-			ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"),
-				knownvalue.StringRegexp(regexp.MustCompile("^("+jobs.Running+"|"+jobs.Succeeded+")$")))},
-			Check: func(_ *terraform.State) error {
-				if refused.Load() == 0 {
-					return fmt.Errorf("the registry refused no pull: the job did not meet the Secret's absence")
-				}
-				return nil
-			},
-		}, {
-			Config:           config,
-			ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}},
-		}},
-	})
+	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + password))
+	dockerConfig, err := json.Marshal(map[string]any{"auths": map[string]any{realnode.LocalRegistry: map[string]string{
+		"username": user, "password": password, "auth": auth}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	aSecretMadeAMomentLater(t, a, config, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: "default"},
+		Type: corev1.SecretTypeDockerConfigJson, Data: map[string][]byte{corev1.DockerConfigJsonKey: dockerConfig}},
+		func(*terraform.State) error {
+			if refused.Load() == 0 {
+				return fmt.Errorf("the registry refused no pull: the job did not meet the Secret's absence")
+			}
+			return nil
+		})
 }
