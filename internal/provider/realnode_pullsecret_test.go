@@ -1,15 +1,19 @@
 package provider
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 	corev1 "k8s.io/api/core/v1"
@@ -21,13 +25,20 @@ import (
 
 // servePrivateRegistry serves realnode.LocalRegistry as a private registry: to a client that
 // gives user and password, its repository "training" has one tag, the real node's training image
-// (served as its manifest alone, since containerd holds every blob it names); anyone else is
+// (pushed as its manifest alone, since containerd holds every blob it names); anyone else is
 // refused with 401, as a registry refuses an anonymous pull. It returns the count of refusals.
 func servePrivateRegistry(t *testing.T, trainingImage, tag, user, password string) *atomic.Int32 {
 	t.Helper()
 	mediaType, manifest, err := realnode.ImageManifest(context.Background(), trainingImage)
 	if err != nil {
 		t.Fatal(err)
+	}
+	images := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	push := httptest.NewRequest(http.MethodPut, "/v2/training/manifests/"+tag, bytes.NewReader(manifest))
+	push.Header.Set("Content-Type", mediaType)
+	pushed := httptest.NewRecorder()
+	if images.ServeHTTP(pushed, push); pushed.Code != http.StatusCreated {
+		t.Fatalf("pushing the training image's manifest: %d %s", pushed.Code, pushed.Body)
 	}
 	refused := &atomic.Int32{}
 	serveOnLocalRegistry(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -37,19 +48,7 @@ func servePrivateRegistry(t *testing.T, trainingImage, tag, user, password strin
 			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}`, http.StatusUnauthorized)
 			return
 		}
-		switch req.URL.Path {
-		case "/v2/":
-			_, _ = w.Write([]byte("{}"))
-		case "/v2/training/manifests/" + tag:
-			w.Header().Set("Content-Type", mediaType)
-			w.Header().Set("Docker-Content-Digest", fmt.Sprintf("sha256:%x", sha256.Sum256(manifest)))
-			w.Header().Set("Content-Length", fmt.Sprint(len(manifest)))
-			if req.Method != http.MethodHead {
-				_, _ = w.Write(manifest)
-			}
-		default:
-			http.Error(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"not here"}]}`, http.StatusNotFound)
-		}
+		images.ServeHTTP(w, req)
 	}))
 	return refused
 }
