@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -20,8 +19,8 @@ import (
 // declaration on the job object, and tells in the plan of a replacement whether the new job
 // finds the old one's checkpoint.
 type Checkpoint struct {
-	// Path is where the program saves, in its containers: on one of the job's DataVolumes, so
-	// that it outlives the pods.
+	// Path is where the program saves: a path in its containers, on a volume that outlives the
+	// pods (CheckpointStoreOf), or a URI of object storage (CheckpointURI).
 	Path string `json:"path"`
 	// SaveSeconds is the most a save takes, from the stop signal to the program's exit.
 	SaveSeconds int64 `json:"saveSeconds"`
@@ -52,12 +51,47 @@ func CheckpointGrace(saveSeconds int64, openMPI bool) int64 {
 	return saveSeconds + stopMargin
 }
 
-// ParseCheckpointPath checks the path a checkpoint is saved to: absolute and clean.
+// ParseCheckpointPath checks the path a checkpoint is saved to: absolute and clean, or a URI of
+// object storage.
 func ParseCheckpointPath(p string) error {
+	if CheckpointURI(p) {
+		return nil
+	}
 	if !path.IsAbs(p) || path.Clean(p) != p {
-		return fmt.Errorf("checkpoint path %q must be an absolute, clean path", p)
+		return fmt.Errorf("checkpoint path %q must be an absolute, clean path in the containers, or a URI of object storage (s3://BUCKET/PATH)", p)
 	}
 	return nil
+}
+
+// The variables a job with a Checkpoint gives every container of the roles that train (and
+// mpirun passes on to its ranks), so that the program reads where to save and how long it has
+// rather than a flag kept in step with the configuration by hand.
+const (
+	// CheckpointPathEnv is the checkpoint's path or URI.
+	CheckpointPathEnv = "TRAINING_CHECKPOINT_PATH"
+	// CheckpointSaveSecondsEnv is the most a save takes, in seconds.
+	CheckpointSaveSecondsEnv = "TRAINING_CHECKPOINT_SAVE_SECONDS"
+)
+
+// CheckpointEnv are the variables of c, in that order; none for nil.
+func CheckpointEnv(c *Checkpoint) []corev1.EnvVar {
+	if c == nil {
+		return nil
+	}
+	return []corev1.EnvVar{{Name: CheckpointPathEnv, Value: c.Path}, {Name: CheckpointSaveSecondsEnv, Value: strconv.FormatInt(c.SaveSeconds, 10)}}
+}
+
+// withoutCheckpointEnv drops from a read job's environment the variables its checkpoint set
+// (CheckpointEnv): they are the checkpoint's, not the job's env.
+func withoutCheckpointEnv(o *PodOptions) {
+	for _, e := range CheckpointEnv(o.Checkpoint) {
+		if v, ok := o.Env[e.Name]; ok && v == e.Value {
+			delete(o.Env, e.Name)
+		}
+	}
+	if len(o.Env) == 0 {
+		o.Env = nil
+	}
 }
 
 // CheckpointVolume is the data volume the path is saved on: the one whose mount path holds it
@@ -65,29 +99,29 @@ func ParseCheckpointPath(p string) error {
 // lost with the pods.
 func CheckpointVolume(p string, volumes []DataVolume) (v DataVolume, ok bool) {
 	for _, d := range volumes {
-		if (p == d.MountPath || strings.HasPrefix(p, strings.TrimSuffix(d.MountPath, "/")+"/")) && len(d.MountPath) >= len(v.MountPath) {
+		if under(p, d.MountPath) && len(d.MountPath) >= len(v.MountPath) {
 			v, ok = d, true
 		}
 	}
 	return v, ok
 }
 
-// SameCheckpoint says whether a job with the checkpoint next, on volumes nextVolumes, finds what
-// one with prev on prevVolumes saved: the same path, on the same claim mounted at the same place.
-// When it does not, why says what differs.
-func SameCheckpoint(prev Checkpoint, prevVolumes []DataVolume, next *Checkpoint, nextVolumes []DataVolume) (why string, same bool) {
-	if next == nil {
+// SameCheckpoint says whether a job with the checkpoint next, saved on will, finds what one with
+// prev saved on was: the same path, on the same volume mounted at the same place (or the same
+// URI). When it does not, why says what differs.
+func SameCheckpoint(prev Checkpoint, was CheckpointStore, next *Checkpoint, will CheckpointStore) (why string, same bool) {
+	switch {
+	case next == nil:
 		return "the new job declares no checkpoint", false
-	}
-	if next.Path != prev.Path {
+	case next.Path != prev.Path:
 		return fmt.Sprintf("the new job saves to %s instead of %s", next.Path, prev.Path), false
-	}
-	was, ok := CheckpointVolume(prev.Path, prevVolumes)
-	if !ok {
-		return fmt.Sprintf("%s was on no data volume of the old job", prev.Path), false
-	}
-	if !slices.Contains(nextVolumes, was) {
-		return fmt.Sprintf("the new job does not mount claim %s at %s", was.Claim, was.MountPath), false
+	case was.Keeping == Lost:
+		return fmt.Sprintf("%s was on %s", prev.Path, was.Volume), false
+	case was.Volume != will.Volume || was.MountPath != will.MountPath:
+		if will.Keeping == Lost {
+			return fmt.Sprintf("the new job would save it on %s", will.Volume), false
+		}
+		return fmt.Sprintf("the new job does not mount %s", was), false
 	}
 	return "", true
 }

@@ -2,10 +2,12 @@ package jobs
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
 
@@ -23,23 +25,91 @@ func TestCheckpointVolumeIsTheDeepestMountHoldingThePath(t *testing.T) {
 
 func TestSameCheckpointSaysWhatTheNewJobWouldMiss(t *testing.T) {
 	prev := Checkpoint{Path: "/ckpt/run", SaveSeconds: 30}
-	volumes := []DataVolume{{Claim: "ckpt", MountPath: "/ckpt"}}
+	claim := CheckpointStore{Keeping: Outlives, Volume: "claim ckpt", MountPath: "/ckpt"}
+	s3 := Checkpoint{Path: "s3://bucket/run", SaveSeconds: 30}
+	objects := CheckpointStore{Keeping: Trusted, Volume: "object storage"}
 	for _, c := range []struct {
-		name    string
-		next    *Checkpoint
-		volumes []DataVolume
-		same    bool
+		name      string
+		prev      Checkpoint
+		was, will CheckpointStore
+		next      *Checkpoint
+		same      bool
 	}{
-		{"the same", &Checkpoint{Path: "/ckpt/run", SaveSeconds: 60}, volumes, true},
-		{"the same among others", &Checkpoint{Path: "/ckpt/run", SaveSeconds: 30}, append([]DataVolume{{Claim: "data", MountPath: "/data"}}, volumes...), true},
-		{"none declared", nil, volumes, false},
-		{"another path", &Checkpoint{Path: "/ckpt/other", SaveSeconds: 30}, volumes, false},
-		{"the claim gone", &Checkpoint{Path: "/ckpt/run", SaveSeconds: 30}, []DataVolume{{Claim: "new", MountPath: "/ckpt"}}, false},
-		{"the claim moved", &Checkpoint{Path: "/ckpt/run", SaveSeconds: 30}, []DataVolume{{Claim: "ckpt", MountPath: "/"}}, false},
+		{"the same", prev, claim, claim, &Checkpoint{Path: "/ckpt/run", SaveSeconds: 60}, true},
+		{"the same URI", s3, objects, objects, &s3, true},
+		{"none declared", prev, claim, CheckpointStore{}, nil, false},
+		{"another path", prev, claim, claim, &Checkpoint{Path: "/ckpt/other", SaveSeconds: 30}, false},
+		{"another URI", s3, objects, objects, &Checkpoint{Path: "s3://bucket/other", SaveSeconds: 30}, false},
+		{"the claim gone", prev, claim, CheckpointStore{Keeping: Outlives, Volume: "claim new", MountPath: "/ckpt"}, &prev, false},
+		{"the claim moved", prev, claim, CheckpointStore{Keeping: Outlives, Volume: "claim ckpt", MountPath: "/"}, &prev, false},
+		{"now on an emptyDir", prev, claim, CheckpointStore{Keeping: Lost, Volume: "an emptyDir", MountPath: "/ckpt"}, &prev, false},
+		{"lost before", prev, CheckpointStore{Keeping: Lost, Volume: "an emptyDir"}, CheckpointStore{Keeping: Lost, Volume: "an emptyDir"}, &prev, false},
 	} {
-		why, same := SameCheckpoint(prev, volumes, c.next, c.volumes)
+		why, same := SameCheckpoint(c.prev, c.was, c.next, c.will)
 		if same != c.same || (why == "") != c.same {
 			t.Errorf("%s: SameCheckpoint = %q, %t; want %t with a reason when not", c.name, why, same, c.same)
+		}
+	}
+}
+
+func TestCheckpointURIIsASchemeAndAHost(t *testing.T) {
+	for p, want := range map[string]bool{
+		"s3://bucket/run": true, "gs://b": true, "az://container/x/y": true, "hdfs://nn:8020/ckpt": true, "s3+https://b/x": true,
+		"/ckpt": false, "s3:///run": false, "s3://": false, "bucket/run": false, "://b/x": false, "1s3://b": false, "file:/ckpt": false,
+	} {
+		if got := CheckpointURI(p); got != want {
+			t.Errorf("CheckpointURI(%q) = %t; want %t", p, got, want)
+		}
+		if err := ParseCheckpointPath(p); (err == nil) != (want || p == "/ckpt") {
+			t.Errorf("ParseCheckpointPath(%q) = %v", p, err)
+		}
+	}
+}
+
+// The store of a checkpoint is judged by the volume the pods mount deepest at its path, in any
+// container of any role; the least kept of the roles that mount one there wins.
+func TestCheckpointStoreOfJudgesTheVolumeThePodsMount(t *testing.T) {
+	pod := func(mounts []corev1.VolumeMount, volumes ...corev1.Volume) RolePods {
+		return RolePods{Role: "worker", Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main"}, {Name: "sidecar", VolumeMounts: mounts}}, Volumes: volumes}}}
+	}
+	mount := func(name, at string) []corev1.VolumeMount { return []corev1.VolumeMount{{Name: name, MountPath: at}} }
+	vol := func(name string, src corev1.VolumeSource) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: src}
+	}
+	claim := vol("c", corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "ckpt"}})
+	nfs := vol("n", corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "nfs.example", Path: "/exports"}})
+	host := vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/mnt/ckpt"}})
+	csi := vol("g", corev1.VolumeSource{CSI: &corev1.CSIVolumeSource{Driver: "gcsfuse.csi.storage.gke.io"}})
+	empty := vol("e", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}})
+	ephemeral := vol("x", corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}})
+	secret := vol("s", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}})
+	for _, c := range []struct {
+		name  string
+		path  string
+		roles []RolePods
+		want  Keeping
+		says  string
+	}{
+		{"a claim", "/ckpt/run", []RolePods{pod(mount("c", "/ckpt"), claim)}, Outlives, "claim ckpt at /ckpt"},
+		{"an NFS share", "/ckpt", []RolePods{pod(mount("n", "/ckpt"), nfs)}, Outlives, "NFS share nfs.example:/exports at /ckpt"},
+		{"a hostPath", "/ckpt/run", []RolePods{pod(mount("h", "/ckpt"), host)}, Trusted, "hostPath /mnt/ckpt"},
+		{"a CSI volume", "/ckpt/run", []RolePods{pod(mount("g", "/ckpt"), csi)}, Trusted, "CSI driver gcsfuse.csi.storage.gke.io"},
+		{"object storage", "s3://bucket/run", []RolePods{pod(nil)}, Trusted, "object storage"},
+		{"a volume not in the pod", "/ckpt", []RolePods{pod(mount("elsewhere", "/ckpt"))}, Trusted, "volume elsewhere"},
+		{"an emptyDir", "/ckpt/run", []RolePods{pod(mount("e", "/ckpt"), empty)}, Lost, "emptyDir"},
+		{"an ephemeral volume", "/ckpt/run", []RolePods{pod(mount("x", "/ckpt"), ephemeral)}, Lost, "ephemeral"},
+		{"a Secret", "/ckpt/run", []RolePods{pod(mount("s", "/ckpt"), secret)}, Lost, "Secret"},
+		{"read-only", "/ckpt/run", []RolePods{pod([]corev1.VolumeMount{{Name: "c", MountPath: "/ckpt", ReadOnly: true}}, claim)}, Lost, "read-only"},
+		{"no mount", "/ckpt/run", []RolePods{pod(mount("c", "/data"), claim)}, Lost, "own filesystem"},
+		{"a sibling folder", "/ckpts", []RolePods{pod(mount("c", "/ckpt"), claim)}, Lost, "own filesystem"},
+		{"the deepest mount", "/data/ckpt/run", []RolePods{pod(append(mount("c", "/data"), mount("e", "/data/ckpt")...), claim, empty)}, Lost, "emptyDir"},
+		{"a role without it", "/ckpt", []RolePods{pod(nil), pod(mount("c", "/ckpt"), claim)}, Outlives, "claim ckpt"},
+		{"the least kept role", "/ckpt", []RolePods{pod(mount("c", "/ckpt"), claim), pod(mount("h", "/ckpt"), host)}, Trusted, "hostPath"},
+	} {
+		s := CheckpointStoreOf(c.path, c.roles)
+		if s.Keeping != c.want || !strings.Contains(s.String(), c.says) {
+			t.Errorf("%s: CheckpointStoreOf(%q) = %v (%q); want %v saying %q", c.name, c.path, s.Keeping, s, c.want, c.says)
 		}
 	}
 }
@@ -182,6 +252,44 @@ func TestATrainJobsGraceCoversItsSaveUnderTheRuntimesLauncherAndTheRuntimes(t *t
 	} {
 		if got := TrainJobGrace(tc.c, tc.runtime); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A job with a checkpoint tells its program where to save and how long it has: every role that
+// trains has the variables in its containers (an elastic job's etcd has not), and an MPIJob's
+// mpirun passes them on to the ranks.
+func TestEveryKindGivesItsTrainingTheCheckpointsVariables(t *testing.T) {
+	for k, example := range kindExamples {
+		obj, _, err := example.spec(false).Build()
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		var runtime *unstructured.Unstructured
+		if example.runtime != nil {
+			runtime = example.runtime(t)
+		}
+		roles, err := k.Roles(obj, runtime)
+		if err != nil {
+			t.Fatalf("%s: %v", k.Name, err)
+		}
+		for _, r := range roles {
+			env := map[string]string{}
+			for _, e := range r.Template.Spec.Containers[0].Env {
+				env[e.Name] = e.Value
+			}
+			want := map[string]string{CheckpointPathEnv: exampleCheckpoint.Path, CheckpointSaveSecondsEnv: "30"}
+			if r.Role == EtcdRole {
+				want = map[string]string{CheckpointPathEnv: "", CheckpointSaveSecondsEnv: ""}
+			}
+			for name, value := range want {
+				if env[name] != value {
+					t.Errorf("%s's %s: %s = %q; want %q", k.Name, r.Role, name, env[name], value)
+				}
+			}
+			if k == MPI && r.Role == "launcher" && !slices.Contains(strings.Split(env[OpenMPIEnvList], ";"), CheckpointPathEnv) {
+				t.Errorf("the launcher's mpirun does not pass %s on to the ranks: %s = %q", CheckpointPathEnv, OpenMPIEnvList, env[OpenMPIEnvList])
+			}
 		}
 	}
 }

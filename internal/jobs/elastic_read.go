@@ -63,6 +63,7 @@ func readElasticSpec(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	spec.Pod.Labels, _ = userLabels(f.Labels)
 	spec.Pod.Annotations, spec.Pod.SensitiveEnv = userAnnotations(f.Annotations), sensitiveEnv(f.Annotations)
 	spec.Pod.Checkpoint = checkpointOf(f.Annotations)
+	withoutCheckpointEnv(&spec.Pod)
 	spec.Workers = worker.TaskNumber
 	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
 	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)

@@ -34,7 +34,7 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := arenaSSDSpec()
 			s.RunPolicy.QueueName, s.RunPolicy.Suspend = "", suspend
-			withSensitiveEnv(&s.Pod)
+			withSensitiveEnvAndCheckpoint(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadMPIJob(obj) }, workers: 1, canSuspend: true,
@@ -43,7 +43,7 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := arenaTFSpec()
 			s.RunPolicy.Suspend = suspend
-			withSensitiveEnv(&s.Pod)
+			withSensitiveEnvAndCheckpoint(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadTFJob(obj) }, workers: 2, canSuspend: true,
@@ -52,7 +52,7 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := arenaPyTorchSpec()
 			s.RunPolicy.Suspend = suspend
-			withSensitiveEnv(&s.Pod)
+			withSensitiveEnvAndCheckpoint(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadPyTorchJob(obj) }, workers: 2, canSuspend: true,
@@ -60,7 +60,7 @@ var kindExamples = map[*Kind]kindExample{
 	Elastic: {
 		spec: func(bool) Spec {
 			s := seedElasticSpec()
-			withSensitiveEnv(&s.Pod)
+			withSensitiveEnvAndCheckpoint(&s.Pod)
 			return s
 		},
 		read:    func(obj *unstructured.Unstructured) (Spec, error) { return ReadElasticJob(obj) },
@@ -70,7 +70,7 @@ var kindExamples = map[*Kind]kindExample{
 		spec: func(suspend bool) Spec {
 			s := trainSpec()
 			s.Suspend = suspend
-			withSensitiveEnv(&s.Pod)
+			withSensitiveEnvAndCheckpoint(&s.Pod)
 			return s
 		},
 		read: func(obj *unstructured.Unstructured) (Spec, error) { return ReadTrainJob(obj) }, workers: 2, canSuspend: true,
@@ -85,11 +85,15 @@ var kindExamples = map[*Kind]kindExample{
 	},
 }
 
-// withSensitiveEnv gives a job's pods a variable whose value is sensitive.
-func withSensitiveEnv(o *PodOptions) {
+// withSensitiveEnvAndCheckpoint gives a job's pods a variable whose value is sensitive, and a
+// checkpoint (whose variables CheckpointEnv are the checkpoint's, not the job's env, when read).
+func withSensitiveEnvAndCheckpoint(o *PodOptions) {
 	o.Env = merge(o.Env, map[string]string{sensitiveName: sensitiveValue})
 	o.SensitiveEnv = []string{sensitiveName}
+	o.Checkpoint = &exampleCheckpoint
 }
+
+var exampleCheckpoint = Checkpoint{Path: "s3://bucket/run", SaveSeconds: 30}
 
 const sensitiveName, sensitiveValue = "API_TOKEN", "s3cr3t-value"
 

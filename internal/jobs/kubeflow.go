@@ -164,6 +164,7 @@ func readKubeflowWorkers(k *Kind, meta metav1.ObjectMeta, policy runPolicy, repl
 	w.Pod.Labels, queue = userLabels(meta.Labels)
 	w.Pod.Annotations, w.Pod.SensitiveEnv = userAnnotations(meta.Annotations), sensitiveEnv(meta.Annotations)
 	w.Pod.Checkpoint = checkpointOf(meta.Annotations)
+	withoutCheckpointEnv(&w.Pod)
 	w.RunPolicy = readRunPolicy(policy, queue)
 	if len(worker.Template.Spec.Containers) > 0 {
 		w.Command = worker.Template.Spec.Containers[0].Command

@@ -248,6 +248,11 @@ const OpenMPIEnvList = "OMPI_MCA_mca_base_env_list"
 func forwardedEnv(o PodOptions) *corev1.EnvVar {
 	_, own := o.Env[OpenMPIEnvList]
 	names := slices.Concat(slices.Collect(maps.Keys(o.Env)), slices.Collect(maps.Keys(o.SecretEnv)))
+	for _, e := range CheckpointEnv(o.Checkpoint) {
+		if !slices.Contains(names, e.Name) {
+			names = append(names, e.Name)
+		}
+	}
 	if own || len(names) == 0 {
 		return nil
 	}

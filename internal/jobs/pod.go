@@ -276,6 +276,11 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 		main.Env = append(main.Env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Secret}, Key: ref.Key}}})
 	}
+	for _, e := range CheckpointEnv(o.Checkpoint) {
+		if _, own := o.Env[e.Name]; !own {
+			main.Env = append(main.Env, e)
+		}
+	}
 	for _, secret := range o.EnvFromSecrets {
 		main.EnvFrom = append(main.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}})
 	}

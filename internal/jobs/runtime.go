@@ -343,6 +343,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	}
 	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
 	s.Pod.SensitiveEnv, s.Pod.Checkpoint = sensitiveEnv(r.Annotations), checkpointOf(r.Annotations)
+	withoutCheckpointEnv(&s.Pod)
 	// The launcher's sigkill timeout that the checkpoint set (withOpenMPIStop) is not the runtime's
 	// own environment.
 	if c := s.Pod.Checkpoint; c != nil && s.Framework == FrameworkMPI && s.Pod.Env[OpenMPISigkillTimeout] == strconv.FormatInt(c.SaveSeconds, 10) {

@@ -259,6 +259,7 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	pod := readPodOptions(t)
 	pod.Labels, pod.Annotations, pod.SensitiveEnv = t.Labels, t.Annotations, sensitiveEnv(job.Annotations)
 	pod.Checkpoint = checkpointOf(job.Annotations)
+	withoutCheckpointEnv(&pod)
 	labels, queue := userLabels(job.Labels)
 	return TrainJobSpec{
 		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),

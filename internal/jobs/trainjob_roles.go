@@ -3,6 +3,7 @@ package jobs
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -79,11 +80,16 @@ func TrainJobRoles(job, runtime *unstructured.Unstructured) ([]RolePods, error) 
 		case trainerJob:
 			count = ptr.Deref(policy.NumNodes, 1)
 		}
-		if perNode != nil && (trainerJob || launcherAsNode && rj.Name == TrainerNode) {
+		if trainerJob || launcherAsNode && rj.Name == TrainerNode {
 			for i := range t.Spec.Containers {
 				if c := &t.Spec.Containers[i]; c.Name == TrainerNode {
-					c.Resources.Limits = overlay(c.Resources.Limits, perNode.Limits)
-					c.Resources.Requests = overlay(c.Resources.Requests, perNode.Requests)
+					if perNode != nil {
+						c.Resources.Limits = overlay(c.Resources.Limits, perNode.Limits)
+						c.Resources.Requests = overlay(c.Resources.Requests, perNode.Requests)
+					}
+					if tr := tj.Spec.Trainer; tr != nil {
+						c.Env = overlayEnv(c.Env, tr.Env)
+					}
 				}
 			}
 		}
@@ -157,4 +163,18 @@ func CheckTrainJobName(name string, roles []RolePods) error {
 		}
 	}
 	return nil
+}
+
+// overlayEnv is env with each of over's variables in place of the one of its name, or after
+// them: as Trainer gives the trainer's container a TrainJob's trainer.env.
+func overlayEnv(env, over []corev1.EnvVar) []corev1.EnvVar {
+	out := slices.Clone(env)
+	for _, e := range over {
+		if i := slices.IndexFunc(out, func(o corev1.EnvVar) bool { return o.Name == e.Name }); i >= 0 {
+			out[i] = e
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
 }

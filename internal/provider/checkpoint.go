@@ -70,10 +70,17 @@ func checkpointAttribute(role string, s stopping) schema.SingleNestedAttribute {
 		Validators:    []validator.Object{checkpointOnAVolume{s}},
 		Attributes: map[string]schema.Attribute{
 			"path": schema.StringAttribute{Required: true, Validators: []validator.String{checkpointPathRule},
-				MarkdownDescription: "Where the program saves, in its containers: a folder or file on one of `data_volumes`, so that it outlives the pods, " +
-					"that the user the program runs as may write to."},
+				MarkdownDescription: "Where the program saves: a folder or file in its containers, on a volume that outlives the pods " +
+					"and that the user the program runs as may write to, or a URI of object storage (`s3://BUCKET/PATH`, `gs://`, `az://`, " +
+					"any `SCHEME://HOST/PATH`). The volume may be one of `data_volumes`, one a `pod_patch` mounts, or one of a TrainJob's " +
+					"runtime. On a PersistentVolumeClaim or a network volume (NFS, iSCSI, a cloud disk) the plan can see that the checkpoint " +
+					"outlives the pods; on object storage, a `hostPath` or a CSI driver's inline volume it cannot, and the plan that creates " +
+					"the job says once, as a warning, that it trusts the program and the storage to keep it. A path on the containers' own " +
+					"filesystem, an `emptyDir`, a generic ephemeral volume or a read-only mount is refused: it is lost with the pods. Every " +
+					"container of the roles that train gets it as `" + jobs.CheckpointPathEnv + "`."},
 			"save_seconds": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 86400)},
-				MarkdownDescription: "The most a save takes, from SIGTERM to the program's exit."},
+				MarkdownDescription: "The most a save takes, from SIGTERM to the program's exit. Every container of the roles that train " +
+					"gets it as `" + jobs.CheckpointSaveSecondsEnv + "`."},
 		},
 		MarkdownDescription: "Where the training of " + role + " saves and how long a save takes. The program saves by itself; every " +
 			"stop of the pods (a replacement, a destroy, a Kueue preemption) gives it that time: `termination_grace_period_seconds` " +
@@ -109,14 +116,15 @@ func checkpointValue(c *jobs.Checkpoint) types.Object {
 		"path": types.StringValue(c.Path), "save_seconds": types.Int64Value(c.SaveSeconds)})
 }
 
-// checkpointOnAVolume refuses at plan a checkpoint on none of the pods' data volumes: it would be
-// lost with them. Where the pods mount volumes the resource does not say (a TrainJob's runtime's),
-// it warns instead. It also warns when the command runs the program under a shell that would not
-// pass SIGTERM on (jobs.CheckpointSignalProblem).
+// checkpointOnAVolume refuses, from the configuration alone, a checkpoint that is certainly lost
+// with the pods: a path on none of data_volumes, where nothing else can mount a volume (no
+// pod_patch, no runtime). Where something else can, the plan judges the volume the pods mount
+// (checkpointKept). It refuses env variables that the checkpoint sets, and warns when the command
+// runs the program under a shell that would not pass SIGTERM on (jobs.CheckpointSignalProblem).
 type checkpointOnAVolume struct{ s stopping }
 
 func (v checkpointOnAVolume) Description(context.Context) string {
-	return "the checkpoint's path is on one of data_volumes"
+	return "the checkpoint's path is on a volume the pods mount, or a URI"
 }
 func (v checkpointOnAVolume) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
@@ -130,6 +138,15 @@ func (v checkpointOnAVolume) ValidateObject(ctx context.Context, req validator.O
 	var volumes types.List
 	if req.ConfigValue.As(ctx, &c, basetypes.ObjectAsOptions{}).HasError() || req.Config.GetAttribute(ctx, path.Root("data_volumes"), &volumes).HasError() {
 		return
+	}
+	var env types.Map
+	if !req.Config.GetAttribute(ctx, path.Root("env"), &env).HasError() && !env.IsUnknown() {
+		for _, name := range []string{jobs.CheckpointPathEnv, jobs.CheckpointSaveSecondsEnv} {
+			if _, set := env.Elements()[name]; set {
+				resp.Diagnostics.AddAttributeError(path.Root("env").AtMapKey(name), "Variable set by checkpoint",
+					fmt.Sprintf("%s is what checkpoint sets in the pods: remove it from env, and read it in the program.", name))
+			}
+		}
 	}
 	var command types.List
 	var args []string
@@ -146,25 +163,62 @@ func (v checkpointOnAVolume) ValidateObject(ctx context.Context, req validator.O
 				"seconds may not end. Make the save shorter, or give torchrun a longer --shutdown-timeout where its PyTorch release has the option.",
 				torchrunShutdown, save.ValueInt64()))
 	}
-	if c.Path.IsUnknown() || volumes.IsUnknown() || jobs.ParseCheckpointPath(c.Path.ValueString()) != nil {
-		return // a path that is not one is refused by its own rule
+	p := c.Path.ValueString()
+	if c.Path.IsUnknown() || volumes.IsUnknown() || jobs.ParseCheckpointPath(p) != nil || jobs.CheckpointURI(p) {
+		return // a path that is not one is refused by its own rule; a URI is the plan's to warn of
 	}
 	mounts := dataVolumesOf(ctx, volumes)
-	if _, ok := jobs.CheckpointVolume(c.Path.ValueString(), mounts); ok {
+	if _, ok := jobs.CheckpointVolume(p, mounts); ok {
 		return
+	}
+	var patches types.Map
+	patched := !req.Config.GetAttribute(ctx, path.Root("pod_patch"), &patches).HasError() && !patches.IsNull()
+	if v.s.volumesElsewhere || patched {
+		return // the plan reads the volumes the pods mount (checkpointKept)
 	}
 	declared := make([]string, len(mounts))
 	for i, d := range mounts {
 		declared[i] = d.String()
 	}
-	summary, detail := "Checkpoint on no data volume", fmt.Sprintf("checkpoint.path %s is on none of data_volumes %q: what the program saves there "+
-		"is lost with its pods, and no job made in its place can resume from it. Save under the mount path of a PersistentVolumeClaim, "+
-		"or mount one there (data_volumes = [\"CLAIM:%s\"]).", c.Path.ValueString(), declared, c.Path.ValueString())
-	if v.s.volumesElsewhere {
-		resp.Diagnostics.AddAttributeWarning(req.Path.AtName("path"), summary, detail+" (Its runtime may mount a volume there, which the plan does not read.)")
+	resp.Diagnostics.AddAttributeError(req.Path.AtName("path"), "Checkpoint on no volume",
+		fmt.Sprintf("checkpoint.path %s is on none of data_volumes %q, and no pod_patch mounts a volume: it is on the containers' own "+
+			"filesystem, lost with the pods, and no job made in their place can resume from it. Save under the mount path of a "+
+			"PersistentVolumeClaim (data_volumes = [\"CLAIM:%s\"]), of a network volume a pod_patch mounts, or to object storage "+
+			"(path = \"s3://BUCKET/PATH\").", p, declared, p))
+}
+
+// checkpointKept judges, in the plan that makes a job's pods, where the checkpoint of the job m
+// is saved, from the pods' roles as its operator makes them: it refuses a checkpoint that is lost
+// with the pods, and warns when the job is created that the provider cannot see whether it
+// outlives them (object storage, a hostPath, a CSI driver's volume, a runtime it could not read).
+// A replacement's warning (warnReplacedTraining) says the same of a running job.
+func checkpointKept(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel, roles []jobs.RolePods, rolesKnown bool) {
+	var diags diag.Diagnostics
+	c := checkpointOf(ctx, m.pod().Checkpoint, &diags)
+	if c == nil || m.pod().DataVolumes.IsUnknown() {
 		return
 	}
-	resp.Diagnostics.AddAttributeError(req.Path.AtName("path"), summary, detail)
+	store := jobs.DataVolumesStore(c.Path, dataVolumesOf(ctx, m.pod().DataVolumes))
+	if rolesKnown {
+		store = jobs.CheckpointStoreOf(c.Path, roles)
+	}
+	switch {
+	case store.Keeping == jobs.Lost:
+		resp.Diagnostics.AddAttributeError(path.Root("checkpoint").AtName("path"), "Checkpoint lost with the pods",
+			fmt.Sprintf("checkpoint.path %s is on %s: what the program saves there is lost with its pods, and no job made in their "+
+				"place can resume from it. Save on a PersistentVolumeClaim or a network volume the pods mount, or to object storage "+
+				"(path = \"s3://BUCKET/PATH\").", c.Path, store))
+	case store.Keeping == jobs.Trusted && req.State.Raw.IsNull():
+		resp.Diagnostics.AddAttributeWarning(path.Root("checkpoint").AtName("path"), "The provider trusts the program to keep the checkpoint",
+			trusted(c.Path, store))
+	}
+}
+
+// trusted says that the provider cannot see whether the checkpoint at p on store outlives the
+// pods.
+func trusted(p string, store jobs.CheckpointStore) string {
+	return fmt.Sprintf("%s is on %s: the provider cannot see whether what is saved there outlives the pods, and trusts the program and "+
+		"the storage to keep it, and a job made in their place to find it there.", p, store)
 }
 
 // checkpointGrace plans termination_grace_period_seconds: unset, it is what a checkpoint's save
@@ -243,19 +297,29 @@ func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, r
 	status := prior.job().Status.ValueString()
 	was, will := prior.pod(), next.pod()
 	var diags diag.Diagnostics
-	old, oldVolumes := checkpointOf(ctx, was.Checkpoint, &diags), dataVolumesOf(ctx, was.DataVolumes)
+	old := checkpointOf(ctx, was.Checkpoint, &diags)
 	job := fmt.Sprintf("%s/%s", prior.job().Namespace.ValueString(), prior.job().Name.ValueString())
 	known := !will.Checkpoint.IsUnknown() && !will.DataVolumes.IsUnknown()
 	why, same := "", false
-	var volume jobs.DataVolume
+	var store jobs.CheckpointStore
 	if old != nil && known {
-		volume, _ = jobs.CheckpointVolume(old.Path, oldVolumes)
-		why, same = jobs.SameCheckpoint(*old, oldVolumes, checkpointOf(ctx, will.Checkpoint, &diags), dataVolumesOf(ctx, will.DataVolumes))
+		store = checkpointStore(ctx, prior, old.Path)
+		planned := checkpointOf(ctx, will.Checkpoint, &diags)
+		var to jobs.CheckpointStore
+		if planned != nil {
+			to = checkpointStore(ctx, next, planned.Path)
+		}
+		why, same = jobs.SameCheckpoint(*old, store, planned, to)
 	}
-	resumes := fmt.Sprintf("The job made in its place mounts claim %s at %s again and resumes from %s if its program loads it on start.",
-		volume.Claim, volume.MountPath, pathOf(old))
+	resumes := fmt.Sprintf("The job made in its place mounts %s again and resumes from %s if its program loads it on start.", store, pathOf(old))
+	switch {
+	case store.Keeping == jobs.Trusted && store.MountPath == "":
+		resumes = fmt.Sprintf("The job made in its place saves to %s too, and resumes from it if its program loads it on start. ", pathOf(old)) + trusted(pathOf(old), store)
+	case store.Keeping == jobs.Trusted:
+		resumes += " " + trusted(pathOf(old), store)
+	}
 	loses := fmt.Sprintf("But %s, so the job made in its place does not find it and starts from the beginning. Keep the checkpoint's "+
-		"path and its claim's mount to resume.", why)
+		"path and the volume it is on to resume.", why)
 	switch {
 	case jobs.Finished(status) && known:
 		again := "It declares no checkpoint: the job made in its place starts from the beginning."
@@ -276,21 +340,41 @@ func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, r
 				"save to a data volume and declare it: checkpoint = { path, save_seconds } gives the pods the time to save.")
 	case old == nil || !known:
 	case status == jobs.Running:
-		stop := fmt.Sprintf("Its pods are sent SIGTERM and given %s to save to %s (claim %s). ", grace(was.GracePeriod), old.Path, volume.Claim)
+		stop := fmt.Sprintf("Its pods are sent SIGTERM and given %s to save to %s (%s). ", grace(was.GracePeriod), old.Path, store.Volume)
 		if !same {
 			resp.Diagnostics.AddWarning("Replacing running job "+job+" loses its checkpoint", stop+loses)
 			return
 		}
 		resp.Diagnostics.AddWarning("Replacing running job "+job+": its training stops to resume from its checkpoint", stop+resumes)
 	case status == jobs.Queued || status == jobs.Suspended:
-		stopped := fmt.Sprintf("The job is %s: what a run of it saved when it was stopped (preempted, suspended) is at %s (claim %s). ",
-			status, old.Path, volume.Claim)
+		stopped := fmt.Sprintf("The job is %s: what a run of it saved when it was stopped (preempted, suspended) is at %s (%s). ",
+			status, old.Path, store.Volume)
 		if !same {
 			resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+" loses its checkpoint", stopped+loses)
 			return
 		}
 		resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+": its training resumes from its checkpoint", stopped+resumes)
 	}
+}
+
+// checkpointStore is where the job m saves a checkpoint at p, as the pods it builds show
+// (jobs.CheckpointStoreOf); where they cannot be built without the cluster (a TrainJob's, whose
+// pods are its runtime's), only its data_volumes are known (jobs.DataVolumesStore).
+func checkpointStore(ctx context.Context, m jobModel, p string) jobs.CheckpointStore {
+	fallback := jobs.DataVolumesStore(p, dataVolumesOf(ctx, m.pod().DataVolumes))
+	spec, diags := m.spec(ctx)
+	if diags.HasError() {
+		return fallback
+	}
+	obj, _, err := spec.Build()
+	if err != nil {
+		return fallback
+	}
+	roles, err := spec.Kind().Roles(obj, nil)
+	if err != nil {
+		return fallback
+	}
+	return jobs.CheckpointStoreOf(p, roles)
 }
 
 // pathOf is the checkpoint's path, "" for none.

@@ -2,6 +2,7 @@ package provider
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -213,6 +214,107 @@ resource "training_pytorch_job" %[1]q {
 	} {
 		if !strings.Contains(plan, want) {
 			t.Errorf("the plan does not say %q:\n%s", want, plan)
+		}
+	}
+}
+
+// A checkpoint is declared where a team keeps it: on a claim or an NFS share (the plan sees that
+// it outlives the pods and says nothing), or on object storage or a hostPath a pod patch mounts
+// (the plan cannot see, and says once, when it creates the job, that it trusts the program). The
+// plan of their replacement says once, per job, which of them resumes and which the provider
+// trusts to.
+func TestAccCheckpoint_aCheckpointWhereverTheTeamKeepsIt(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	suffix := acctest.RandString(6)
+	claim, _ := a.sharedVolume(t, "ckpt-"+suffix)
+	mounted := func(volume string) string {
+		return fmt.Sprintf(`  pod_patch = { for role in ["master", "worker"] : role => yamlencode({ spec = {
+    volumes    = [{ name = "ckpt", %s }]
+    containers = [{ name = "pytorch", volumeMounts = [{ name = "ckpt", mountPath = "/ckpt" }] }]
+  } }) }
+`, volume)
+	}
+	stores := map[string]string{
+		"claim": fmt.Sprintf("  data_volumes = [%q]\n  checkpoint   = { path = \"/ckpt/run\", save_seconds = 20 }\n", claim+":/ckpt"),
+		"nfs":   mounted(`nfs = { server = "nfs.example", path = "/exports/ckpt" }`) + "  checkpoint = { path = \"/ckpt/run\", save_seconds = 20 }\n",
+		"host":  mounted(`hostPath = { path = "/mnt/ckpt" }`) + "  checkpoint = { path = \"/ckpt/run\", save_seconds = 20 }\n",
+		"s3":    "  checkpoint = { path = \"s3://team-ckpt/" + suffix + "\", save_seconds = 20 }\n",
+	}
+	names := map[string]string{}
+	config := func(image string) string {
+		out := providerConfig()
+		for store, attrs := range stores {
+			names[store] = "tf-acc-" + store + "-" + suffix
+			out += fmt.Sprintf(`
+resource "training_pytorch_job" %[1]q {
+  name         = %[2]q
+  image        = %[3]q
+  command      = ["python3", "/workspace/train.py"]
+  worker_count = 1
+  tolerations  = ["gpu_node"]
+%[4]s}
+`, store, names[store], image, attrs)
+		}
+		return out
+	}
+	trusts := func(diags map[string][]string) map[string]int {
+		count := map[string]int{}
+		for address, said := range diags {
+			for _, d := range said {
+				if strings.Contains(d, "trusts the program") {
+					count[address]++
+				}
+			}
+		}
+		return count
+	}
+	w := newWorkspace(t)
+	t.Cleanup(func() {
+		w.run("destroy", "-auto-approve", "-input=false")
+		namedJobsGone(t, a, jobs.PyTorch, names["claim"], names["nfs"], names["host"], names["s3"])
+	})
+	w.write(config("pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"))
+	created := planDiagnostics(t, w.run("plan", "-json", "-input=false"))
+	if got, want := trusts(created), map[string]int{"training_pytorch_job.host": 1, "training_pytorch_job.s3": 1}; !maps.Equal(got, want) {
+		t.Errorf("the plan that creates the jobs says it trusts the program %v times, by job; want %v:\n%v", got, want, created)
+	}
+	for store, says := range map[string]string{"host": "/ckpt/run is on hostPath /mnt/ckpt at /ckpt (a folder of whichever node each pod runs on)",
+		"s3": "s3://team-ckpt/" + suffix + " is on object storage"} {
+		if said := strings.Join(created["training_pytorch_job."+store], "\n"); !strings.Contains(said, says) {
+			t.Errorf("the plan of %s does not say %q:\n%s", store, says, said)
+		}
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	for _, store := range []string{"claim", "s3"} {
+		pods := a.pods("default", jobs.PyTorch.PodSelector(names[store]))
+		for _, p := range pods {
+			env := map[string]string{}
+			for _, e := range p.Spec.Containers[0].Env {
+				env[e.Name] = e.Value
+			}
+			if want := stores[store]; !strings.Contains(want, env[jobs.CheckpointPathEnv]) || env[jobs.CheckpointPathEnv] == "" || env[jobs.CheckpointSaveSecondsEnv] != "20" {
+				t.Errorf("pod %s of %s is not told its checkpoint: %s = %q, %s = %q", p.Name, store, jobs.CheckpointPathEnv, env[jobs.CheckpointPathEnv],
+					jobs.CheckpointSaveSecondsEnv, env[jobs.CheckpointSaveSecondsEnv])
+			}
+		}
+	}
+	w.planIsEmpty()
+
+	w.write(config("pytorch/pytorch:2.6.0-cuda12.4-cudnn9-runtime"))
+	replaced := planDiagnostics(t, w.run("plan", "-json", "-input=false"))
+	if got, want := trusts(replaced), map[string]int{"training_pytorch_job.host": 1, "training_pytorch_job.s3": 1}; !maps.Equal(got, want) {
+		t.Errorf("the plan that replaces the jobs says it trusts the program %v times, by job; want %v:\n%v", got, want, replaced)
+	}
+	for store, says := range map[string]string{
+		"claim": "mounts claim " + claim + " at /ckpt again and resumes from /ckpt/run",
+		"nfs":   "mounts NFS share nfs.example:/exports/ckpt at /ckpt again and resumes from /ckpt/run",
+		"host":  "mounts hostPath /mnt/ckpt at /ckpt (a folder of whichever node each pod runs on) again",
+		"s3":    "saves to s3://team-ckpt/" + suffix + " too, and resumes from it",
+	} {
+		said := strings.Join(replaced["training_pytorch_job."+store], "\n")
+		if !strings.Contains(said, "its training stops to resume from its checkpoint") || !strings.Contains(said, says) {
+			t.Errorf("the plan that replaces %s does not say it resumes, and %q:\n%s", store, says, said)
 		}
 	}
 }

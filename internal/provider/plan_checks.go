@@ -86,15 +86,18 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 				"instead of merging them in: a resource the runtime asks for and the job does not name is dropped from the nodes' containers. "+
 				"The plan's checks count the merged resources. Name every resource the nodes need on the job, or upgrade Trainer to v2.3.0 or later.")
 	}
+	roles, rolesErr := r.kind.Roles(obj, runtime)
+	makes := makesPods(ctx, req, resp, m, r.newModel())
+	if makes {
+		checkpointKept(ctx, req, resp, m, roles, rolesErr == nil)
+	}
 	if r.client == nil || !runtimeRead {
 		return
 	}
-	roles, err := r.kind.Roles(obj, runtime)
-	if err != nil {
-		tflog.Debug(ctx, "plan checks skipped", map[string]any{"error": err.Error()})
+	if rolesErr != nil {
+		tflog.Debug(ctx, "plan checks skipped", map[string]any{"error": rolesErr.Error()})
 		return
 	}
-	makes := makesPods(ctx, req, resp, m, r.newModel())
 	if makes {
 		r.checkPodSecurity(ctx, resp, obj, roles)
 	}

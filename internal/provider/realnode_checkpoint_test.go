@@ -166,7 +166,10 @@ func lastStep(events []event) int {
 // A static PyTorchJob and a TFJob whose programs save only when they are told to stop
 // (saves_on_stop.py), each with a declared checkpoint, rescaled from 2 to 3 processes, which
 // replaces them: the plan says each resumes, and each new run of 3 processes starts from the step
-// its first process saved at the stop.
+// its first process saved at the stop. The PyTorchJob saves on a claim, to the file its command
+// names; the TFJob on a hostPath folder its pod patch mounts, where the checkpoint's variable
+// tells its program, and the plans that create and replace it say once that the provider trusts
+// the program to keep it there.
 func TestAccRealNode_pytorchAndTFJobsWithACheckpointResumeAfterTheirReplacement(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
@@ -175,20 +178,32 @@ func TestAccRealNode_pytorchAndTFJobsWithACheckpointResumeAfterTheirReplacement(
 	claim, dir := a.sharedVolume(t, "ckpt-"+suffix)
 	pt, tf := "tfacc-ckpt-pt-"+suffix, "tfacc-ckpt-tf-"+suffix
 	config := func(workers int) string {
-		job := func(kind, name, extra string) string {
+		job := func(kind, name, checkpoint, extra string) string {
 			return fmt.Sprintf(`
 resource "training_%[1]s_job" "test" {
   name         = %[2]q
   image        = %[3]q
-  command      = ["python3", "%[4]s/saves_on_stop.py", "--checkpoint", "/ckpt/%[1]s/state.json", "--save-seconds", "3"]
-  worker_count = %[5]d
-  data_volumes = ["%[6]s:/ckpt"]
+  command      = ["python3", "%[4]s/saves_on_stop.py", "--save-seconds", "3"%[5]s]
+  worker_count = %[6]d
   checkpoint   = { path = "/ckpt/%[1]s", save_seconds = 5 }
 %[7]s%[8]s
 }
-`, kind, name, node.Images[images.Training], images.ProgramsDir, workers, claim, extra, onRealNode)
+`, kind, name, node.Images[images.Training], images.ProgramsDir, checkpoint, workers, extra, onRealNode)
 		}
-		return providerConfig() + job("pytorch", pt, "") + job("tf", tf, "  chief        = true\n")
+		return providerConfig() +
+			job("pytorch", pt, `, "--checkpoint", "/ckpt/pytorch/state.json"`, fmt.Sprintf("  data_volumes = [\"%s:/ckpt\"]\n", claim)) +
+			job("tf", tf, "", fmt.Sprintf(`  chief        = true
+  pod_patch = { for role in ["chief", "worker"] : role => yamlencode({ spec = {
+    volumes    = [{ name = "ckpt", hostPath = { path = %q } }]
+    containers = [{ name = "tensorflow", volumeMounts = [{ name = "ckpt", mountPath = "/ckpt" }] }]
+  } }) }
+`, dir))
+	}
+	trusted := func(out string) {
+		t.Helper()
+		if n := strings.Count(out, "The provider trusts the program to keep the checkpoint"); n != 1 {
+			t.Errorf("the output says %d times that the provider trusts the program to keep the TFJob's checkpoint; want once:\n%s", n, out)
+		}
 	}
 	first := map[string]string{
 		pt: jobs.PyTorch.PodSelector(pt) + "," + jobs.ReplicaTypeLabel + "=master",
@@ -211,7 +226,7 @@ resource "training_%[1]s_job" "test" {
 		namedJobsGone(t, a, jobs.TF, tf)
 	})
 	w.write(config(1))
-	w.run("apply", "-auto-approve", "-input=false")
+	trusted(flat(w.run("apply", "-auto-approve", "-input=false")))
 	reached := map[string]int{}
 	for _, name := range []string{pt, tf} {
 		started(name, 2)
@@ -226,6 +241,7 @@ resource "training_%[1]s_job" "test" {
 			t.Errorf("the plan does not say %q:\n%s", want, plan)
 		}
 	}
+	trusted(plan)
 	out := flat(w.run("apply", "-auto-approve", "-input=false"))
 	for kind, name := range map[string]string{"pytorch": pt, "tf": tf} {
 		if want := "default/" + name + " stopped within its grace"; !strings.Contains(out, want) {

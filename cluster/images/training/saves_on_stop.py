@@ -2,8 +2,9 @@
 jobs whose every process is a pod of its own (a PyTorchJob's master and workers, a TFJob's
 tasks): each process steps once per --step-seconds; on SIGTERM the first process (RANK 0 as
 training-operator sets it for a PyTorchJob; a TFJob's chief, or its worker 0) takes
---save-seconds to save (a slow save) and writes {"step", "world_size"} to --checkpoint; at the
-start every process reads it. It prints JSON lines:
+--save-seconds to save (a slow save) and writes {"step", "world_size"} to --checkpoint (by default
+state.json in the folder TRAINING_CHECKPOINT_PATH names, as the provider sets it for a job with a
+checkpoint); at the start every process reads it. It prints JSON lines:
   {"event": "start", "rank", "world_size", "resumed_from"}   every process, at its start
   {"event": "step", "step", "world_size"}                    the first process, each step
   {"event": "saved", "step", "world_size"}                   the first process, once it saved
@@ -38,10 +39,12 @@ def rank_and_world():
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--checkpoint", required=True, help="the file the training is saved to")
+    p.add_argument("--checkpoint", help="the file the training is saved to; by default state.json under $TRAINING_CHECKPOINT_PATH")
     p.add_argument("--step-seconds", type=float, default=1.0)
     p.add_argument("--save-seconds", type=float, default=3.0)
     args = p.parse_args()
+    if args.checkpoint is None:
+        args.checkpoint = os.path.join(os.environ["TRAINING_CHECKPOINT_PATH"], "state.json")
     signal.signal(signal.SIGTERM, on_sigterm)
 
     rank, world = rank_and_world()
