@@ -201,7 +201,7 @@ resource "training_%[1]s_job" "test" {
 	}
 	trusted := func(out string) {
 		t.Helper()
-		if n := strings.Count(out, "The provider trusts the program to keep the checkpoint"); n != 1 {
+		if n := strings.Count(out, "the provider cannot see whether what is saved there outlives the pods"); n != 1 {
 			t.Errorf("the output says %d times that the provider trusts the program to keep the TFJob's checkpoint; want once:\n%s", n, out)
 		}
 	}
