@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
@@ -291,5 +292,26 @@ func TestEveryKindGivesItsTrainingTheCheckpointsVariables(t *testing.T) {
 				t.Errorf("the launcher's mpirun does not pass %s on to the ranks: %s = %q", CheckpointPathEnv, OpenMPIEnvList, env[OpenMPIEnvList])
 			}
 		}
+	}
+}
+
+func TestAcceleratorsCountsTheGPUResourceOfEveryPod(t *testing.T) {
+	limits := func(count int, l corev1.ResourceList) RolePods {
+		return RolePods{Count: count, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+			{Resources: corev1.ResourceRequirements{Limits: l}}, {Name: "sidecar"}}}}}
+	}
+	worker := limits(4, corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("8"), "rdma/hca": resource.MustParse("1"), corev1.ResourceCPU: resource.MustParse("32")})
+	launcher := limits(1, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")})
+	if n := Accelerators([]RolePods{worker, launcher}, "nvidia.com/gpu"); n != 32 {
+		t.Errorf("Accelerators = %d; want 4 workers of 8 GPUs, 32", n)
+	}
+	if n := Accelerators([]RolePods{worker}, "amd.com/gpu"); n != 0 {
+		t.Errorf("Accelerators of another resource = %d; want 0", n)
+	}
+	if got := AcceleratorHours(64, 36.5); got != 2336 {
+		t.Errorf("64 GPUs for 36.5 hours = %v accelerator-hours; want 2336", got)
+	}
+	if got := AcceleratorHours(8, 1.0/3); got != 2.67 {
+		t.Errorf("8 GPUs for 20 minutes = %v; want 2.67", got)
 	}
 }

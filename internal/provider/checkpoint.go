@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -281,118 +279,6 @@ func (m checkpointGrace) PlanModifyInt64(ctx context.Context, req planmodifier.I
 	}
 }
 
-// warnReplacedTraining says in the plan of a replacement what becomes of the job's training. A
-// running job: with a checkpoint, that the pods stop with their grace to save and whether the new
-// job finds it; without one, that the training starts again from the beginning. A job that is
-// stopped (queued, preempted, suspended, failed) and holds a checkpoint: whether the new job
-// finds it. A finished one: that its training runs again. replacing says whether the plan
-// replaces the job.
-func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, prior, next jobModel, replacing bool) {
-	if !replacing || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
-		return
-	}
-	if getModel(ctx, req.State, prior).HasError() || getPlanModel(ctx, req.Plan, next).HasError() {
-		return
-	}
-	status := prior.job().Status.ValueString()
-	was, will := prior.pod(), next.pod()
-	var diags diag.Diagnostics
-	old := checkpointOf(ctx, was.Checkpoint, &diags)
-	job := fmt.Sprintf("%s/%s", prior.job().Namespace.ValueString(), prior.job().Name.ValueString())
-	known := !will.Checkpoint.IsUnknown() && !will.DataVolumes.IsUnknown()
-	why, same := "", false
-	var store jobs.CheckpointStore
-	if old != nil && known {
-		store = checkpointStore(ctx, prior, old.Path)
-		planned := checkpointOf(ctx, will.Checkpoint, &diags)
-		var to jobs.CheckpointStore
-		if planned != nil {
-			to = checkpointStore(ctx, next, planned.Path)
-		}
-		why, same = jobs.SameCheckpoint(*old, store, planned, to)
-	}
-	resumes := fmt.Sprintf("The job made in its place mounts %s again and resumes from %s if its program loads it on start.", store, pathOf(old))
-	switch {
-	case store.Keeping == jobs.Trusted && store.MountPath == "":
-		resumes = fmt.Sprintf("The job made in its place saves to %s too, and resumes from it if its program loads it on start. ", pathOf(old)) + trusted(pathOf(old), store)
-	case store.Keeping == jobs.Trusted:
-		resumes += " " + trusted(pathOf(old), store)
-	}
-	loses := fmt.Sprintf("But %s, so the job made in its place does not find it and starts from the beginning. Keep the checkpoint's "+
-		"path and the volume it is on to resume.", why)
-	switch {
-	case jobs.Finished(status) && known:
-		again := "It declares no checkpoint: the job made in its place starts from the beginning."
-		switch {
-		case old != nil && same:
-			again = "Its checkpoint at " + old.Path + " holds where the last run ended. " + resumes
-		case old != nil:
-			again = "Its checkpoint at " + old.Path + " holds where the last run ended. " + loses
-		}
-		resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+" runs its training again",
-			"The job has "+status+" and will not run again by itself: the job made in its place runs the training again. "+again+
-				" To change the configuration without running it, remove the job from the configuration instead (terraform state rm "+
-				"keeps it in the cluster).")
-	case old == nil && status == jobs.Running:
-		resp.Diagnostics.AddWarning("Replacing running job "+job+" starts its training from the beginning",
-			"The job is RUNNING and declares no checkpoint: its pods are stopped with the grace they have ("+grace(was.GracePeriod)+
-				") and the job made in its place starts from step 0, unless its program finds a checkpoint of its own. To resume instead, "+
-				"save to a data volume and declare it: checkpoint = { path, save_seconds } gives the pods the time to save.")
-	case old == nil || !known:
-	case status == jobs.Running:
-		stop := fmt.Sprintf("Its pods are sent SIGTERM and given %s to save to %s (%s). ", grace(was.GracePeriod), old.Path, store.Volume)
-		if !same {
-			resp.Diagnostics.AddWarning("Replacing running job "+job+" loses its checkpoint", stop+loses)
-			return
-		}
-		resp.Diagnostics.AddWarning("Replacing running job "+job+": its training stops to resume from its checkpoint", stop+resumes)
-	case status == jobs.Queued || status == jobs.Suspended:
-		stopped := fmt.Sprintf("The job is %s: what a run of it saved when it was stopped (preempted, suspended) is at %s (%s). ",
-			status, old.Path, store.Volume)
-		if !same {
-			resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+" loses its checkpoint", stopped+loses)
-			return
-		}
-		resp.Diagnostics.AddWarning("Replacing "+strings.ToLower(status)+" job "+job+": its training resumes from its checkpoint", stopped+resumes)
-	}
-}
-
-// checkpointStore is where the job m saves a checkpoint at p, as the pods it builds show
-// (jobs.CheckpointStoreOf); where they cannot be built without the cluster (a TrainJob's, whose
-// pods are its runtime's), only its data_volumes are known (jobs.DataVolumesStore).
-func checkpointStore(ctx context.Context, m jobModel, p string) jobs.CheckpointStore {
-	fallback := jobs.DataVolumesStore(p, dataVolumesOf(ctx, m.pod().DataVolumes))
-	spec, diags := m.spec(ctx)
-	if diags.HasError() {
-		return fallback
-	}
-	obj, _, err := spec.Build()
-	if err != nil {
-		return fallback
-	}
-	roles, err := spec.Kind().Roles(obj, nil)
-	if err != nil {
-		return fallback
-	}
-	return jobs.CheckpointStoreOf(p, roles)
-}
-
-// pathOf is the checkpoint's path, "" for none.
-func pathOf(c *jobs.Checkpoint) string {
-	if c == nil {
-		return ""
-	}
-	return c.Path
-}
-
-// grace says a pods' termination grace: theirs, or Kubernetes' default.
-func grace(v types.Int64) string {
-	if v.IsNull() || v.IsUnknown() {
-		return "Kubernetes' default grace of 30 seconds"
-	}
-	return fmt.Sprintf("%d seconds", v.ValueInt64())
-}
-
 // dataVolumesOf parses a data_volumes value, leaving out what does not parse (refused at plan).
 func dataVolumesOf(ctx context.Context, v types.List) []jobs.DataVolume {
 	var declared []string
@@ -404,28 +290,6 @@ func dataVolumesOf(ctx context.Context, v types.List) []jobs.DataVolume {
 		}
 	}
 	return out
-}
-
-// sayStopped says, after destroy or a replacement stopped a job with a checkpoint, how long its
-// pods took, and warns when they took the whole grace: the kubelet then killed the program,
-// perhaps in the middle of its save.
-func sayStopped(diags *diag.Diagnostics, job string, m *podModel, took time.Duration) {
-	var ignored diag.Diagnostics
-	c := checkpointOf(context.Background(), m.Checkpoint, &ignored)
-	if c == nil || m.GracePeriod.IsNull() {
-		return
-	}
-	limit := time.Duration(m.GracePeriod.ValueInt64()) * time.Second
-	took = took.Round(time.Second)
-	if took >= limit {
-		diags.AddWarning(job+" was killed at the end of its grace",
-			fmt.Sprintf("Its pods took %s to stop, the whole grace of %s: the kubelet killed what still ran, perhaps during its save to %s. "+
-				"Check that the program saves when it is sent SIGTERM and exits after, and that checkpoint.save_seconds (%d) covers a save.",
-				took, limit, c.Path, c.SaveSeconds))
-		return
-	}
-	diags.AddWarning(job+" stopped within its grace",
-		fmt.Sprintf("Its pods stopped in %s of their %s grace, so the program had the time to save to %s.", took, limit, c.Path))
 }
 
 // warnRuntimeStops warns, in the plan of a TrainJob with a checkpoint whose MPI runtime declares

@@ -73,6 +73,7 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 		return
 	}
 	resp.Diagnostics.Append(f.set(status)...)
+	setAcceleratorHours(ctx, m, status)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, m)...)
 }
 
@@ -190,10 +191,11 @@ const importedKey = "imported"
 
 // setImported sets what an import knows of a job before its first read: its identity, and the
 // defaults of what Terraform alone holds (wait_for, recreate_if_missing, fail_fast,
-// min_running_seconds). A list resource's results start the same way.
+// min_running_seconds, protect_running). A list resource's results start the same way.
 func setImported(ctx context.Context, state *tfsdk.State, namespace, name string, diags *diag.Diagnostics) {
 	for attr, v := range map[string]any{"id": namespace + "/" + name, "namespace": namespace, "name": name,
-		"wait_for": waitRunning, "recreate_if_missing": false, "fail_fast": string(jobs.FailFastPermanent), "min_running_seconds": int64(defaultMinRunningSeconds)} {
+		"wait_for": waitRunning, "recreate_if_missing": false, "fail_fast": string(jobs.FailFastPermanent), "min_running_seconds": int64(defaultMinRunningSeconds),
+		"protect_running": false} {
 		diags.Append(state.SetAttribute(ctx, path.Root(attr), v)...)
 	}
 }

@@ -56,6 +56,10 @@ type jobFields struct {
 	// RecreateIfMissing: a job that had started and is gone is dropped from state (so the next
 	// plan creates it again) rather than kept with a warning.
 	RecreateIfMissing types.Bool `tfsdk:"recreate_if_missing"`
+	// ProtectRunning: a plan that replaces or destroys the job while it runs fails (guardRunning).
+	ProtectRunning types.Bool `tfsdk:"protect_running"`
+	// AcceleratorHours is what the job's pods have held (setAcceleratorHours).
+	AcceleratorHours types.Number `tfsdk:"accelerator_hours"`
 	// FailFast and MinRunningSeconds say when a wait for the job to run fails, and when it runs.
 	FailFast          types.String `tfsdk:"fail_fast"`
 	MinRunningSeconds types.Int64  `tfsdk:"min_running_seconds"`
@@ -141,9 +145,13 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	if unchanged(req) {
 		return
 	}
+	forcing := replacedPaths(ctx, req)
+	replacing := len(forcing) > 0
+	guardRunning(ctx, req, resp, r.newModel(), r.newModel(), replacing, forcing)
+	warnDestroyedTraining(ctx, req, resp, r.newModel())
 	r.checkPlanned(ctx, req, resp, r.newModel())
 	r.warnDropped(ctx, req, resp)
-	warnReplacedTraining(ctx, req, resp, r.newModel(), r.newModel(), !req.State.Raw.IsNull() && !req.Plan.Raw.IsNull() && replaced(ctx, req))
+	warnReplacedTraining(ctx, req, resp, r.newModel(), r.newModel(), replacing)
 	planStatus(ctx, req, resp, r.newModel(), r.newModel())
 }
 

@@ -89,6 +89,8 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 				"resource is dropped from state and the next apply creates the job again. Changing it changes nothing in the cluster."},
 	}
 	shared["tensorboard"] = tensorBoardAttribute()
+	shared["protect_running"] = protectRunningAttribute()
+	shared["accelerator_hours"] = acceleratorHoursAttribute()
 	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles)), s.stops), statusAttributes(), s.own)
 	for _, name := range s.without {
 		delete(attributes, name)
@@ -127,7 +129,7 @@ func waitForDescription(running string, unqueued bool) string {
 
 // terraformOnly are the job attributes and blocks only Terraform holds: changing them changes
 // nothing in the cluster.
-var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing", "fail_fast", "min_running_seconds"}
+var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing", "fail_fast", "min_running_seconds", "protect_running"}
 
 // defaultMinRunningSeconds is min_running_seconds' default: long enough for a Python program's
 // imports and argument parsing, the usual first failures.

@@ -122,14 +122,15 @@ func planStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resou
 	}
 	s := state.job().statusModel
 	keep := map[string]attr.Value{"status": s.Status, "start_time": s.StartTime, "completion_time": s.CompletionTime,
-		"duration": s.Duration, "instances": s.Instances, "queue_reason": s.QueueReason, "worker_cluster": s.WorkerCluster}
+		"duration": s.Duration, "instances": s.Instances, "queue_reason": s.QueueReason, "worker_cluster": s.WorkerCluster,
+		"accelerator_hours": state.job().AcceleratorHours}
 	if suspends := suspendChanged(plan, state); suspends || !plan.workers().Equal(*state.workers()) {
 		keep = map[string]attr.Value{}
 		if !suspends && !s.StartTime.IsNull() {
 			keep["start_time"] = s.StartTime
 		}
 		if !s.CompletionTime.IsNull() {
-			keep["completion_time"], keep["duration"] = s.CompletionTime, s.Duration
+			keep["completion_time"], keep["duration"], keep["accelerator_hours"] = s.CompletionTime, s.Duration, state.job().AcceleratorHours
 		}
 		if !suspends && !s.WorkerCluster.IsNull() {
 			// A rescale reaches the copy where it runs; it does not move the job.

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
@@ -82,6 +83,27 @@ func replaced(ctx context.Context, req resource.ModifyPlanRequest) bool {
 		}
 	}
 	return false
+}
+
+// replacedPaths names the attributes and blocks whose change replaces the resource, for a
+// message; none when the plan does not replace it.
+func replacedPaths(ctx context.Context, req resource.ModifyPlanRequest) []string {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
+		return nil
+	}
+	var out []string
+	for name, a := range req.Plan.Schema.GetAttributes() {
+		if replacedBy(ctx, req, path.Root(name), a) {
+			out = append(out, name)
+		}
+	}
+	for name, b := range req.Plan.Schema.GetBlocks() {
+		if replacedBy(ctx, req, path.Root(name), b) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // replacedBy says whether the plan modifiers of the attribute or block at p ask for a

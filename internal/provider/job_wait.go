@@ -40,6 +40,7 @@ func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, ac
 		return
 	}
 	diags.Append(f.set(status)...)
+	setAcceleratorHours(ctx, m, status)
 }
 
 // waitOrObserve waits as wait_for says, with running deciding when a job runs, and returns what

@@ -130,6 +130,7 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 						readRolesAndPatches(ctx, r.kind, m, live, &diags)
 					}
 					diags.Append(f.set(status)...)
+					setAcceleratorHours(ctx, m, status)
 					if !diags.HasError() {
 						warnUnexpressed(ctx, r.kind, m, obj, &diags)
 					}

@@ -183,6 +183,10 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	r.checkNameOnRuntime(ctx, req, resp, planned)
 	r.warnRuntimeStops(ctx, req, resp, planned)
 	r.planGraceOnRuntime(ctx, req, resp, planned)
+	if req.Plan.Raw.IsNull() {
+		guardRunning(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, false, nil)
+		warnDestroyedTraining(ctx, req, resp, &trainJobModel{})
+	}
 	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
 		return
 	}
@@ -204,7 +208,12 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 			resp.RequiresReplace.Append(path.Root(name))
 		}
 	}
-	warnReplacedTraining(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, len(resp.RequiresReplace) > 0 || replaced(ctx, req))
+	forcing := replacedPaths(ctx, req)
+	for _, p := range resp.RequiresReplace {
+		forcing = append(forcing, p.String())
+	}
+	guardRunning(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, len(forcing) > 0, forcing)
+	warnReplacedTraining(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, len(forcing) > 0)
 	planStatus(ctx, req, resp, &trainJobModel{}, &trainJobModel{})
 }
 

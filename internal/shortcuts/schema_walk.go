@@ -283,6 +283,12 @@ func (w *schemaWalk) validators(p path.Path, e path.Expression, s any, av attr.V
 			v.ValidateInt64(w.ctx, validator.Int64Request{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
 			return resp.Diagnostics
 		})
+	case interface{ NumberValidators() []validator.Number }:
+		diags, ok = runValidators(w.ctx, av, basetypes.NumberValuable.ToNumberValue, s.NumberValidators(), func(v validator.Number, value basetypes.NumberValue) diag.Diagnostics {
+			resp := &validator.NumberResponse{}
+			v.ValidateNumber(w.ctx, validator.NumberRequest{ClientCapabilities: w.caps, Config: w.config, ConfigValue: value, Path: p, PathExpression: e}, resp)
+			return resp.Diagnostics
+		})
 	case interface{ ListValidators() []validator.List }:
 		diags, ok = runValidators(w.ctx, av, basetypes.ListValuable.ToListValue, s.ListValidators(), func(v validator.List, value basetypes.ListValue) diag.Diagnostics {
 			resp := &validator.ListResponse{}

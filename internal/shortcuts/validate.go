@@ -50,8 +50,8 @@ func walkable(attrs map[string]schema.Attribute, blocks map[string]schema.Block,
 			return fmt.Errorf("%s: not walked", at)
 		}
 		switch a := a.(type) {
-		case schema.StringAttribute, schema.BoolAttribute, schema.Int64Attribute, schema.ListAttribute, schema.MapAttribute,
-			schema.SetAttribute, schema.ObjectAttribute:
+		case schema.StringAttribute, schema.BoolAttribute, schema.Int64Attribute, schema.NumberAttribute, schema.ListAttribute,
+			schema.MapAttribute, schema.SetAttribute, schema.ObjectAttribute:
 		case schema.ListNestedAttribute:
 			if err := walkable(a.NestedObject.Attributes, nil, at+"."); err != nil {
 				return err
