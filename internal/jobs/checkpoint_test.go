@@ -315,3 +315,31 @@ func TestAcceleratorsCountsTheGPUResourceOfEveryPod(t *testing.T) {
 		t.Errorf("8 GPUs for 20 minutes = %v; want 2.67", got)
 	}
 }
+
+// A job object says the accelerators its pods hold: an MPIJob's workers' GPUs (its launcher has
+// none), a TrainJob's GPUs per node on each node (its runtime unread), none for a job without.
+func TestKindAcceleratorsReadsAWholeJobObject(t *testing.T) {
+	mpi, _, err := MPIJobSpec{Name: "j", Namespace: "default", Workers: 3, LauncherCommand: []string{"mpirun", "x"},
+		Pod: PodOptions{Image: "i", GPUs: 2, GPUResource: DefaultGPUResource}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	train, _, err := trainSpec().Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu, _, err := MPIJobSpec{Name: "j", Namespace: "default", Workers: 3, LauncherCommand: []string{"mpirun", "x"}, Pod: PodOptions{Image: "i"}}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		what string
+		k    *Kind
+		obj  *unstructured.Unstructured
+		want int64
+	}{{"3 workers of 2 GPUs", MPI, mpi, 6}, {"2 nodes of 1 GPU", Train, train, 2}, {"no GPU", MPI, cpu, 0}} {
+		if got := c.k.Accelerators(c.obj, ""); got != c.want {
+			t.Errorf("%s: Accelerators = %d; want %d", c.what, got, c.want)
+		}
+	}
+}

@@ -54,6 +54,9 @@ type Status struct {
 	// Cluster is the MultiKueue worker cluster the job was dispatched to, where its pods run;
 	// empty for a job that runs in the cluster it was created in.
 	Cluster string
+	// Accelerators are the GPUs (or other accelerators) the job's pods hold: its caller's to set
+	// (Kind.Accelerators reads them from a whole job object; a wait's holds no pod templates).
+	Accelerators int64
 }
 
 // Instance is one pod of a job.

@@ -60,6 +60,8 @@ func (d *jobDataSource) Schema(_ context.Context, _ datasource.SchemaRequest, re
 			"start_time":      schema.StringAttribute{Computed: true, MarkdownDescription: "When the job started (RFC 3339); null before it has."},
 			"completion_time": schema.StringAttribute{Computed: true, MarkdownDescription: "When the job finished (RFC 3339); null while it has not."},
 			"duration":        schema.StringAttribute{Computed: true, MarkdownDescription: "Training duration: from start to completion, or to now."},
+			"accelerator_hours": schema.NumberAttribute{Computed: true, MarkdownDescription: "The accelerator-hours the job has held: the GPUs " +
+				"(or the only extended resource) its pods' limits ask for, every role's times its pods, times `duration` in hours, to the hundredth."},
 			"instances": schema.ListNestedAttribute{Computed: true, MarkdownDescription: "The job's pods (for an elastic job, its tasks).",
 				NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 					"name":  schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name."},
@@ -116,6 +118,7 @@ func (d *jobDataSource) Read(ctx context.Context, req datasource.ReadRequest, re
 	m.Namespace = types.StringValue(namespace)
 	m.Priority = optionalString(kind.PriorityClass(observed.Object))
 	m.QueueName = optionalString(jobs.QueueName(observed.Object))
+	status.Accelerators = kind.Accelerators(observed.Object, "")
 	resp.Diagnostics.Append(m.setAt(status, now)...)
 	resp.Diagnostics.Append(resp.State.Set(ctx, &m)...)
 }

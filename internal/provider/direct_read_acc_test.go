@@ -147,7 +147,8 @@ func TestAccDirectRead_answersEveryJobsRefreshAsTheFrameworkDoes(t *testing.T) {
 }
 
 // unmarshalStored is the value of typ that a state file stores as raw.
-// withoutDuration is the read with its new state's duration null.
+// withoutDuration is the read with its new state's duration and accelerator-hours null: both
+// grow with the time between the reads.
 func withoutDuration(t *testing.T, shape shortcutstest.Types, resp *tfprotov6.ReadResourceResponse) *tfprotov6.ReadResourceResponse {
 	t.Helper()
 	if resp.NewState == nil {
@@ -164,6 +165,7 @@ func withoutDuration(t *testing.T, shape shortcutstest.Types, resp *tfprotov6.Re
 		return resp
 	}
 	v = shortcutstest.WithAttribute(v, "duration", tftypes.NewValue(tftypes.String, nil))
+	v = shortcutstest.WithAttribute(v, "accelerator_hours", tftypes.NewValue(tftypes.Number, nil))
 	state, err := tfprotov6.NewDynamicValue(shape.State, v)
 	if err != nil {
 		t.Fatal(err)

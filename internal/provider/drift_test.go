@@ -220,7 +220,7 @@ func testDrift(t *testing.T, kind *jobs.Kind, address, name, config string, drif
 	steps = append(steps, resource.TestStep{
 		ResourceName: address, ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
 		// The job was just made again (wait_for = "created"): its status moves on between the two reads.
-		ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+		ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 	})
 	// Forgotten and imported again under the same configuration with the default wait_for
 	// (Terraform's alone: an import gives the default), the plan changes nothing.

@@ -81,7 +81,7 @@ func TestAccExamples_applyPlanEmptyImportUpdateAndReplace(t *testing.T) {
 					{
 						ResourceName: address, ImportState: true, ImportStateId: id, ImportStateVerify: true,
 						// wait_for is Terraform's alone (import gives the default); the status moves on.
-						ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+						ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 					},
 					{Config: labelled, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 						plancheck.ExpectResourceAction(address, plancheck.ResourceActionUpdate)}}},

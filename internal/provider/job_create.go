@@ -75,7 +75,6 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	f.ID = types.StringValue(importID)
 	f.UID = types.StringValue(string(created.GetUID()))
 	resp.Diagnostics.Append(f.set(jobs.Status{Phase: jobs.Pending})...)
-	setAcceleratorHours(ctx, m, jobs.Status{})
 	if tb := tensorBoardOf(m); tb != nil {
 		tb.TensorBoardURL = types.StringNull()
 	}

@@ -72,8 +72,8 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 		resp.Diagnostics.AddError("Error reading the status of "+t.String(), err.Error())
 		return
 	}
+	status.Accelerators = accelerators(ctx, m)
 	resp.Diagnostics.Append(f.set(status)...)
-	setAcceleratorHours(ctx, m, status)
 	resp.Diagnostics.Append(setModel(ctx, &resp.State, m)...)
 }
 

@@ -58,8 +58,6 @@ type jobFields struct {
 	RecreateIfMissing types.Bool `tfsdk:"recreate_if_missing"`
 	// ProtectRunning: a plan that replaces or destroys the job while it runs fails (guardRunning).
 	ProtectRunning types.Bool `tfsdk:"protect_running"`
-	// AcceleratorHours is what the job's pods have held (setAcceleratorHours).
-	AcceleratorHours types.Number `tfsdk:"accelerator_hours"`
 	// FailFast and MinRunningSeconds say when a wait for the job to run fails, and when it runs.
 	FailFast          types.String `tfsdk:"fail_fast"`
 	MinRunningSeconds types.Int64  `tfsdk:"min_running_seconds"`

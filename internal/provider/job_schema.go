@@ -90,7 +90,6 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 	}
 	shared["tensorboard"] = tensorBoardAttribute()
 	shared["protect_running"] = protectRunningAttribute()
-	shared["accelerator_hours"] = acceleratorHoursAttribute()
 	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles)), s.stops), statusAttributes(), s.own)
 	for _, name := range s.without {
 		delete(attributes, name)

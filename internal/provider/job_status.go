@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/big"
 	"strings"
 	"time"
 
@@ -36,6 +37,8 @@ type statusModel struct {
 	Instances      types.List   `tfsdk:"instances"`
 	QueueReason    types.String `tfsdk:"queue_reason"`
 	WorkerCluster  types.String `tfsdk:"worker_cluster"`
+	// AcceleratorHours are the job's accelerators times its duration in hours.
+	AcceleratorHours types.Number `tfsdk:"accelerator_hours"`
 }
 
 // instanceType is an instance of a job resource's instances; agedInstanceType, of the
@@ -66,6 +69,7 @@ func statusAttributes() map[string]schema.Attribute {
 			MarkdownDescription: "When the job finished (RFC 3339); null while it has not."},
 		"duration": schema.StringAttribute{Computed: true,
 			MarkdownDescription: "Training duration (`arena get`'s TRAINING DURATION): from start to completion, or to the last refresh while it runs."},
+		"accelerator_hours": acceleratorHoursAttribute(),
 		"instances": schema.ListNestedAttribute{Computed: true,
 			MarkdownDescription: "The job's pods, as `arena get` lists its instances.",
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
@@ -93,6 +97,9 @@ func (m statusModel) over(observed statusModel) statusModel {
 	}
 	if !m.Duration.IsUnknown() {
 		out.Duration = m.Duration
+	}
+	if !m.AcceleratorHours.IsUnknown() {
+		out.AcceleratorHours = m.AcceleratorHours
 	}
 	if !m.Instances.IsUnknown() {
 		out.Instances = m.Instances
@@ -123,14 +130,14 @@ func planStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resou
 	s := state.job().statusModel
 	keep := map[string]attr.Value{"status": s.Status, "start_time": s.StartTime, "completion_time": s.CompletionTime,
 		"duration": s.Duration, "instances": s.Instances, "queue_reason": s.QueueReason, "worker_cluster": s.WorkerCluster,
-		"accelerator_hours": state.job().AcceleratorHours}
+		"accelerator_hours": s.AcceleratorHours}
 	if suspends := suspendChanged(plan, state); suspends || !plan.workers().Equal(*state.workers()) {
 		keep = map[string]attr.Value{}
 		if !suspends && !s.StartTime.IsNull() {
 			keep["start_time"] = s.StartTime
 		}
 		if !s.CompletionTime.IsNull() {
-			keep["completion_time"], keep["duration"], keep["accelerator_hours"] = s.CompletionTime, s.Duration, state.job().AcceleratorHours
+			keep["completion_time"], keep["duration"], keep["accelerator_hours"] = s.CompletionTime, s.Duration, s.AcceleratorHours
 		}
 		if !suspends && !s.WorkerCluster.IsNull() {
 			// A rescale reaches the copy where it runs; it does not move the job.
@@ -157,6 +164,7 @@ func (m *statusModel) setAt(s jobs.Status, now time.Time) diag.Diagnostics {
 	m.StartTime = timeString(s.StartTime)
 	m.CompletionTime = timeString(s.CompletionTime)
 	m.Duration = types.StringValue(s.Duration.String())
+	m.AcceleratorHours = types.NumberValue(big.NewFloat(jobs.AcceleratorHours(s.Accelerators, s.Duration.Hours())))
 	m.QueueReason = optionalString(s.QueueReason)
 	m.WorkerCluster = optionalString(s.Cluster)
 	typ := instanceType

@@ -39,8 +39,8 @@ func (r *jobResource) settle(ctx context.Context, m jobModel, spec jobs.Spec, ac
 		diags.AddError("Error reading the status of "+r.target(f).String(), err.Error())
 		return
 	}
+	status.Accelerators = accelerators(ctx, m) // the wait's object holds no pod templates
 	diags.Append(f.set(status)...)
-	setAcceleratorHours(ctx, m, status)
 }
 
 // waitOrObserve waits as wait_for says, with running deciding when a job runs, and returns what

@@ -129,8 +129,8 @@ func (r *jobListResource) List(ctx context.Context, req list.ListRequest, stream
 					if !diags.HasError() {
 						readRolesAndPatches(ctx, r.kind, m, live, &diags)
 					}
+					status.Accelerators = accelerators(ctx, m)
 					diags.Append(f.set(status)...)
-					setAcceleratorHours(ctx, m, status)
 					if !diags.HasError() {
 						warnUnexpressed(ctx, r.kind, m, obj, &diags)
 					}

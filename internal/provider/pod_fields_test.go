@@ -58,7 +58,7 @@ func TestAccPodFields_reachTheOperatorsPodsWhoseSpreadSelectsItsOwnRoleAndImport
 					{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 					{
 						ResourceName: address, ImportState: true, ImportStateId: "default/" + tc.name, ImportStateVerify: true,
-						ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+						ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 					},
 				},
 			})

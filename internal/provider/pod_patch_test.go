@@ -155,7 +155,7 @@ func TestAccRoles_aMasterOfItsOwnReachesItsPodsAndImportsExactly(t *testing.T) {
 			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
 			{
 				ResourceName: "training_pytorch_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
-				ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 			},
 		},
 	})

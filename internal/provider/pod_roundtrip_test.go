@@ -244,7 +244,7 @@ func TestAccPodAttributes_everyResourceSetsReadsBackImportsAndChangesThemAsDocum
 					{Config: config(nothing), Check: func(*terraform.State) (err error) { uid, err = objectUID(); return err }},
 					{
 						ResourceName: address, ImportState: true, ImportStateId: importID(rt.typeName, name), ImportStateVerify: true,
-						ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+						ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 					},
 					{
 						Config:           config(inPlace),

@@ -118,7 +118,7 @@ func TestAccElasticJob_seedLifecycle(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           "default/" + name,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts"},
 			},
 			{
 				// Every worker's training returns 0: FrameworkController completes the job.

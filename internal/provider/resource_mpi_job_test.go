@@ -115,7 +115,7 @@ func TestAccMPIJob_tolerateSSDNode(t *testing.T) {
 				ImportStateId:     "default/" + name,
 				ImportStateVerify: true,
 				// The status is read anew at import time; the training duration has moved on.
-				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts"},
 			},
 		}, reimport("training_mpi_job.test", "default/"+name, mpiJobConfig(name, 2, "  gpus = 1\n  tolerations = [\"ssd_node\"]"), plancheck.ExpectEmptyPlan())...),
 	})
@@ -428,7 +428,7 @@ func TestAccMPIJob_extendedResourcesBesideTheGPUsAreWorkerLimitsAndImportExactly
 				ImportStateId:     "default/" + name,
 				ImportStateVerify: true,
 				// The job was recorded at creation (wait_for = "created"); its status moves on.
-				ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 			},
 		},
 	})

@@ -111,7 +111,7 @@ func TestAccPyTorchJob_masterAndWorkers(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           "default/" + name,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts"},
 			},
 		},
 	})
@@ -154,7 +154,7 @@ func TestAccPyTorchJob_elasticRescaleInPlace(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           "default/" + name,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts"},
 			},
 		},
 	})

@@ -85,7 +85,7 @@ func TestAccTFJob_everyTaskSeesTheWholeCluster(t *testing.T) {
 				ImportState:             true,
 				ImportStateId:           "default/" + name,
 				ImportStateVerify:       true,
-				ImportStateVerifyIgnore: []string{"duration", "timeouts"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts"},
 			},
 		}, reimport("training_tf_job.test", "default/"+name, tfJobConfig(name, 4, roles), plancheck.ExpectEmptyPlan())...),
 	})

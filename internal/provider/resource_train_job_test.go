@@ -218,7 +218,7 @@ func TestAccTrainJob_torchOnClusterRuntime(t *testing.T) {
 			},
 			{
 				ResourceName: "training_train_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
-				ImportStateVerifyIgnore: []string{"duration", "timeouts", "start_time", "instances"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "start_time", "instances"},
 			},
 			{
 				// The pods' labels are in the runtime patch, immutable while the job runs.
@@ -657,7 +657,7 @@ resource "training_train_job" "test" {
 			{Config: config(300), Check: podsGrace(300)},
 			{
 				ResourceName: "training_train_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
-				ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+				ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 			},
 			{Config: config(600), Check: podsGrace(600), ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 				plancheck.ExpectResourceAction("training_train_job.test", plancheck.ResourceActionDestroyBeforeCreate)}}},

@@ -3,7 +3,6 @@ package provider
 import (
 	"context"
 	"fmt"
-	"math/big"
 	"strings"
 	"time"
 
@@ -61,11 +60,6 @@ func gpuResource(p *podModel) string {
 		return r
 	}
 	return "nvidia.com/gpu"
-}
-
-// setAcceleratorHours records, with the status just read, the accelerator-hours the job has held.
-func setAcceleratorHours(ctx context.Context, m jobModel, s jobs.Status) {
-	m.job().AcceleratorHours = types.NumberValue(big.NewFloat(jobs.AcceleratorHours(accelerators(ctx, m), s.Duration.Hours())))
 }
 
 // atStake says what stopping the running job of state m stops: its accelerators and pods, how

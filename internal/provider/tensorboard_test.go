@@ -72,7 +72,7 @@ func TestAccMPIJob_tensorBoard(t *testing.T) {
 			),
 		}, {
 			ResourceName: "training_mpi_job.test", ImportState: true, ImportStateId: "default/" + name, ImportStateVerify: true,
-			ImportStateVerifyIgnore: []string{"duration", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
+			ImportStateVerifyIgnore: []string{"duration", "accelerator_hours", "timeouts", "wait_for", "status", "start_time", "completion_time", "instances"},
 		}},
 	})
 }
