@@ -34,6 +34,9 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t := r.target(f)
+	if moved, ok := movedTarget(movedFromOf(ctx, req.Private, &resp.Diagnostics), f); ok {
+		t = moved // the job a moved state still holds (train_job_move.go)
+	}
 	t.UID = k8stypes.UID(f.UID.ValueString())
 	// A job Kueue dispatched runs as a copy in a worker cluster, which Kueue deletes once the
 	// job here is gone: destroy waits for that too, so that it leaves nothing in either cluster.

@@ -35,6 +35,10 @@ func (r *jobResource) read(ctx context.Context, req resource.ReadRequest, resp *
 	if notRefreshed(r.client, t.String(), &resp.Diagnostics) {
 		return
 	}
+	if from := movedFromOf(ctx, req.Private, &resp.Diagnostics); from != nil {
+		r.readMoved(ctx, resp, m, *from)
+		return
+	}
 	observed := r.observeForRead(ctx, t, f, resp)
 	if observed == nil {
 		return

@@ -174,7 +174,8 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 // what Terraform alone holds); the attributes with a replace modifier of their own say so
 // themselves.
 func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
-	if unchanged(req) {
+	moved := planMoved(ctx, req, resp)
+	if unchanged(req) && !moved {
 		return
 	}
 	// One model for both checks: the runtime is read once.
@@ -210,6 +211,10 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 	}
 	forcing := replacedPaths(ctx, req)
 	for _, p := range resp.RequiresReplace {
+		if p.Equal(path.Root("uid")) && moved {
+			forcing = append(forcing, "the moved block")
+			continue
+		}
 		forcing = append(forcing, p.String())
 	}
 	guardRunning(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, len(forcing) > 0, forcing)
