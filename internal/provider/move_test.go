@@ -46,6 +46,7 @@ resource "training_train_job" %[1]q {
   num_nodes   = 2
   gpus        = 1
   tolerations = ["gpu_node"]
+  wait_for    = "created"
 }
 `, label, name)
 	}
