@@ -87,6 +87,11 @@ func (s recording) ReadDataSource(ctx context.Context, req *tfprotov6.ReadDataSo
 	return s.ProviderServer.ReadDataSource(ctx, req)
 }
 
+func (s recording) MoveResourceState(ctx context.Context, req *tfprotov6.MoveResourceStateRequest) (*tfprotov6.MoveResourceStateResponse, error) {
+	ask(req.TargetTypeName, "move")
+	return s.ProviderServer.MoveResourceState(ctx, req)
+}
+
 func (s recording) CallFunction(ctx context.Context, req *tfprotov6.CallFunctionRequest) (*tfprotov6.CallFunctionResponse, error) {
 	ask(req.Name, "call")
 	return s.ProviderServer.CallFunction(ctx, req)
@@ -94,10 +99,11 @@ func (s recording) CallFunction(ctx context.Context, req *tfprotov6.CallFunction
 
 // cliQuestions are the questions a CLI lane asks: every resource type created, updated in place,
 // planned for replacement, read, imported and deleted, every data source read, every function
-// called; but an update of the resource types whose every change replaces them.
+// called; but an update of the resource types whose every change replaces them; and the move of
+// a state into each resource type that takes one from another type (a moved block).
 func cliQuestions(schema *tfprotov6.GetProviderSchemaResponse) []question {
 	replacedByEveryChange := []string{"training_node_taint", "training_topology"}
-	var qs []question
+	qs := []question{{"training_train_job", "move"}}
 	for name := range schema.ResourceSchemas {
 		for _, call := range []string{"create", "update", "plan a replacement", "read", "import", "delete"} {
 			if call != "update" || !slices.Contains(replacedByEveryChange, name) {

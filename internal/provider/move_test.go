@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
+	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -85,4 +87,50 @@ resource "training_train_job" %[1]q {
 		t.Errorf("no TrainJob was made in the PyTorchJob's place: %v", err)
 	}
 	w.planIsEmpty()
+}
+
+// The CLIs (Terraform since 1.8, OpenTofu) send a moved block's state to the TrainJob resource
+// (MoveResourceState): the move applies, the PyTorchJob is gone, and the next plan is empty. The
+// CLI lanes run this test under each CLI.
+func TestAccMove_eachCLIMovesAPyTorchJobsState(t *testing.T) {
+	a := newAPI(t)
+	name := "tf-acc-mvcli-" + acctest.RandString(6)
+	pytorch := fmt.Sprintf(`
+resource "training_pytorch_job" "job" {
+  name         = %q
+  image        = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  command      = ["torchrun", "/workspace/train.py"]
+  worker_count = 1
+  tolerations  = ["gpu_node"]
+}
+`, name)
+	trainJob := fmt.Sprintf(`
+moved {
+  from = training_pytorch_job.job
+  to   = training_train_job.job
+}
+
+resource "training_train_job" "job" {
+  name        = %q
+  runtime     = "torch-distributed"
+  image       = "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime"
+  command     = ["torchrun", "/workspace/train.py"]
+  num_nodes   = 2
+  tolerations = ["gpu_node"]
+  wait_for    = "created"
+}
+`, name)
+	resource.ParallelTest(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkGone(a, jobs.Train, name),
+		Steps: []resource.TestStep{
+			{Config: providerConfig() + pytorch},
+			{Config: providerConfig() + trainJob, Check: func(*terraform.State) error {
+				if obj, err := a.get(jobs.PyTorch.GVR, "default", name); err == nil && obj != nil {
+					return fmt.Errorf("the moved PyTorchJob is still there")
+				}
+				return nil
+			}},
+		},
+	})
 }
