@@ -148,7 +148,7 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	guardRunning(ctx, req, resp, r.newModel(), r.newModel(), replacing, forcing)
 	warnDestroyedTraining(ctx, req, resp, r.newModel())
 	r.checkPlanned(ctx, req, resp, r.newModel())
-	r.warnDropped(ctx, req, resp)
+	r.warnDropped(ctx, req, resp, replacing)
 	warnReplacedTraining(ctx, req, resp, r.newModel(), r.newModel(), replacing)
 	planStatus(ctx, req, resp, r.newModel(), r.newModel())
 }

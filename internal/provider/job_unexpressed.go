@@ -46,9 +46,10 @@ func unexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstruc
 // resource cannot say (jobs.Kind.Unexpressed: an init container added with kubectl, a field of
 // its operator's): the job made in its place will not have it. It costs the plan one read of the
 // job, only for a replacement; a job that cannot be read is left to the apply.
-func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
+// replacing says whether the plan replaces the job (replacedPaths).
+func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, replacing bool) {
 	// resp.RequiresReplace is empty here: the framework keeps the attributes' own to itself.
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || r.client == nil || len(r.client.UnknownSettings()) > 0 || !replaced(ctx, req) {
+	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || r.client == nil || len(r.client.UnknownSettings()) > 0 || !replacing {
 		return
 	}
 	prior := r.newModel()
@@ -68,25 +69,10 @@ func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRe
 	}
 }
 
-// replaced says whether the plan replaces the resource: a resource's ModifyPlan is not told
-// which attributes' plan modifiers asked for a replacement, so those of every top-level
-// attribute and block that changes are asked again.
-func replaced(ctx context.Context, req resource.ModifyPlanRequest) bool {
-	for name, a := range req.Plan.Schema.GetAttributes() {
-		if replacedBy(ctx, req, path.Root(name), a) {
-			return true
-		}
-	}
-	for name, b := range req.Plan.Schema.GetBlocks() {
-		if replacedBy(ctx, req, path.Root(name), b) {
-			return true
-		}
-	}
-	return false
-}
-
-// replacedPaths names the attributes and blocks whose change replaces the resource, for a
-// message; none when the plan does not replace it.
+// replacedPaths names the attributes and blocks whose change replaces the resource; none when
+// the plan does not replace it. A resource's ModifyPlan is not told which attributes' plan
+// modifiers asked for a replacement, so those of every top-level attribute and block that
+// changes are asked again: once per plan, by the ModifyPlan that hands the answer on.
 func replacedPaths(ctx context.Context, req resource.ModifyPlanRequest) []string {
 	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
 		return nil

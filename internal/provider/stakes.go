@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -54,12 +55,9 @@ func accelerators(ctx context.Context, m jobModel) int64 {
 	return p.GPUs.ValueInt64() * m.workers().ValueInt64()
 }
 
-// gpuResource is the pods' GPU resource: theirs, or NVIDIA's.
+// gpuResource is the pods' GPU resource: theirs, or the default.
 func gpuResource(p *podModel) string {
-	if r := p.GPUResourceName.ValueString(); r != "" {
-		return r
-	}
-	return "nvidia.com/gpu"
+	return cmp.Or(p.GPUResourceName.ValueString(), jobs.DefaultGPUResource)
 }
 
 // atStake says what stopping the running job of state m stops: its accelerators and pods, how
