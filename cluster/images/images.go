@@ -38,6 +38,9 @@ const (
 	// sleep): the training image's Debian base and an nslookup that resolves as alpine 3.10's
 	// (components/nslookup), loaded under training-operator v1.9.0's default name.
 	PyTorchInit = "pytorch-init"
+	// TrainingOpenMPI5 stands for an MPI image with Open MPI 5 (PRRTE's daemons, prted): Debian
+	// 13's Open MPI 5.0.7 and mpi4py, and the training programs.
+	TrainingOpenMPI5 = "training-openmpi5"
 )
 
 // PyTorchInitName is training-operator v1.9.0's config.PyTorchInitContainerImageDefault
@@ -222,7 +225,11 @@ func (b Build) images(ctx context.Context, cache string) ([]image, error) {
 	pytorchInit := image{role: PyTorchInit, name: PyTorchInitName, layers: []string{training.layers[0], nslookup}, config: imageConfig{
 		Env: []string{imagePath}, Cmd: []string{"/bin/sh"},
 	}}
-	all := []image{pause, etcd, training, trainingEtcd, pytorchInit}
+	openMPI5, err := b.openMPI5Image(ctx, cache, training.layers[1])
+	if err != nil {
+		return nil, err
+	}
+	all := []image{pause, etcd, training, trainingEtcd, pytorchInit, openMPI5}
 	for i := range all {
 		all[i].key = imageKey(all[i])
 		if all[i].name == "" {

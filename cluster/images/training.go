@@ -22,18 +22,23 @@ import (
 // programs (images/training/, a small layer of their own, so that editing one does not make
 // the base again). It stands for the upstream PyTorch and MPI images and is shaped like them.
 
-// trainingSetup runs in the new root. Debian's torch 1.13 on Python 3.11 cannot parse torchrun's
-// default --redirects and --tee (it iterates the Std enum, which 3.11 no longer makes yield its
-// flag combinations): the loop is patched to iterate the members, so that the commands the
-// operators generate run unchanged, as they do in the upstream images. sshd and ssh are set up
-// as mpi-operator's base image (v0.8.2) sets them up: port 2222, no host key checks, no strict
-// modes, and a user mpiuser (uid 1000) whose own SSH server reads its configuration from its
-// home, which Trainer's MPI runtimes run as.
-const trainingSetup = `set -eu
+// torchSetup runs in the new root of the training image. Debian's torch 1.13 on Python 3.11
+// cannot parse torchrun's default --redirects and --tee (it iterates the Std enum, which 3.11 no
+// longer makes yield its flag combinations): the loop is patched to iterate the members, so that
+// the commands the operators generate run unchanged, as they do in the upstream images.
+const torchSetup = `set -eu
 api=/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/api.py
 grep -q 'for s in Std:' "$api" || { echo "torch's elastic api.py has no 'for s in Std:' to patch" >&2; exit 1; }
 sed -i 's/for s in Std:/for s in Std.__members__.values():/' "$api"
-sed -i -e 's/^#\?StrictModes .*/StrictModes no/' -e 's/^#\?Port .*/Port 2222/' /etc/ssh/sshd_config
+`
+
+// sshSetup runs in the new root of every image that runs mpirun, after a script's `set -eu`
+// (torchSetup's: the training image's recipe, and so its cached base, is what it was before the
+// two were apart). sshd and ssh are set up as
+// mpi-operator's base image (v0.8.2) sets them up: port 2222, no host key checks, no strict
+// modes, and a user mpiuser (uid 1000) whose own SSH server reads its configuration from its
+// home, which Trainer's MPI runtimes run as.
+const sshSetup = `sed -i -e 's/^#\?StrictModes .*/StrictModes no/' -e 's/^#\?Port .*/Port 2222/' /etc/ssh/sshd_config
 printf 'Host *\n    StrictHostKeyChecking no\n    UserKnownHostsFile /dev/null\n    Port 2222\n' >> /etc/ssh/ssh_config
 mkdir -p /run/sshd
 useradd -m -u 1000 mpiuser
@@ -43,11 +48,35 @@ rm -f /var/cache/apt/archives/*.deb
 rm -rf /var/lib/apt/lists/*
 `
 
+// A base is the Debian system an image is debootstrapped from: its release, its packages and
+// what runs in the new root after them.
+type base struct {
+	name     string
+	suite    string
+	packages []string
+	setup    string
+}
+
+// trainingBase is the training image's system: PyTorch 1.13, Open MPI 4.1 (ORTE).
+var trainingBase = base{name: "training", suite: trainingSuite, packages: trainingPackages, setup: torchSetup + sshSetup}
+
+// openMPI5Base is the system of the image that stands for an MPI image with Open MPI 5 (PRRTE):
+// Debian 13's Open MPI 5.0.7 and mpi4py, without PyTorch.
+var openMPI5Base = base{name: "openmpi5", suite: "trixie", setup: "set -eu\n" + sshSetup, packages: []string{
+	"python3", "openmpi-bin", "python3-mpi4py", "openssh-server", "openssh-client", "netbase", "procps",
+}}
+
+// openMPIEnv is how the upstream MPI images run Open MPI: as root in a container.
+var openMPIEnv = []string{
+	"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+	"OMPI_MCA_btl_vader_single_copy_mechanism=none",
+}
+
 // ProgramsDir is where the training programs are in the training image.
 const ProgramsDir = "/opt/kubetrain"
 
 func (b Build) trainingImage(ctx context.Context, cache string) (image, error) {
-	base, err := trainingBaseLayer(ctx, cache, b.Log)
+	base, err := baseLayer(ctx, cache, trainingBase, b.Log)
 	if err != nil {
 		return image{}, err
 	}
@@ -56,23 +85,32 @@ func (b Build) trainingImage(ctx context.Context, cache string) (image, error) {
 		return image{}, err
 	}
 	return image{role: Training, layers: []string{base, programs}, config: imageConfig{
-		Env: []string{
-			imagePath,
-			"PYTHONUNBUFFERED=1",
-			// Open MPI as root in a container, as the upstream MPI images run it.
-			"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-			"OMPI_MCA_btl_vader_single_copy_mechanism=none",
-		},
+		Env: append([]string{imagePath, "PYTHONUNBUFFERED=1"}, openMPIEnv...),
 		Cmd: []string{"python3"}, WorkingDir: "/",
 	}}, nil
 }
 
-// trainingBaseLayer debootstraps the base system and tars it, once per recipe.
-func trainingBaseLayer(ctx context.Context, cache string, log interface{ Write([]byte) (int, error) }) (string, error) {
+// openMPI5Image is the Open MPI 5 system with the same programs layer as the training image.
+// Open MPI 5 renamed its shared-memory transport (vader is sm), and its PRRTE reads its own
+// run-as-root consent.
+func (b Build) openMPI5Image(ctx context.Context, cache string, programs string) (image, error) {
+	base, err := baseLayer(ctx, cache, openMPI5Base, b.Log)
+	if err != nil {
+		return image{}, err
+	}
+	return image{role: TrainingOpenMPI5, layers: []string{base, programs}, config: imageConfig{
+		Env: append([]string{imagePath, "PYTHONUNBUFFERED=1", "OMPI_MCA_btl_sm_single_copy_mechanism=none",
+			"PRTE_ALLOW_RUN_AS_ROOT=1", "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, openMPIEnv[:2]...),
+		Cmd: []string{"python3"}, WorkingDir: "/",
+	}}, nil
+}
+
+// baseLayer debootstraps a base system and tars it, once per recipe.
+func baseLayer(ctx context.Context, cache string, b base, log interface{ Write([]byte) (int, error) }) (string, error) {
 	h := sha256.New()
-	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n", trainingSuite, strings.Join(trainingPackages, ","), trainingSetup)
+	_, _ = fmt.Fprintf(h, "%s\n%s\n%s\n", b.suite, strings.Join(b.packages, ","), b.setup)
 	key := hex.EncodeToString(h.Sum(nil))[:12]
-	out := filepath.Join(cache, "layer-training-base-"+key+".tar")
+	out := filepath.Join(cache, "layer-"+b.name+"-base-"+key+".tar")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
@@ -93,10 +131,10 @@ func trainingBaseLayer(ctx context.Context, cache string, log interface{ Write([
 	}
 	defer func() { _ = removeRoot() }()
 	started := time.Now()
-	_, _ = fmt.Fprintf(log, "building the training image's base (debootstrap %s: %s)...\n", trainingSuite, strings.Join(trainingPackages, " "))
+	_, _ = fmt.Fprintf(log, "building the %s image's base (debootstrap %s: %s)...\n", b.name, b.suite, strings.Join(b.packages, " "))
 	steps := [][]string{
-		{"debootstrap", "--variant=minbase", "--include=" + strings.Join(trainingPackages, ","), trainingSuite, root, mirror},
-		{"chroot", root, "/bin/sh", "-c", trainingSetup},
+		{"debootstrap", "--variant=minbase", "--include=" + strings.Join(b.packages, ","), b.suite, root, mirror},
+		{"chroot", root, "/bin/sh", "-c", b.setup},
 		{"tar", "--numeric-owner", "-C", root, "-cf", out + ".tmp",
 			"--exclude=./dev/*", "--exclude=./proc/*", "--exclude=./sys/*", "--exclude=./tmp/*", "."},
 	}
@@ -109,7 +147,7 @@ func trainingBaseLayer(ctx context.Context, cache string, log interface{ Write([
 	if err := os.Rename(out+".tmp", out); err != nil {
 		return "", err
 	}
-	_, _ = fmt.Fprintf(log, "built the training image's base in %s\n", time.Since(started).Round(time.Second))
+	_, _ = fmt.Fprintf(log, "built the %s image's base in %s\n", b.name, time.Since(started).Round(time.Second))
 	return out, nil
 }
 
