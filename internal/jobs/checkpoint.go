@@ -169,18 +169,38 @@ func checkpointOf(annotations map[string]string) *Checkpoint {
 	return &c
 }
 
-// waitForOrted is the preStop hook of an MPI worker with a checkpoint. A worker's ranks run under
-// its sshd, started by the launcher's mpirun through Open MPI's daemon (orted); when the job stops,
-// every pod is sent SIGTERM at once, and the worker's sshd would end the daemon and its ranks
-// before mpirun could tell them to save. The kubelet runs this hook before it signals the
-// container: it holds the worker until its daemon is gone, within the pods' grace.
-var waitForOrted = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
-	Command: []string{"/bin/sh", "-c", "while grep -qsx orted /proc/[0-9]*/comm; do sleep 1; done"},
+// stopRanks is the preStop hook of an MPI launcher's and workers' containers with a checkpoint.
+// Open MPI's ranks run under a daemon on each node (orted under Open MPI 4's ORTE, prted under
+// Open MPI 5's PRRTE; the launcher's own ranks, where it runs some, under mpirun or prterun) that
+// a worker's sshd started for the launcher's mpirun. When the job stops, every pod is sent
+// SIGTERM at once: the workers' sshd would end their daemons and ranks, and mpirun would have
+// the daemons kill the ranks, ORTE after its sigkill timeout, PRRTE after a quarter of a second,
+// before any rank saved. The kubelet runs this hook before it signals the container, within the
+// pods' grace: it sends SIGTERM to every process a daemon or mpirun started (not their ssh
+// clients, which carry the launcher's link to the workers' daemons, nor a daemon itself: prted
+// runs as the child of the prted that sshd started), so that each rank saves at
+// once, and holds the container until no daemon or mpirun is left, which is when every rank
+// has ended. The daemon is found by name at run time, so one hook serves both versions. MPICH
+// and Intel MPI (Hydra's hydra_pmi_proxy) are not among the names: their ranks end with the pod.
+var stopRanks = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+	Command: []string{"/bin/sh", "-c", stopRanksScript},
 }}}
 
+// stopRanksScript is stopRanks' script, in POSIX sh with grep beside its builtins.
+const stopRanksScript = `launchers="orted prted mpirun mpiexec orterun prterun"
+launcher() { for n in $launchers; do [ "$1" = "$n" ] && return 0; done; return 1; }
+for d in /proc/[0-9]*; do
+  read -r c 2>/dev/null <"$d/comm" || continue
+  { [ "$c" = ssh ] || launcher "$c"; } && continue
+  pp=
+  while read -r k v; do [ "$k" = PPid: ] && { pp=$v; break; }; done 2>/dev/null <"$d/status"
+  read -r pc 2>/dev/null <"/proc/$pp/comm" && launcher "$pc" && kill -TERM "${d#/proc/}" 2>/dev/null
+done
+while grep -qsxE 'orted|prted|mpirun|mpiexec|orterun|prterun' /proc/[0-9]*/comm; do sleep 1; done`
+
 // withOpenMPIStop makes an MPI launcher's and workers' pods stop so that the ranks can save c:
-// the launcher's mpirun gets the sigkill timeout (unless the job sets it), the workers wait for
-// their daemon.
+// both stop their ranks first (stopRanks), and the launcher's mpirun gets ORTE's sigkill timeout
+// (unless the job sets it), which covers a launcher stopped before the workers' hooks ran.
 func withOpenMPIStop(c *Checkpoint, env map[string]string, launcher, worker *corev1.PodTemplateSpec) {
 	if c == nil {
 		return
@@ -189,7 +209,8 @@ func withOpenMPIStop(c *Checkpoint, env map[string]string, launcher, worker *cor
 		l := &launcher.Spec.Containers[0]
 		l.Env = append(l.Env, corev1.EnvVar{Name: OpenMPISigkillTimeout, Value: strconv.FormatInt(c.SaveSeconds, 10)})
 	}
-	worker.Spec.Containers[0].Lifecycle = waitForOrted
+	launcher.Spec.Containers[0].Lifecycle = stopRanks
+	worker.Spec.Containers[0].Lifecycle = stopRanks
 }
 
 // TrainJobGrace is the least termination grace the pods of a TrainJob with checkpoint c (nil:

@@ -148,8 +148,10 @@ func TestAnMPIJobsCheckpointReachesItsDaemonsAndReadsBack(t *testing.T) {
 		t.Errorf("the launcher's env %v lacks %s=45", env, OpenMPISigkillTimeout)
 	}
 	worker := templateOf(t, MPI, obj, "worker")
-	if l := worker.Spec.Containers[0].Lifecycle; l == nil || l.PreStop == nil || l.PreStop.Exec == nil {
-		t.Errorf("the worker has no preStop hook: %v", l)
+	for role, c := range map[string]corev1.Container{"launcher": launcher.Spec.Containers[0], "worker": worker.Spec.Containers[0]} {
+		if l := c.Lifecycle; l == nil || l.PreStop == nil || l.PreStop.Exec == nil || !strings.Contains(strings.Join(l.PreStop.Exec.Command, " "), "prted") {
+			t.Errorf("the %s has no preStop hook that stops the ranks of Open MPI 5's daemons: %v", role, l)
+		}
 	}
 	if g := ptr.Deref(worker.Spec.TerminationGracePeriodSeconds, 0); g != 100 {
 		t.Errorf("the workers' grace is %d s; want 2*45+10", g)
@@ -184,8 +186,34 @@ func TestAnMPIJobsCheckpointReachesItsDaemonsAndReadsBack(t *testing.T) {
 	// Without a checkpoint, none of it.
 	spec = arenaSSDSpec()
 	obj, _, _ = spec.Build()
-	if templateOf(t, MPI, obj, "worker").Spec.Containers[0].Lifecycle != nil || obj.GetAnnotations()[CheckpointAnnotation] != "" {
+	if templateOf(t, MPI, obj, "worker").Spec.Containers[0].Lifecycle != nil || templateOf(t, MPI, obj, "launcher").Spec.Containers[0].Lifecycle != nil ||
+		obj.GetAnnotations()[CheckpointAnnotation] != "" {
 		t.Error("a job without a checkpoint has a preStop hook or a checkpoint annotation")
+	}
+}
+
+// Every MPIJob's launcher names mpi-operator's hostfile for Open MPI 5 too (the golden file shows
+// it), unless the job names its own; it is not the job's env when it is read back.
+func TestAnMPIJobsLauncherNamesItsHostfileForOpenMPI5(t *testing.T) {
+	spec := arenaSSDSpec()
+	spec.Pod.Env = map[string]string{"PRTE_MCA_prte_default_hostfile": "/etc/hosts.mpi"}
+	obj, _, err := spec.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, e := range templateOf(t, MPI, obj, "launcher").Spec.Containers[0].Env {
+		got[e.Name] = append(got[e.Name], e.Value)
+	}
+	if !slices.Equal(got["PRTE_MCA_prte_default_hostfile"], []string{"/etc/hosts.mpi"}) {
+		t.Errorf("the launcher's PRRTE hostfile: %v; want the job's own alone", got["PRTE_MCA_prte_default_hostfile"])
+	}
+	read, err := ReadMPIJob(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(spec.Pod.Env, read.Pod.Env); diff != "" {
+		t.Errorf("the env read back (-want +got):\n%s", diff)
 	}
 }
 

@@ -211,6 +211,7 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	if forward := forwardedEnv(spec.Pod); forward != nil {
 		launcher.Spec.Containers[0].Env = append(launcher.Spec.Containers[0].Env, *forward)
 	}
+	launcher.Spec.Containers[0].Env = append(launcher.Spec.Containers[0].Env, prrteEnv(spec.Pod.Env)...)
 	worker, err := spec.Pod.podTemplate(container{name: "worker", command: workerCommand, resources: workerResources}, "")
 	if err != nil {
 		return nil, err
@@ -230,6 +231,27 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 		},
 	}
 	return toUnstructured(&job)
+}
+
+// PRRTEEnv are the settings mpi-operator v0.8.2 gives a launcher's mpirun under Open MPI 4's
+// (ORTE's) names only (OMPI_MCA_orte_default_hostfile), by the names Open MPI 5's PRRTE reads,
+// which ignores those: without the hostfile, an Open MPI 5 mpirun runs every rank on the
+// launcher. Open MPI 4 does not read PRRTE's names. mpi-operator's ssh arguments
+// (OMPI_MCA_plm_rsh_args = "-o ConnectionAttempts=10") are not given as PRTE_MCA_plm_ssh_args:
+// PRRTE 3.0.8 cuts that value at its "=" when it passes it on to the daemons it starts.
+var PRRTEEnv = map[string]string{
+	"PRTE_MCA_prte_default_hostfile": "/etc/mpi/hostfile",
+}
+
+// prrteEnv are the PRRTEEnv variables the job does not set itself, in name order.
+func prrteEnv(own map[string]string) []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, name := range slices.Sorted(maps.Keys(PRRTEEnv)) {
+		if _, set := own[name]; !set {
+			out = append(out, corev1.EnvVar{Name: name, Value: PRRTEEnv[name]})
+		}
+	}
+	return out
 }
 
 // OpenMPIEnvList is Open MPI's MCA parameter (mca_base_env_list, as an environment variable)

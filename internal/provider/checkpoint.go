@@ -59,8 +59,9 @@ func (s stopping) usesOpenMPI(ctx context.Context, plan tfsdk.Plan) bool {
 func checkpointAttribute(role string, s stopping) schema.SingleNestedAttribute {
 	grace := "`save_seconds` and 10 seconds"
 	if s.openMPI {
-		grace = "twice `save_seconds` and 10 seconds (under `mpirun`, Open MPI's daemons wait the save once before they signal the ranks; " +
-			"tested with Open MPI 4.1, while Open MPI 5, MPICH and Intel MPI cut a save at the stop short: see the guide)"
+		grace = "twice `save_seconds` and 10 seconds (the launcher's and workers' `preStop` hooks send the ranks SIGTERM first and hold " +
+			"the pods until they end; under Open MPI 4 a launcher stopped first has its daemons wait the save once before they signal the ranks; " +
+			"tested with Open MPI 4.1 and 5.0, while MPICH and Intel MPI cut a save at the stop short: see the guide)"
 	} else if s.openMPIFramework {
 		grace = "`save_seconds` and 10 seconds (with framework `mpi`, twice the save and 10 seconds)"
 	}

@@ -50,23 +50,8 @@ resource "training_mpi_job" %[1]q {
 			job("saving", saving, "saving", `  checkpoint = { path = "/ckpt/saving", save_seconds = 5 }`, workers) +
 			job("unsaved", unsaved, "unsaved", "", workers)
 	}
-	launcher := func(name string) string { return jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher" }
-	stepped := func(name string, from int) int {
-		events := a.waitEvents(t, launcher(name), 3*time.Minute, name+" stepping", func(events []event) bool {
-			return lastStep(events) >= from+3
-		})
-		return lastStep(events)
-	}
-	started := func(name string, workers int) event {
-		events := a.waitEvents(t, launcher(name), 3*time.Minute, name+" starting", func(events []event) bool {
-			return len(eventsOf(events, "start")) > 0
-		})
-		s := eventsOf(events, "start")[0]
-		if s.WorldSize != workers || len(s.Hosts) != workers {
-			t.Errorf("%s started with %d ranks on hosts %v; want %d, one on each worker", name, s.WorldSize, s.Hosts, workers)
-		}
-		return s
-	}
+	stepped := func(name string, from int) int { return mpiStepped(t, a, name, from) }
+	started := func(name string, workers int) event { return mpiStarted(t, a, name, workers) }
 
 	w := newWorkspace(t)
 	t.Cleanup(func() {
@@ -85,6 +70,7 @@ resource "training_mpi_job" %[1]q {
 	for _, want := range []string{
 		"Replacing running job default/" + saving + ": its training stops to resume from its checkpoint",
 		"given 20 seconds to save to /ckpt/saving (claim " + claim + ")",
+		"Its ranks are sent SIGTERM first under Open MPI 4 or 5; under MPICH or Intel MPI they end with their pods",
 		"Replacing running job default/" + unsaved + " starts its training from the beginning",
 	} {
 		if !strings.Contains(plan, want) {
@@ -122,6 +108,33 @@ resource "training_mpi_job" %[1]q {
 	if last := readSaved(t, filepath.Join(dir, "saving", "state.json")); last.WorldSize != 3 || last.Step < after {
 		t.Errorf("the checkpoint destroy left: step %d of %d ranks; want a step of 3 ranks, at least %d", last.Step, last.WorldSize, after)
 	}
+}
+
+// mpiLauncher selects the launcher of the MPIJob of that name.
+func mpiLauncher(name string) string {
+	return jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher"
+}
+
+// mpiStepped waits for mpi_checkpoint.py in the MPIJob of that name to step 3 past from, and
+// returns its last step.
+func mpiStepped(t *testing.T, a *api, name string, from int) int {
+	events := a.waitEvents(t, mpiLauncher(name), 3*time.Minute, name+" stepping", func(events []event) bool {
+		return lastStep(events) >= from+3
+	})
+	return lastStep(events)
+}
+
+// mpiStarted waits for mpi_checkpoint.py's start in the MPIJob of that name, checks that it
+// runs one rank on each of its workers, and returns the start.
+func mpiStarted(t *testing.T, a *api, name string, workers int) event {
+	events := a.waitEvents(t, mpiLauncher(name), 3*time.Minute, name+" starting", func(events []event) bool {
+		return len(eventsOf(events, "start")) > 0
+	})
+	s := eventsOf(events, "start")[0]
+	if s.WorldSize != workers || len(s.Hosts) != workers {
+		t.Errorf("%s started with %d ranks on hosts %v; want %d, one on each worker", name, s.WorldSize, s.Hosts, workers)
+	}
+	return s
 }
 
 // savedState is what mpi_checkpoint.py saves.
@@ -318,7 +331,7 @@ resource "training_mpi_job" %[1]q {
 	saving := job("low", prefix+"-low", low, fmt.Sprintf(`["mpirun", "python3", "%s/mpi_checkpoint.py", "--checkpoint", "/ckpt/state.json", "--save-seconds", "3"]`, images.ProgramsDir),
 		fmt.Sprintf("  data_volumes = [\"%s:/ckpt\"]\n  checkpoint   = { path = \"/ckpt\", save_seconds = 5 }\n", claim))
 	urgent := job("high", prefix+"-high", high, fmt.Sprintf(`["mpirun", "python3", "%s/mpi_allreduce.py"]`, images.ProgramsDir), "")
-	launcher := func(name string) string { return jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher" }
+	launcher := mpiLauncher
 
 	w := newWorkspace(t)
 	t.Cleanup(func() {

@@ -13,7 +13,6 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/images"
-	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // TestAccRealNode_elasticMPIJobDiscoversItsLiveWorkers: an MPIJob with an `elastic` block, its
@@ -43,7 +42,7 @@ resource "training_mpi_job" "test" {
 }
 `, name, node.Images[images.Training], workers, images.ProgramsDir, onRealNode)
 	}
-	launcher := jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher"
+	launcher := mpiLauncher(name)
 	var launcherUID k8stypes.UID
 	discovered := func(workers int) resource.TestCheckFunc {
 		return func(*terraform.State) error {

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-testing/terraform"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/images"
-	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // A plain mpirun over SSH (mpi-operator's hostfile, its SSH keys, the workers' sshd) running an
@@ -40,7 +39,7 @@ func TestAccRealNode_mpiJobAllreducesOverSSHAndItsRescaleIsANewRun(t *testing.T)
 	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-mpi")
 	image := node.Images[images.Training]
-	launcher := jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher"
+	launcher := mpiLauncher(name)
 	ranAt := func(size int) resource.TestCheckFunc {
 		return func(*terraform.State) error {
 			events := a.waitEvents(t, launcher, 3*time.Minute, fmt.Sprintf("an allreduce of %d ranks", size), func(events []event) bool {

@@ -192,7 +192,7 @@ func TestAccMPIJob_tolerateAll(t *testing.T) {
 // reports the job succeeded.
 func (a *api) finishMPIJob(name string) {
 	a.t.Helper()
-	a.finishPods(jobs.MPI.PodSelector(name) + "," + jobs.JobRoleLabel + "=launcher")
+	a.finishPods(mpiLauncher(name))
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		obj, err := a.get(jobs.MPI.GVR, "default", name)
 		if err != nil {

@@ -190,6 +190,9 @@ func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, r
 	case old == nil || !known:
 	case status == jobs.Running:
 		stop := fmt.Sprintf("%s Its pods are sent SIGTERM and given %s to save to %s (%s). ", atStake(ctx, prior), grace(was.GracePeriod), old.Path, store.Volume)
+		if _, mpirun := prior.(*mpiJobModel); mpirun {
+			stop += "Its ranks are sent SIGTERM first under Open MPI 4 or 5; under MPICH or Intel MPI they end with their pods, without that time. "
+		}
 		if !same {
 			resp.Diagnostics.AddWarning("Replacing running job "+job+" loses its checkpoint", stop+loses)
 			return

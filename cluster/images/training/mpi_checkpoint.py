@@ -1,7 +1,8 @@
 """An MPI program for the real node's tests that saves its training only when it is told to stop,
 as a program without periodic checkpoints does: every rank steps once per --step-seconds; on
 SIGTERM rank 0 takes --save-seconds to save (a slow save) and writes {"step", "world_size"} to
---checkpoint, and a run that finds that file starts from its step. Rank 0 prints JSON lines:
+--checkpoint (state.json in $TRAINING_CHECKPOINT_PATH, which the provider sets, by default), and
+a run that finds that file starts from its step. Rank 0 prints JSON lines:
   {"event": "start", "world_size", "resumed_from", "hosts"}   at the start, hosts being where
                                                             every rank runs
   {"event": "step", "step", "world_size"}                    each step
@@ -32,7 +33,9 @@ def emit(**fields):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--checkpoint", required=True, help="the file the training is saved to")
+    folder = os.environ.get("TRAINING_CHECKPOINT_PATH")
+    p.add_argument("--checkpoint", required=folder is None, default=folder and os.path.join(folder, "state.json"),
+                   help="the file the training is saved to (default: state.json in $TRAINING_CHECKPOINT_PATH)")
     p.add_argument("--step-seconds", type=float, default=1.0)
     p.add_argument("--save-seconds", type=float, default=3.0)
     args = p.parse_args()
