@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/pager"
 	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/kube-openapi/pkg/spec3"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
@@ -50,28 +51,27 @@ type Client struct {
 	raw rest.Interface
 	err error
 
-	// The nodes as SharedNodes listed them, once for the whole provider process.
-	nodesOnce sync.Once
-	nodes     []corev1.Node
-	nodesErr  error
-
-	// What PodSecurity read, once per namespace for the whole provider process.
-	podSecurity podSecurityReads
-	limitRanges limitRangesRead
-	// Kueue's state as SharedQueueState read it, once for the whole provider process.
-	queueState queueStateRead
-	// Kueue's configuration as KueueConfig read it, likewise.
-	kueueConfig kueueConfigRead
+	// What the plan's checks read of the cluster, each once for the whole provider process
+	// (see shared.go): the nodes (SharedNodes), namespaces' labels and the server's version
+	// (PodSecurity), LimitRanges (SharedLimitRanges), Kueue's queues and state (SharedQueues,
+	// SharedQueueState) and configuration (KueueConfig).
+	nodes           shared[struct{}, []corev1.Node]
+	namespaceLabels shared[string, map[string]string]
+	serverVersion   shared[struct{}, string]
+	limitRanges     shared[string, []corev1.LimitRange]
+	queues          shared[struct{}, *QueueState]
+	queueState      shared[struct{}, *QueueState]
+	kueueConfig     shared[struct{}, *kueue.Config]
 
 	// The informers every wait of the process shares (see informers.go).
 	informers informers
 	// The lists every refresh of the process shares (see reads.go).
 	lists sharedLists
 
-	// What discovery said of each group version (Serves).
-	discoveries discoveries
-	// The OpenAPI v3 schemas of the group versions HasField read.
-	schemas schemaReads
+	// What discovery said of each group version (Serves), and the OpenAPI v3 schemas of the
+	// group versions HasField read.
+	discoveries shared[schema.GroupVersion, served]
+	schemas     shared[schema.GroupVersion, *spec3.OpenAPI]
 
 	// workers are the MultiKueue worker clusters, by MultiKueueCluster name, where the copies
 	// of the jobs Kueue dispatched run (see SetWorkers).
@@ -365,21 +365,18 @@ const sharedNodesTimeout = 10 * time.Second
 // hands every caller that list: a plan of many jobs makes one request. The one attempt is not
 // retried, and its error is every caller's.
 func (c *Client) SharedNodes(ctx context.Context) ([]corev1.Node, error) {
-	c.nodesOnce.Do(func() {
+	return c.nodes.get(ctx, struct{}{}, func(ctx context.Context) ([]corev1.Node, error) {
 		core, err := c.coreREST()
 		if err != nil {
-			c.nodesErr = err
-			return
+			return nil, err
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+		ctx, cancel := context.WithTimeout(ctx, sharedNodesTimeout)
 		defer cancel()
 		tflog.Debug(ctx, "LIST nodes (shared)")
 		list, err := listCoreNodes(ctx, core, metav1.ListOptions{})
 		if err != nil {
-			c.nodesErr = fmt.Errorf("listing nodes: %w", err)
-			return
+			return nil, fmt.Errorf("listing nodes: %w", err)
 		}
-		c.nodes = list.Items
+		return list.Items, nil
 	})
-	return c.nodes, c.nodesErr
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,22 +21,15 @@ type NotServedError struct {
 
 func (e *NotServedError) Error() string { return jobs.NotServedMessage(e.GVR, e.Served) }
 
-// served is what discovery said of one group version, read once per process.
+// served is what discovery said of one group version.
 type served struct {
-	once      sync.Once
 	resources map[string]bool
 	versions  []string // when the group version is not served: the group's versions
-	err       error
-}
-
-// discoveries are the group versions read, by group version.
-type discoveries struct {
-	mu sync.Mutex
-	by map[schema.GroupVersion]*served
 }
 
 // Serves says whether the cluster serves gvr: nil if it does, a *NotServedError if it does not,
-// another error if discovery could not tell. Each group version is read once per process.
+// another error if discovery could not tell. Each group version is read once per process
+// (Client.discoveries).
 func (c *Client) Serves(ctx context.Context, gvr schema.GroupVersionResource) error {
 	if gvr.Group == "" {
 		return nil // the core group: every cluster serves it
@@ -46,20 +38,10 @@ func (c *Client) Serves(ctx context.Context, gvr schema.GroupVersionResource) er
 		return err
 	}
 	gv := gvr.GroupVersion()
-	c.discoveries.mu.Lock()
-	if c.discoveries.by == nil {
-		c.discoveries.by = map[schema.GroupVersion]*served{}
-	}
-	s := c.discoveries.by[gv]
-	if s == nil {
-		s = &served{}
-		c.discoveries.by[gv] = s
-	}
-	c.discoveries.mu.Unlock()
-	s.once.Do(func() { s.resources, s.versions, s.err = c.discover(ctx, gv) })
+	s, err := c.discoveries.get(ctx, gv, func(ctx context.Context) (served, error) { return c.discover(ctx, gv) })
 	switch {
-	case s.err != nil:
-		return s.err
+	case err != nil:
+		return err
 	case s.resources[gvr.Resource]:
 		return nil
 	}
@@ -69,15 +51,13 @@ func (c *Client) Serves(ctx context.Context, gvr schema.GroupVersionResource) er
 // ServesNow is Serves asked of the cluster again, not of what this process read before: for a
 // wait on an operator that the same apply may be installing.
 func (c *Client) ServesNow(ctx context.Context, gvr schema.GroupVersionResource) error {
-	c.discoveries.mu.Lock()
-	delete(c.discoveries.by, gvr.GroupVersion())
-	c.discoveries.mu.Unlock()
+	c.discoveries.forget(gvr.GroupVersion())
 	return c.Serves(ctx, gvr)
 }
 
 // discover reads the resources of a group version, or, when it is not served, the versions of
 // its group.
-func (c *Client) discover(ctx context.Context, gv schema.GroupVersion) (map[string]bool, []string, error) {
+func (c *Client) discover(ctx context.Context, gv schema.GroupVersion) (served, error) {
 	var list struct {
 		Resources []struct {
 			Name string `json:"name"`
@@ -95,10 +75,10 @@ func (c *Client) discover(ctx context.Context, gv schema.GroupVersion) (map[stri
 		for _, r := range list.Resources {
 			resources[r.Name] = true
 		}
-		return resources, nil, nil
+		return served{resources: resources}, nil
 	}
 	if !apierrors.IsNotFound(err) {
-		return nil, nil, fmt.Errorf("reading what the cluster serves at %s: %w", gv, err)
+		return served{}, fmt.Errorf("reading what the cluster serves at %s: %w", gv, err)
 	}
 	var group struct {
 		Versions []struct {
@@ -114,15 +94,15 @@ func (c *Client) discover(ctx context.Context, gv schema.GroupVersion) (map[stri
 	})
 	switch {
 	case apierrors.IsNotFound(err):
-		return map[string]bool{}, nil, nil
+		return served{}, nil
 	case err != nil:
-		return nil, nil, fmt.Errorf("reading what the cluster serves of %s: %w", gv.Group, err)
+		return served{}, fmt.Errorf("reading what the cluster serves of %s: %w", gv.Group, err)
 	}
 	var versions []string
 	for _, v := range group.Versions {
 		versions = append(versions, v.Version)
 	}
-	return map[string]bool{}, versions, nil
+	return served{versions: versions}, nil
 }
 
 // resourceNotFound says whether err is the API server's 404 for a resource it does not serve (as

@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,19 +18,12 @@ const (
 	kueueConfigLocation = KueueNamespace + "/" + KueueConfigMap
 )
 
-type kueueConfigRead struct {
-	once sync.Once
-	cfg  *kueue.Config
-	err  error
-}
-
 // KueueConfig reads Kueue's configuration from the ConfigMap its installation keeps it in, once
-// for the whole provider process. An error says why it cannot be read (not installed that way,
+// for the whole provider process (Client.kueueConfig). An error says why it cannot be read (not installed that way,
 // or not readable with the provider's identity: the role terraform-provider-training-kueue-config
 // grants it): what it decides is then not known.
 func (c *Client) KueueConfig(ctx context.Context) (*kueue.Config, error) {
-	c.kueueConfig.once.Do(func() { c.kueueConfig.cfg, c.kueueConfig.err = c.readKueueConfig(ctx) })
-	return c.kueueConfig.cfg, c.kueueConfig.err
+	return c.kueueConfig.get(ctx, struct{}{}, c.readKueueConfig)
 }
 
 func (c *Client) readKueueConfig(ctx context.Context) (*kueue.Config, error) {

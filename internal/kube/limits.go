@@ -3,7 +3,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -18,48 +17,26 @@ var (
 	runtimeClassGVR = schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}
 )
 
-type limitRangesRead struct {
-	mu          sync.Mutex
-	byNamespace map[string]*limitRangeRead
-}
-
-type limitRangeRead struct {
-	once   sync.Once
-	ranges []corev1.LimitRange
-	err    error
-}
-
-// SharedLimitRanges are the LimitRanges of a namespace, listed once per provider process.
+// SharedLimitRanges are the LimitRanges of a namespace, listed once per provider process
+// (Client.limitRanges) within sharedNodesTimeout.
 func (c *Client) SharedLimitRanges(ctx context.Context, namespace string) ([]corev1.LimitRange, error) {
-	r := &c.limitRanges
-	r.mu.Lock()
-	if r.byNamespace == nil {
-		r.byNamespace = map[string]*limitRangeRead{}
-	}
-	n, ok := r.byNamespace[namespace]
-	if !ok {
-		n = &limitRangeRead{}
-		r.byNamespace[namespace] = n
-	}
-	r.mu.Unlock()
-	n.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+	return c.limitRanges.get(ctx, namespace, func(ctx context.Context) ([]corev1.LimitRange, error) {
+		ctx, cancel := context.WithTimeout(ctx, sharedNodesTimeout)
 		defer cancel()
 		list, err := c.List(ctx, limitRangeGVR, namespace, "")
 		if err != nil {
-			n.err = fmt.Errorf("listing the LimitRanges of namespace %s: %w", namespace, err)
-			return
+			return nil, fmt.Errorf("listing the LimitRanges of namespace %s: %w", namespace, err)
 		}
+		var ranges []corev1.LimitRange
 		for _, u := range list {
 			var lr corev1.LimitRange
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &lr); err != nil {
-				n.err = fmt.Errorf("reading LimitRange %s/%s: %w", namespace, u.GetName(), err)
-				return
+				return nil, fmt.Errorf("reading LimitRange %s/%s: %w", namespace, u.GetName(), err)
 			}
-			n.ranges = append(n.ranges, lr)
+			ranges = append(ranges, lr)
 		}
+		return ranges, nil
 	})
-	return n.ranges, n.err
 }
 
 // RuntimeClassOverhead is the pod overhead a RuntimeClass adds (its overhead.podFixed), nil for

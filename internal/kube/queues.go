@@ -73,41 +73,32 @@ var (
 	priorityClassGVR         = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
 )
 
-type queueStateRead struct {
-	queuesOnce, once sync.Once
-	queues, state    *QueueState
-	queuesErr, err   error
-}
-
 // SharedQueues reads Kueue's queue objects once for the whole provider process: the flavors,
 // ClusterQueues, Cohorts and LocalQueues, the fleets their admission checks dispatch to and the
 // release; not the Workloads, which the checks of a queue's name, of a declared queue and of a
 // dispatch do not read.
 func (c *Client) SharedQueues(ctx context.Context) (*QueueState, error) {
-	c.queueState.queuesOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+	return c.queues.get(ctx, struct{}{}, func(ctx context.Context) (*QueueState, error) {
+		ctx, cancel := context.WithTimeout(ctx, sharedNodesTimeout)
 		defer cancel()
 		tflog.Debug(ctx, "LIST Kueue's flavors, queues, cohorts and local queues (shared)")
-		c.queueState.queues, c.queueState.queuesErr = c.readQueues(ctx)
+		return c.readQueues(ctx)
 	})
-	return c.queueState.queues, c.queueState.queuesErr
 }
 
 // SharedQueueState reads Kueue's state, its Workloads and the priorities among it, once for the
 // whole provider process: what the admission prediction reads.
 func (c *Client) SharedQueueState(ctx context.Context) (*QueueState, error) {
-	c.queueState.once.Do(func() {
+	return c.queueState.get(ctx, struct{}{}, func(ctx context.Context) (*QueueState, error) {
 		queues, err := c.SharedQueues(ctx)
 		if err != nil {
-			c.queueState.err = err
-			return
+			return nil, err
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sharedNodesTimeout)
+		ctx, cancel := context.WithTimeout(ctx, sharedNodesTimeout)
 		defer cancel()
 		tflog.Debug(ctx, "LIST Kueue's workloads and the priority classes (shared)")
-		c.queueState.state, c.queueState.err = c.readWorkloads(ctx, queues)
+		return c.readWorkloads(ctx, queues)
 	})
-	return c.queueState.state, c.queueState.err
 }
 
 func (c *Client) readQueues(ctx context.Context) (*QueueState, error) {

@@ -5,26 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 )
-
-// gvSchemas is the OpenAPI v3 document of one group version, read once per process.
-type gvSchemas struct {
-	once sync.Once
-	doc  *spec3.OpenAPI
-	err  error
-}
-
-// schemaReads are the documents read, by group version.
-type schemaReads struct {
-	mu sync.Mutex
-	by map[schema.GroupVersion]*gvSchemas
-}
 
 // HasField says whether the schema the cluster publishes for kind at gv (its CRD's, from the API
 // server's OpenAPI v3 document of the group version, which every authenticated user may read)
@@ -35,38 +21,29 @@ func (c *Client) HasField(ctx context.Context, gv schema.GroupVersion, kind stri
 	if _, err := c.dynamic(); err != nil {
 		return false, err
 	}
-	c.schemas.mu.Lock()
-	if c.schemas.by == nil {
-		c.schemas.by = map[schema.GroupVersion]*gvSchemas{}
-	}
-	s := c.schemas.by[gv]
-	if s == nil {
-		s = &gvSchemas{}
-		c.schemas.by[gv] = s
-	}
-	c.schemas.mu.Unlock()
-	s.once.Do(func() {
+	doc, err := c.schemas.get(ctx, gv, func(ctx context.Context) (*spec3.OpenAPI, error) {
 		tflog.Debug(ctx, "GET the OpenAPI v3 schemas of "+gv.String())
+		doc := &spec3.OpenAPI{}
 		err := retry(ctx, "GET /openapi/v3/apis/"+gv.String(), func() error {
 			raw, err := c.raw.Get().AbsPath("/openapi/v3/apis", gv.Group, gv.Version).DoRaw(ctx)
 			if err != nil {
 				return err
 			}
-			s.doc = &spec3.OpenAPI{}
-			return json.Unmarshal(raw, s.doc)
+			return json.Unmarshal(raw, doc)
 		})
 		if err != nil {
-			s.err = fmt.Errorf("reading the schemas the cluster serves at %s: %w", gv, err)
+			return nil, fmt.Errorf("reading the schemas the cluster serves at %s: %w", gv, err)
 		}
+		return doc, nil
 	})
-	if s.err != nil {
-		return false, s.err
+	if err != nil {
+		return false, err
 	}
-	root := kindSchema(s.doc, gv, kind)
+	root := kindSchema(doc, gv, kind)
 	if root == nil {
 		return false, fmt.Errorf("the cluster's OpenAPI document of %s has no schema of %s", gv, kind)
 	}
-	return schemaHas(s.doc, root, path), nil
+	return schemaHas(doc, root, path), nil
 }
 
 // kindSchema is the schema of kind at gv in doc, found by its group-version-kind extension.
