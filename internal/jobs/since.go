@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -88,6 +90,38 @@ var dispatchNeeds = map[schema.GroupVersionResource]FieldSince{
 	Train.GVR: {GVR: Train.GVR, Kind: "TrainJob", Path: fieldsSince[0].Path,
 		Operator: "Kubeflow Trainer", Since: "v2.3.0", Without: "queue_name, or name a queue that dispatches to no worker cluster"},
 }
+
+// UnknownFieldsMessage says what the refusal of fields (as the API server names them,
+// spec.a[0].b) by the schema the cluster serves for gvr tells of its operator's release: older
+// than the release that added a field whose history the provider knows (fieldsSince), or, for any
+// other field, older than the oldest release the provider supports or newer than the releases it
+// is tested with, which may have removed or renamed it; and what to do.
+func UnknownFieldsMessage(gvr schema.GroupVersionResource, fields []string) string {
+	r, known := RequirementOf(gvr)
+	if !known {
+		r = Requirement{Operator: "the operator that serves " + gvr.GroupResource().String()}
+	}
+	for _, field := range fields {
+		normal := listIndex.ReplaceAllString(field, "[*]")
+		for _, f := range fieldsSince {
+			if f.GVR == gvr && f.Field() == normal {
+				return fmt.Sprintf("%s on the cluster is older than %s, which added %s (the provider is tested with %s): upgrade it, or remove %s. See %s",
+					f.Operator, f.Since, f.Field(), r.Tested, f.Without, RequirementsURL)
+			}
+		}
+	}
+	if !known {
+		return fmt.Sprintf("The cluster's schema of %s lacks a field the provider writes: %s is older or newer than the provider expects. "+
+			"Remove the attribute that sets the field. See %s", gvr.GroupResource(), r.Operator, RequirementsURL)
+	}
+	return fmt.Sprintf("The cluster's schema of %s lacks a field the provider writes: %s on the cluster is either older than %s, the "+
+		"oldest release the provider supports, or newer than the releases it is tested with (the provider is tested with %s), which "+
+		"may have removed or renamed the field. Run a tested release, or remove the attribute that sets the field. See %s",
+		gvr.GroupResource(), r.Operator, r.Since, r.Tested, RequirementsURL)
+}
+
+// listIndex is a list's index in a field's path as the API server names it.
+var listIndex = regexp.MustCompile(`\[[0-9]+\]`)
 
 // DispatchNeeds is what a job of gvr that MultiKueue dispatches needs of its operator's schema,
 // if anything.

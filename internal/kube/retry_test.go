@@ -3,6 +3,7 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -122,5 +124,26 @@ func TestPermanentErrorsAreReportedAtOnce(t *testing.T) {
 				t.Errorf("%d requests in %s; a permanent error must be reported at once", a.requests.Load(), time.Since(started))
 			}
 		})
+	}
+}
+
+// A strict write that the schema refuses for an unknown field is explained: an operator whose
+// schema lacks a field the provider writes in every supported release is older than those or
+// newer than those tested, not simply older.
+func TestAnUnknownFieldRefusalSaysOlderOrNewer(t *testing.T) {
+	client, _ := serve(t, status(400, metav1.StatusReasonBadRequest, `MPIJob in version "v2beta1" cannot be handled as a MPIJob: strict decoding error: unknown field "spec.runPolicy.managedBy"`))
+	var obj unstructured.Unstructured
+	if err := json.Unmarshal([]byte(testJob), &obj.Object); err != nil {
+		t.Fatal(err)
+	}
+	_, err := client.Create(context.Background(), testTarget, &obj, func(*unstructured.Unstructured) error { return nil })
+	var unknown *UnknownFieldError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("got %v; want an UnknownFieldError", err)
+	}
+	for _, want := range []string{`unknown field "spec.runPolicy.managedBy"`, "mpi-operator on the cluster is either older than v0.4.0", "or newer than the releases it is tested with"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-log/tflog"
@@ -106,13 +107,15 @@ type UnknownFieldError struct {
 }
 
 func (e *UnknownFieldError) Error() string {
-	what := "the operator that serves " + e.GVR.GroupResource().String()
-	if r, ok := jobs.RequirementOf(e.GVR); ok {
-		what = fmt.Sprintf("%s (the provider is tested with %s)", r.Operator, r.Tested)
+	var fields []string
+	for _, m := range unknownFieldName.FindAllStringSubmatch(e.err.Error(), -1) {
+		fields = append(fields, m[1])
 	}
-	return fmt.Sprintf("%v. The cluster's schema of %s lacks a field the provider writes: %s on the cluster is older than "+
-		"that field. Upgrade it, or remove the attribute that sets the field; see %s", e.err, e.GVR.GroupResource(), what, jobs.RequirementsURL)
+	return fmt.Sprintf("%v. %s", e.err, jobs.UnknownFieldsMessage(e.GVR, fields))
 }
+
+// unknownFieldName finds the fields a strict write's refusal names.
+var unknownFieldName = regexp.MustCompile(`unknown field "([^"]+)"`)
 
 func (e *UnknownFieldError) Unwrap() error { return e.err }
 

@@ -119,7 +119,7 @@ resource "training_train_job" "test" {
 	switch {
 	case previousGeneration() && !errors.As(err, &unknown):
 		t.Errorf("a TrainJob with a field Trainer v2.2.0 lacks, written strictly: %v, want the API server's refusal explained", err)
-	case previousGeneration() && !regexp.MustCompile(`unknown field.*terminationGracePeriodSeconds.*Kubeflow Trainer \(the provider is tested with`).MatchString(err.Error()):
+	case previousGeneration() && !regexp.MustCompile(`unknown field.*terminationGracePeriodSeconds.*Kubeflow Trainer on the cluster is older than v2\.3\.0`).MatchString(err.Error()):
 		t.Errorf("the refusal does not say what and why: %v", err)
 	case !previousGeneration() && err != nil:
 		t.Errorf("the same TrainJob on the current generation: %v", err)
