@@ -26,10 +26,12 @@ type tfState struct {
 // this one and plans no change against main.tf, the same configuration in this release's
 // vocabulary: without a refresh (the upgrade alone must say what the old provider did) and with
 // one. Version 0 is the provider before security_context, pod_patch and ssh_auth_mount_path;
-// version 2 the one before the one vocabulary (slots_per_worker, scheduling_policy, launcher_cpu,
-// ps_cpu, etcd_image, toleration and single blocks).
+// version 1 the one before fail_fast and min_running_seconds; version 2 the one before the one
+// vocabulary (slots_per_worker, scheduling_policy, launcher_cpu, ps_cpu, etcd_image, toleration
+// and single blocks); version 3 release 0.1.0, before checkpoint, protect_running and
+// accelerator_hours.
 func TestAccPreviousRelease_stateItWroteReadsWithoutAChange(t *testing.T) {
-	for _, version := range []int{0, 2} {
+	for _, version := range []int{0, 1, 2, 3} {
 		t.Run(fmt.Sprintf("v%d", version), func(t *testing.T) {
 			a := newAPI(t)
 			t.Parallel()

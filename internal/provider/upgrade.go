@@ -18,13 +18,15 @@ import (
 )
 
 // podSchemaVersion is the version of the schema of every resource with the pods' attributes
-// (podAttributes: the job resources and training_runtime). Version 3 is the one vocabulary of
-// v0.1.0 (renamedV3 says what moved); version 2 added the jobs' fail_fast and
+// (podAttributes: the job resources and training_runtime). Version 4 added checkpoint,
+// protect_running and accelerator_hours: a state of 0.1.0 lacks protect_running, whose default
+// every plan would otherwise add to every job as an in-place update. Version 3 is the one
+// vocabulary of v0.1.0 (renamedV3 says what moved); version 2 added the jobs' fail_fast and
 // min_running_seconds; version 1 added cpu_limit, host_network, host_ipc, scheduler_name,
 // termination_grace_period_seconds and topology_spread; version 0 is every release before, whose
 // later ones had added security_context, pod_patch, roles and ssh_auth_mount_path without
 // raising it.
-const podSchemaVersion = 3
+const podSchemaVersion = 4
 
 // withDefaultsUpgraders upgrade the state of every version before s's to s: the attributes that
 // version 3 renamed or reshaped are carried over (renamedV3), and each attribute the state lacks,
@@ -37,7 +39,7 @@ func withDefaultsUpgraders(s schema.Schema) map[int64]resource.StateUpgrader {
 	out := map[int64]resource.StateUpgrader{}
 	for v := range s.Version {
 		out[v] = resource.StateUpgrader{StateUpgrader: func(ctx context.Context, req resource.UpgradeStateRequest, resp *resource.UpgradeStateResponse) {
-			upgraded, err := upgradeState(ctx, s, req.RawState.JSON)
+			upgraded, err := upgradeState(ctx, s, req.RawState.JSON, v)
 			if err != nil {
 				resp.Diagnostics.AddError("Unable to upgrade the state", fmt.Sprintf("The state of schema version %d cannot be read: %s.", v, err))
 				return
@@ -49,15 +51,17 @@ func withDefaultsUpgraders(s schema.Schema) map[int64]resource.StateUpgrader {
 }
 
 // upgradeState is the state (JSON) of an earlier version as s says it.
-func upgradeState(ctx context.Context, s schema.Schema, state []byte) ([]byte, error) {
+func upgradeState(ctx context.Context, s schema.Schema, state []byte, version int64) ([]byte, error) {
 	d := json.NewDecoder(bytes.NewReader(state))
 	d.UseNumber()
 	var m map[string]any
 	if err := d.Decode(&m); err != nil {
 		return nil, err
 	}
-	if err := renamedV3(m); err != nil {
-		return nil, err
+	if version < 3 {
+		if err := renamedV3(m); err != nil {
+			return nil, err
+		}
 	}
 	for name, a := range s.Attributes {
 		if _, has := m[name]; has {
