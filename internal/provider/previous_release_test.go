@@ -21,11 +21,12 @@ type tfState struct {
 	} `json:"resources"`
 }
 
-// State written by earlier releases (testdata/previous-release: each folder a job of every kind
-// and a runtime, applied by the provider at that schema version with written.tf) is upgraded by
-// this one and plans no change against main.tf, the same configuration in this release's
-// vocabulary: without a refresh (the upgrade alone must say what the old provider did) and with
-// one. Version 0 is the provider before security_context, pod_patch and ssh_auth_mount_path;
+// State written by earlier releases (testdata/previous-release: each folder's state.json a job of
+// every kind and a runtime, applied by the provider at that schema version) is upgraded by this one
+// and plans no change against main.tf, the same configuration in this release's vocabulary (the
+// folder's own, or the one beside the folders): without a refresh (the upgrade alone must say what
+// the old provider did) and with one. v0 and v2 were applied with their written.tf; v1 with v2's
+// (by c77963c); v3 with main.tf itself (by 0.1.0, 05a80f2). Version 0 is the provider before security_context, pod_patch and ssh_auth_mount_path;
 // version 1 the one before fail_fast and min_running_seconds; version 2 the one before the one
 // vocabulary (slots_per_worker, scheduling_policy, launcher_cpu, ps_cpu, etcd_image, toleration
 // and single blocks); version 3 release 0.1.0, before checkpoint, protect_running and
@@ -37,7 +38,11 @@ func TestAccPreviousRelease_stateItWroteReadsWithoutAChange(t *testing.T) {
 			t.Parallel()
 			ns := a.namespace(fmt.Sprintf("tf-acc-previous-v%d", version), nil)
 			read := func(name string) string {
-				raw, err := os.ReadFile(filepath.Join("testdata", "previous-release", fmt.Sprintf("v%d", version), name))
+				dir := filepath.Join("testdata", "previous-release")
+				raw, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("v%d", version), name))
+				if os.IsNotExist(err) {
+					raw, err = os.ReadFile(filepath.Join(dir, name))
+				}
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,4 +1,4 @@
-# The jobs of state.json, in this release's vocabulary; NAMESPACE is the test's namespace.
+# The jobs of v1, v2 and v3/state.json, in this release's vocabulary; NAMESPACE is the test's namespace.
 resource "training_mpi_job" "mpi" {
   name                 = "prevmpi"
   namespace            = "NAMESPACE"
