@@ -66,11 +66,8 @@ var openMPI5Base = base{name: "openmpi5", suite: "trixie", setup: "set -eu\n" + 
 	"python3", "openmpi-bin", "python3-mpi4py", "openssh-server", "openssh-client", "netbase", "procps",
 }}
 
-// openMPIEnv is how the upstream MPI images run Open MPI: as root in a container.
-var openMPIEnv = []string{
-	"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-	"OMPI_MCA_btl_vader_single_copy_mechanism=none",
-}
+// openMPIAsRoot is how the upstream MPI images run Open MPI: as root in a container.
+var openMPIAsRoot = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}
 
 // ProgramsDir is where the training programs are in the training image.
 const ProgramsDir = "/opt/kubetrain"
@@ -85,7 +82,7 @@ func (b Build) trainingImage(ctx context.Context, cache string) (image, error) {
 		return image{}, err
 	}
 	return image{role: Training, layers: []string{base, programs}, config: imageConfig{
-		Env: append([]string{imagePath, "PYTHONUNBUFFERED=1"}, openMPIEnv...),
+		Env: append(append([]string{imagePath, "PYTHONUNBUFFERED=1"}, openMPIAsRoot...), "OMPI_MCA_btl_vader_single_copy_mechanism=none"),
 		Cmd: []string{"python3"}, WorkingDir: "/",
 	}}, nil
 }
@@ -100,7 +97,7 @@ func (b Build) openMPI5Image(ctx context.Context, cache string, programs string)
 	}
 	return image{role: TrainingOpenMPI5, layers: []string{base, programs}, config: imageConfig{
 		Env: append([]string{imagePath, "PYTHONUNBUFFERED=1", "OMPI_MCA_btl_sm_single_copy_mechanism=none",
-			"PRTE_ALLOW_RUN_AS_ROOT=1", "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, openMPIEnv[:2]...),
+			"PRTE_ALLOW_RUN_AS_ROOT=1", "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, openMPIAsRoot...),
 		Cmd: []string{"python3"}, WorkingDir: "/",
 	}}, nil
 }

@@ -186,8 +186,11 @@ var stopRanks = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev
 	Command: []string{"/bin/sh", "-c", stopRanksScript},
 }}}
 
+// mpiProcesses are the processes under which Open MPI's ranks run: its daemons and its launchers.
+var mpiProcesses = []string{"orted", "prted", "mpirun", "mpiexec", "orterun", "prterun"}
+
 // stopRanksScript is stopRanks' script, in POSIX sh with grep beside its builtins.
-const stopRanksScript = `launchers="orted prted mpirun mpiexec orterun prterun"
+var stopRanksScript = `launchers="` + strings.Join(mpiProcesses, " ") + `"
 launcher() { for n in $launchers; do [ "$1" = "$n" ] && return 0; done; return 1; }
 for d in /proc/[0-9]*; do
   read -r c 2>/dev/null <"$d/comm" || continue
@@ -196,7 +199,7 @@ for d in /proc/[0-9]*; do
   while read -r k v; do [ "$k" = PPid: ] && { pp=$v; break; }; done 2>/dev/null <"$d/status"
   read -r pc 2>/dev/null <"/proc/$pp/comm" && launcher "$pc" && kill -TERM "${d#/proc/}" 2>/dev/null
 done
-while grep -qsxE 'orted|prted|mpirun|mpiexec|orterun|prterun' /proc/[0-9]*/comm; do sleep 1; done`
+while grep -qsxE '` + strings.Join(mpiProcesses, "|") + `' /proc/[0-9]*/comm; do sleep 1; done`
 
 // withOpenMPIStop makes an MPI launcher's and workers' pods stop so that the ranks can save c:
 // both stop their ranks first (stopRanks), and the launcher's mpirun gets ORTE's sigkill timeout
