@@ -206,17 +206,17 @@ func (b Build) images(ctx context.Context, cache string) ([]image, error) {
 	}
 	etcd.layers = []string{layer}
 
-	training, err := b.trainingImage(ctx, cache)
+	debian, err := buildDebianLayers(ctx, cache, b.Log)
 	if err != nil {
 		return nil, err
 	}
-	pythonEtcd, err := pythonEtcdLayer(ctx, cache)
+	training, err := b.trainingImage(cache, debian.training)
 	if err != nil {
 		return nil, err
 	}
 	trainingEtcd := training
 	trainingEtcd.role = TrainingEtcd
-	trainingEtcd.layers = append(append([]string{}, training.layers...), pythonEtcd)
+	trainingEtcd.layers = append(append([]string{}, training.layers...), debian.pythonEtcd)
 	nslookup, err := binaryLayer(cache, b.Binaries["nslookup"], "usr/local/bin/nslookup", nil)
 	if err != nil {
 		return nil, err
@@ -225,10 +225,7 @@ func (b Build) images(ctx context.Context, cache string) ([]image, error) {
 	pytorchInit := image{role: PyTorchInit, name: PyTorchInitName, layers: []string{training.layers[0], nslookup}, config: imageConfig{
 		Env: []string{imagePath}, Cmd: []string{"/bin/sh"},
 	}}
-	openMPI5, err := b.openMPI5Image(ctx, cache, training.layers[1])
-	if err != nil {
-		return nil, err
-	}
+	openMPI5 := openMPI5Image(debian.openMPI5, training.layers[1])
 	all := []image{pause, etcd, training, trainingEtcd, pytorchInit, openMPI5}
 	for i := range all {
 		all[i].key = imageKey(all[i])

@@ -72,11 +72,8 @@ var openMPIAsRoot = []string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT
 // ProgramsDir is where the training programs are in the training image.
 const ProgramsDir = "/opt/kubetrain"
 
-func (b Build) trainingImage(ctx context.Context, cache string) (image, error) {
-	base, err := baseLayer(ctx, cache, trainingBase, b.Log)
-	if err != nil {
-		return image{}, err
-	}
+// trainingImage is the training system (base, its debootstrapped layer) with the programs.
+func (b Build) trainingImage(cache, base string) (image, error) {
 	programs, err := programsLayer(cache, filepath.Join(b.SourceDir, "images", "training"))
 	if err != nil {
 		return image{}, err
@@ -87,19 +84,15 @@ func (b Build) trainingImage(ctx context.Context, cache string) (image, error) {
 	}}, nil
 }
 
-// openMPI5Image is the Open MPI 5 system with the same programs layer as the training image.
-// Open MPI 5 renamed its shared-memory transport (vader is sm), and its PRRTE reads its own
-// run-as-root consent.
-func (b Build) openMPI5Image(ctx context.Context, cache string, programs string) (image, error) {
-	base, err := baseLayer(ctx, cache, openMPI5Base, b.Log)
-	if err != nil {
-		return image{}, err
-	}
+// openMPI5Image is the Open MPI 5 system (base, its debootstrapped layer) with the same programs
+// layer as the training image. Open MPI 5 renamed its shared-memory transport (vader is sm), and
+// its PRRTE reads its own run-as-root consent.
+func openMPI5Image(base, programs string) image {
 	return image{role: TrainingOpenMPI5, layers: []string{base, programs}, config: imageConfig{
 		Env: append([]string{imagePath, "PYTHONUNBUFFERED=1", "OMPI_MCA_btl_sm_single_copy_mechanism=none",
 			"PRTE_ALLOW_RUN_AS_ROOT=1", "PRTE_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, openMPIAsRoot...),
 		Cmd: []string{"python3"}, WorkingDir: "/",
-	}}, nil
+	}}
 }
 
 // baseLayer debootstraps a base system and tars it, once per recipe.

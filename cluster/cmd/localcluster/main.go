@@ -2,7 +2,7 @@
 //
 //	localcluster up     build what is missing, start (or reuse) the cluster, print the KUBECONFIG line
 //	localcluster down   stop the processes it started and remove the cluster's data
-//	localcluster build  only build the binaries
+//	localcluster build  only build the binaries (and, with -real-node, the real node's Debian layers)
 //	localcluster volume NAME FOLDER   a PersistentVolumeClaim NAME in default bound to FOLDER of this machine
 //	localcluster worker NAME   start (or reuse) a second cluster, a MultiKueue worker, whose
 //	                           kubeconfig the running cluster's Kueue finds in Secret NAME
@@ -14,6 +14,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -25,6 +26,7 @@ import (
 	"syscall"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
+	"github.com/kubetrain/terraform-provider-training/cluster/images"
 	"github.com/kubetrain/terraform-provider-training/cluster/realnode"
 )
 
@@ -88,8 +90,15 @@ func run(verb, dir, cache, nodes, generation string, realNode bool) error {
 		if err != nil {
 			return err
 		}
+		if !realNode {
+			_, err = cluster.Binaries(ctx, source, gen, cache, os.Stderr)
+			return err
+		}
+		// The real node's Debian layers wait on the network while the Go builds use the processor.
+		prepared := make(chan error, 1)
+		go func() { prepared <- images.Prepare(ctx, os.Stderr) }()
 		_, err = cluster.Binaries(ctx, source, gen, cache, os.Stderr)
-		return err
+		return errors.Join(err, <-prepared)
 	case "up":
 		c, reused, err := cluster.Start(ctx, opts)
 		if err != nil {
