@@ -106,7 +106,7 @@ func UnknownFieldsMessage(gvr schema.GroupVersionResource, fields []string) stri
 		for _, f := range fieldsSince {
 			if f.GVR == gvr && f.Field() == normal {
 				return fmt.Sprintf("%s on the cluster is older than %s, which added %s (the provider is tested with %s): upgrade it, or remove %s. See %s",
-					f.Operator, f.Since, f.Field(), r.Tested, f.Without, RequirementsURL)
+					f.Operator, f.Since, f.Field(), r.Tested.Releases(), f.Without, RequirementsURL)
 			}
 		}
 	}
@@ -117,7 +117,7 @@ func UnknownFieldsMessage(gvr schema.GroupVersionResource, fields []string) stri
 	return fmt.Sprintf("The cluster's schema of %s lacks a field the provider writes: %s on the cluster is either older than %s, the "+
 		"oldest release the provider supports, or newer than the releases it is tested with (the provider is tested with %s), which "+
 		"may have removed or renamed the field. Run a tested release, or remove the attribute that sets the field. See %s",
-		gvr.GroupResource(), r.Operator, r.Since, r.Tested, RequirementsURL)
+		gvr.GroupResource(), r.Operator, r.Since, r.Tested.Releases(), RequirementsURL)
 }
 
 // listIndex is a list's index in a field's path as the API server names it.
