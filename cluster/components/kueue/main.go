@@ -1,12 +1,14 @@
 // Command kueue runs Kueue's controller manager for the local cluster: its queue and workload
-// controllers, its scheduler, the job integrations its configuration enables, and its webhooks.
+// controllers, its scheduler, the job integrations its configuration enables, and its webhooks
+// (the release its module requires: this file is shared by both generations, and release.go
+// holds what each release's command does otherwise).
 //
 // Kueue's own command needs either its internal certificate management (a Secret and a
 // Service's DNS name in the webhook certificate, which the API server cannot reach here) or a
 // metrics certificate at a fixed path under /etc. This one wires the same library parts with
 // the cluster's certificate for 127.0.0.1, and no metrics, probe or visibility server, so
 // nothing binds outside 127.0.0.1. The features that need parts this cluster does not run are
-// switched off rather than left half wired (featuresOff).
+// switched off rather than left half wired (featuresOff, in release.go).
 package main
 
 import (
@@ -37,32 +39,18 @@ import (
 	"sigs.k8s.io/kueue/pkg/config"
 	"sigs.k8s.io/kueue/pkg/constants"
 	"sigs.k8s.io/kueue/pkg/controller/admissionchecks/multikueue"
-	"sigs.k8s.io/kueue/pkg/controller/concurrentadmission"
-	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
 	"sigs.k8s.io/kueue/pkg/controller/failurerecovery"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs" // registers the job integrations
 	"sigs.k8s.io/kueue/pkg/controller/tas"
 	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
-	"sigs.k8s.io/kueue/pkg/controller/workloaddispatcher"
-	"sigs.k8s.io/kueue/pkg/dra"
+	dispatcher "sigs.k8s.io/kueue/pkg/controller/workloaddispatcher"
 	"sigs.k8s.io/kueue/pkg/features"
-	"sigs.k8s.io/kueue/pkg/resources"
-	"sigs.k8s.io/kueue/pkg/scheduler"
-	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
 	"sigs.k8s.io/kueue/pkg/scheduler/preemption/fairsharing"
-	utildra "sigs.k8s.io/kueue/pkg/util/dra"
 	"sigs.k8s.io/kueue/pkg/util/kubeversion"
 	"sigs.k8s.io/kueue/pkg/webhooks"
 )
-
-// featuresOff are the Kueue features that need parts this cluster does not run: ClusterProfiles
-// (a CRD it does not install), the on-demand visibility API server, the scheduling simulator. The
-// features on by default that it keeps (topology-aware scheduling, MultiKueue, DRA, failure
-// recovery, concurrent admission) are wired as Kueue's command wires them.
-const featuresOff = "MultiKueueClusterProfile=false,VisibilityOnDemand=false," +
-	"ElasticJobsViaWorkloadSlices=false,SchedulerLibraryIntegration=false"
 
 func main() {
 	configFile := flag.String("config", "", "Kueue Configuration file (config.kueue.x-k8s.io/v1beta2)")
@@ -93,13 +81,7 @@ func run(configFile string) error {
 	if err != nil {
 		return fmt.Errorf("loading %s: %w", configFile, err)
 	}
-	if err := config.LoadAndValidateFeatureGates(featuresOff, cfg.FeatureGates).ToAggregate(); err != nil {
-		return err
-	}
-	if err := config.Validate(&cfg, scheme).ToAggregate(); err != nil {
-		return err
-	}
-	if err := config.AddWebhookSettingsTo(&options, &cfg); err != nil {
+	if err := configure(&options, &cfg, scheme); err != nil {
 		return err
 	}
 	options.Metrics = metricsserver.Options{BindAddress: "0"}
@@ -113,16 +95,8 @@ func run(configFile string) error {
 		return err
 	}
 
-	formatter := resources.NewResourceFormatter()
-	cacheOptions := []schdcache.Option{schdcache.WithResourceFormatter(formatter)}
-	expectations := preemptexpectations.New()
-	queueOptions := []qcache.Option{qcache.WithPreemptionExpectations(expectations), qcache.WithResourceFormatter(formatter)}
-	var draMapper *dra.ResourceMapper
-	var draBacked *dra.ExtendedResourceCache
-	if features.Enabled(features.KueueDRAIntegration) {
-		draMapper, draBacked = dra.NewResourceMapper(), dra.NewExtendedResourceCache()
-		queueOptions = append(queueOptions, qcache.WithDRABackedResources(draBacked))
-	}
+	rel := newRelease()
+	cacheOptions := rel.cacheOptions()
 	if cfg.FairSharing != nil {
 		cacheOptions = append(cacheOptions, schdcache.WithFairSharing(fairsharing.Enabled(cfg.FairSharing)))
 	}
@@ -131,7 +105,7 @@ func run(configFile string) error {
 	if err := mgr.Add(requeuer); err != nil {
 		return err
 	}
-	queues := qcache.NewManager(mgr.GetClient(), cCache, requeuer, queueOptions...)
+	queues := qcache.NewManager(mgr.GetClient(), cCache, requeuer, rel.queueOptions()...)
 
 	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return fmt.Errorf("indexes: %w", err)
@@ -141,11 +115,8 @@ func run(configFile string) error {
 			return fmt.Errorf("topology indexes: %w", err)
 		}
 	}
-	resourceSlices := utildra.CheckResourceSliceAPIAvailable(mgr)
-	if resourceSlices {
-		if err := core.SetupResourceSliceIndexer(ctx, mgr.GetFieldIndexer()); err != nil {
-			return fmt.Errorf("ResourceSlice indexes: %w", err)
-		}
+	if err := rel.setupIndexes(ctx, mgr); err != nil {
+		return err
 	}
 	if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(cfg.Integrations.Frameworks)); err != nil {
 		return fmt.Errorf("job indexes: %w", err)
@@ -168,13 +139,7 @@ func run(configFile string) error {
 		return err
 	}
 
-	if failed, err := core.SetupControllers(mgr, queues, cCache, &cfg, core.SetupControllersOpts{
-		PreemptionExpectations:    expectations,
-		DRAMapper:                 draMapper,
-		DRABackedResources:        draBacked,
-		ResourceFormatter:         formatter,
-		ResourceSliceAPIAvailable: resourceSlices,
-	}); err != nil {
+	if failed, err := rel.setupCore(mgr, queues, cCache, &cfg); err != nil {
 		return fmt.Errorf("controller %s: %w", failed, err)
 	}
 	if features.Enabled(features.FailureRecoveryPolicy) {
@@ -192,10 +157,8 @@ func run(configFile string) error {
 			return fmt.Errorf("topology controller %s: %w", failed, err)
 		}
 	}
-	if features.Enabled(features.ConcurrentAdmission) {
-		if failed, err := concurrentadmission.SetupControllers(mgr, queues, &cfg, nil); err != nil {
-			return fmt.Errorf("concurrent admission controller %s: %w", failed, err)
-		}
+	if err := rel.setupControllers(mgr, queues, &cfg); err != nil {
+		return err
 	}
 	if err := setupJobs(ctx, mgr, cCache, queues, &cfg, versions); err != nil {
 		return err
@@ -206,19 +169,14 @@ func run(configFile string) error {
 	go queues.CleanUpOnContext(ctx)
 	go cCache.CleanUpOnContext(ctx)
 
-	sched := scheduler.New(queues, cCache, mgr.GetClient(), mgr.GetEventRecorder(constants.AdmissionName),
-		scheduler.WithFairSharing(cfg.FairSharing),
-		scheduler.WithAdmissionFairSharing(cfg.AdmissionFairSharing),
-		scheduler.WithPreemptionExpectations(expectations),
-		scheduler.WithResourceFormatter(formatter))
-	if err := mgr.Add(sched); err != nil {
+	if err := mgr.Add(rel.newScheduler(mgr, queues, cCache, &cfg)); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
 }
 
 // setupJobs starts the controllers and webhooks of the job integrations the configuration
-// enables, as Kueue's command does.
+// enables, as the release's command does.
 func setupJobs(ctx context.Context, mgr ctrl.Manager, cCache *schdcache.Cache, queues *qcache.Manager,
 	cfg *configapi.Configuration, versions *kubeversion.ServerVersionFetcher) error {
 	nsSelector, err := metav1.LabelSelectorAsSelector(cfg.ManagedJobsNamespaceSelector)
@@ -238,7 +196,7 @@ func setupJobs(ctx context.Context, mgr ctrl.Manager, cCache *schdcache.Cache, q
 	)
 }
 
-// setupMultiKueue starts MultiKueue's controllers as Kueue's command does: the worker clusters'
+// setupMultiKueue starts MultiKueue's controllers as the release's command does: the worker clusters'
 // connections (their kubeconfigs in Secrets of Kueue's namespace), the admission checks, the
 // dispatch of workloads with the adapters of the integrations the configuration enables.
 func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration) error {
@@ -255,7 +213,7 @@ func setupMultiKueue(mgr ctrl.Manager, cfg *configapi.Configuration) error {
 	); err != nil {
 		return fmt.Errorf("MultiKueue controllers: %w", err)
 	}
-	if failed, err := workloaddispatcher.SetupControllers(mgr, cfg, nil); err != nil {
+	if failed, err := dispatcher.SetupControllers(mgr, cfg, nil); err != nil {
 		return fmt.Errorf("MultiKueue dispatcher %s: %w", failed, err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 // Command trainer runs Kubeflow Trainer's controller manager for the local cluster: the TrainJob
 // controller, the training-runtime controllers and their webhooks, from the release's library
-// packages.
+// packages (the release its module requires: this file is shared by both generations, and
+// release.go holds what each release's command does otherwise).
 //
 // Trainer's own command either manages its webhook certificate itself (a Secret and a Service's
 // DNS name, which the API server cannot reach here) or reads one from a fixed folder under /tmp
@@ -30,7 +31,6 @@ import (
 
 	configapi "github.com/kubeflow/trainer/v2/pkg/apis/config/v1alpha1"
 	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-	"github.com/kubeflow/trainer/v2/pkg/config"
 	"github.com/kubeflow/trainer/v2/pkg/controller"
 	runtimecore "github.com/kubeflow/trainer/v2/pkg/runtime/core"
 	"github.com/kubeflow/trainer/v2/pkg/webhooks"
@@ -57,9 +57,7 @@ func run(host string, port int, certDir string) error {
 	utilruntime.Must(schedulerpluginsv1alpha1.AddToScheme(scheme))
 	utilruntime.Must(volcanov1beta1.AddToScheme(scheme))
 
-	// The release's defaults (controller concurrency, client QPS), as its command loads them
-	// without a configuration file.
-	options, cfg, err := config.Load(scheme, "")
+	options, cfg, err := loadConfig(scheme)
 	if err != nil {
 		return fmt.Errorf("loading Trainer's default configuration: %w", err)
 	}
@@ -71,9 +69,7 @@ func run(host string, port int, certDir string) error {
 	options.LeaderElection = false
 	options.WebhookServer = webhook.NewServer(webhook.Options{Host: host, Port: port, CertDir: certDir})
 
-	restCfg := ctrl.GetConfigOrDie()
-	config.ApplyClientConnection(restCfg, &cfg)
-	mgr, err := ctrl.NewManager(restCfg, options)
+	mgr, err := newManager(options, &cfg)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
