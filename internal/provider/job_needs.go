@@ -31,14 +31,42 @@ const needSeconds = int(needWait / time.Second)
 // needPoll is how often the wait looks again.
 const needPoll = 2 * time.Second
 
-// awaitNeed looks until there says the need is there, or errs, or needWait (or ctx) runs out:
-// not found and no error is a wait that ran out.
+// awaitNeed looks until there says the need is there, or errs, or needWait runs out: not found
+// and no error is a wait that ran out. When ctx ends first (Terraform interrupted the apply, or
+// the create's timeout ran out), the error is a needInterrupted: the need was not waited out, so
+// nothing may be said of it.
 func awaitNeed(ctx context.Context, there func(context.Context) (bool, error)) (found bool, err error) {
 	err = wait.PollUntilContextTimeout(ctx, needPoll, needWait, true, there)
+	if ctx.Err() != nil {
+		return false, needInterrupted{cause: ctx.Err()}
+	}
 	if wait.Interrupted(err) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// needInterrupted is a wait for what the job needs that its context ended.
+type needInterrupted struct{ cause error }
+
+func (e needInterrupted) Error() string {
+	if errors.Is(e.cause, context.DeadlineExceeded) {
+		return "the create timeout ran out"
+	}
+	return "Terraform interrupted the apply"
+}
+
+// interruptedWaiting reports, on at, a create that stopped while it waited for what; it says
+// whether err is such a stop.
+func interruptedWaiting(at path.Path, what string, err error, diags *diag.Diagnostics) bool {
+	var stopped needInterrupted
+	if !errors.As(err, &stopped) {
+		return false
+	}
+	diags.AddAttributeError(at, "Create stopped while waiting for "+what,
+		fmt.Sprintf("The create waited for %s, which this apply may be making, until %s. Nothing was created; "+
+			"the next apply creates the job.", what, stopped))
+	return true
 }
 
 // waitedForIt is what a create's error adds once it has waited out needWait for what is missing.
@@ -66,6 +94,8 @@ func awaitServed(ctx context.Context, c *kube.Client, gvr schema.GroupVersionRes
 		err = last
 	}
 	switch {
+	case interruptedWaiting(at, "the cluster to serve "+gvr.GroupResource().String(), err, diags):
+		return false
 	case err != nil:
 		diags.AddAttributeError(at, "The cluster does not serve "+gvr.GroupResource().String(), err.Error()+" Nothing was created.")
 		return false
@@ -89,6 +119,8 @@ func (r *jobResource) awaitQueue(ctx context.Context, namespace, queue string, d
 		return obj != nil, err
 	})
 	switch {
+	case interruptedWaiting(path.Root("queue_name"), q.String(), err, diags):
+		return false
 	case err != nil:
 		diags.AddAttributeError(path.Root("queue_name"), "Error reading "+q.String(), err.Error())
 		return false

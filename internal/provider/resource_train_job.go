@@ -304,6 +304,9 @@ func (m *trainJobModel) resolve(ctx context.Context, c *kube.Client, diags *diag
 		obj, err = m.runtime(ctx, c)
 		return obj != nil, err
 	})
+	if interruptedWaiting(path.Root("runtime"), t.String(), err, diags) {
+		return false
+	}
 	if err != nil {
 		diags.AddAttributeError(path.Root("runtime"), "Error reading "+t.String(), fmt.Sprintf("%v (is Kubeflow Trainer installed?). Nothing was created.", err))
 		return false
