@@ -182,6 +182,17 @@ func TestAnMPIJobsCheckpointReachesItsDaemonsAndReadsBack(t *testing.T) {
 	if !slices.Equal(timeouts, []string{"5"}) {
 		t.Errorf("the launcher's %s: %v; want the job's own 5 alone", OpenMPISigkillTimeout, timeouts)
 	}
+	// Its own, even when it equals the save, reads back as its own.
+	spec.Pod.Env = map[string]string{OpenMPISigkillTimeout: "45"}
+	if obj, _, err = spec.Build(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = ReadMPIJob(obj); err != nil {
+		t.Fatal(err)
+	}
+	if got.Pod.Env[OpenMPISigkillTimeout] != "45" {
+		t.Errorf("the job's own %s=45 reads back as %v", OpenMPISigkillTimeout, got.Pod.Env)
+	}
 
 	// Without a checkpoint, none of it.
 	spec = arenaSSDSpec()

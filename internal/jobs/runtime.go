@@ -313,12 +313,20 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	if len(labels) > 0 {
 		s.Labels = labels
 	}
+	nodesSigkill := "" // the nodes' sigkill timeout: the runtime's env gives it to every pod
 	for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
 		t := rj.Template.Spec.Template
 		var command []string
 		var user *int64
 		if len(t.Spec.Containers) > 0 {
 			c := t.Spec.Containers[0]
+			if rj.Name == TrainerNode {
+				for _, e := range c.Env {
+					if e.Name == OpenMPISigkillTimeout {
+						nodesSigkill = e.Value
+					}
+				}
+			}
 			// A runtime made elsewhere may split the nodes' command as Trainer's own does.
 			command = slices.Concat(c.Command, c.Args)
 			if c.SecurityContext != nil {
@@ -344,9 +352,10 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
 	s.Pod.SensitiveEnv, s.Pod.Checkpoint = sensitiveEnv(r.Annotations), checkpointOf(r.Annotations)
 	withoutCheckpointEnv(&s.Pod)
-	// The launcher's sigkill timeout that the checkpoint set (withOpenMPIStop) is not the runtime's
-	// own environment.
-	if c := s.Pod.Checkpoint; c != nil && s.Framework == FrameworkMPI && s.Pod.Env[OpenMPISigkillTimeout] == strconv.FormatInt(c.SaveSeconds, 10) {
+	// The launcher's sigkill timeout that the checkpoint set (withOpenMPIStop, on the launcher
+	// alone) is not the runtime's own environment, which its nodes carry too.
+	if c := s.Pod.Checkpoint; c != nil && s.Framework == FrameworkMPI && nodesSigkill == "" &&
+		s.Pod.Env[OpenMPISigkillTimeout] == strconv.FormatInt(c.SaveSeconds, 10) {
 		delete(s.Pod.Env, OpenMPISigkillTimeout)
 		if len(s.Pod.Env) == 0 {
 			s.Pod.Env = nil

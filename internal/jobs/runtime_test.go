@@ -19,6 +19,13 @@ func TestRuntimeRoundTrip(t *testing.T) {
 		{Name: "mpi-root", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"},
 			MPI: &MPIPolicy{ProcsPerNode: 2, Implementation: "OpenMPI", SSHAuthMountPath: "/root/.ssh", RunLauncherAsNode: true, NodeCommand: []string{"/usr/sbin/sshd", "-De"}},
 			Pod: PodOptions{Image: "mpi:1"}},
+		// A checkpoint's launcher sigkill timeout is the runtime's own where its env sets it, even
+		// to the save's seconds; otherwise it is the checkpoint's.
+		{Name: "mpi-checkpoint", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"}, MPI: ptr.To(DefaultMPIPolicy()),
+			Pod: PodOptions{Image: "mpi:1", Checkpoint: &Checkpoint{Path: "s3://bucket/run", SaveSeconds: 45}}},
+		{Name: "mpi-checkpoint-own-timeout", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"}, MPI: ptr.To(DefaultMPIPolicy()),
+			Pod: PodOptions{Image: "mpi:1", Checkpoint: &Checkpoint{Path: "s3://bucket/run", SaveSeconds: 45},
+				Env: map[string]string{OpenMPISigkillTimeout: "45"}}},
 		// An import tells a sensitive variable only by the names the runtime records.
 		{Name: "secret", Framework: FrameworkTorch, Command: []string{"torchrun", "t.py"},
 			Pod: PodOptions{Image: "pytorch:2", Env: map[string]string{"EPOCHS": "3", "HF_TOKEN": "t"}, SensitiveEnv: []string{"HF_TOKEN"}}},
