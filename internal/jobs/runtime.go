@@ -3,6 +3,7 @@ package jobs
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 
@@ -235,6 +236,9 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 			}
 		}
 		withOpenMPIStop(s.Pod.Checkpoint, s.Pod.Env, &launcher.Template.Spec.Template, &node.Template.Spec.Template)
+		// Trainer names its hostfile (at the path mpi-operator's is) for Open MPI 4 alone.
+		l := &launcher.Template.Spec.Template.Spec.Containers[0]
+		l.Env = append(l.Env, prrteEnv(s.Pod.Env)...)
 		launcher.DependsOn = append(launcher.DependsOn, struct {
 			Name   string `json:"name"`
 			Status string `json:"status"`
@@ -313,7 +317,9 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	if len(labels) > 0 {
 		s.Labels = labels
 	}
-	nodesSigkill := "" // the nodes' sigkill timeout: the runtime's env gives it to every pod
+	// The nodes' environment: the runtime's env is on every pod, what the provider adds for the
+	// launcher's mpirun (withOpenMPIStop, PRRTEEnv) on the launcher alone.
+	nodesEnv := map[string]string{}
 	for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
 		t := rj.Template.Spec.Template
 		var command []string
@@ -322,9 +328,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 			c := t.Spec.Containers[0]
 			if rj.Name == TrainerNode {
 				for _, e := range c.Env {
-					if e.Name == OpenMPISigkillTimeout {
-						nodesSigkill = e.Value
-					}
+					nodesEnv[e.Name] = e.Value
 				}
 			}
 			// A runtime made elsewhere may split the nodes' command as Trainer's own does.
@@ -352,11 +356,16 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
 	s.Pod.SensitiveEnv, s.Pod.Checkpoint = sensitiveEnv(r.Annotations), checkpointOf(r.Annotations)
 	withoutCheckpointEnv(&s.Pod)
-	// The launcher's sigkill timeout that the checkpoint set (withOpenMPIStop, on the launcher
-	// alone) is not the runtime's own environment, which its nodes carry too.
-	if c := s.Pod.Checkpoint; c != nil && s.Framework == FrameworkMPI && nodesSigkill == "" &&
-		s.Pod.Env[OpenMPISigkillTimeout] == strconv.FormatInt(c.SaveSeconds, 10) {
-		delete(s.Pod.Env, OpenMPISigkillTimeout)
+	if s.Framework == FrameworkMPI {
+		launcherOnly := maps.Clone(PRRTEEnv)
+		if c := s.Pod.Checkpoint; c != nil {
+			launcherOnly[OpenMPISigkillTimeout] = strconv.FormatInt(c.SaveSeconds, 10)
+		}
+		for name, v := range launcherOnly {
+			if _, own := nodesEnv[name]; !own && s.Pod.Env[name] == v {
+				delete(s.Pod.Env, name)
+			}
+		}
 		if len(s.Pod.Env) == 0 {
 			s.Pod.Env = nil
 		}

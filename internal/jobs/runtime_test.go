@@ -26,6 +26,9 @@ func TestRuntimeRoundTrip(t *testing.T) {
 		{Name: "mpi-checkpoint-own-timeout", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"}, MPI: ptr.To(DefaultMPIPolicy()),
 			Pod: PodOptions{Image: "mpi:1", Checkpoint: &Checkpoint{Path: "s3://bucket/run", SaveSeconds: 45},
 				Env: map[string]string{OpenMPISigkillTimeout: "45"}}},
+		// PRRTE's hostfile the runtime's env sets to the launcher's default is its own.
+		{Name: "mpi-own-hostfile", Framework: FrameworkMPI, Command: []string{"mpirun", "t.py"}, MPI: ptr.To(DefaultMPIPolicy()),
+			Pod: PodOptions{Image: "mpi:1", Env: map[string]string{"PRTE_MCA_prte_default_hostfile": "/etc/mpi/hostfile"}}},
 		// An import tells a sensitive variable only by the names the runtime records.
 		{Name: "secret", Framework: FrameworkTorch, Command: []string{"torchrun", "t.py"},
 			Pod: PodOptions{Image: "pytorch:2", Env: map[string]string{"EPOCHS": "3", "HF_TOKEN": "t"}, SensitiveEnv: []string{"HF_TOKEN"}}},
@@ -166,6 +169,43 @@ func TestRuntimeTopologyIsOnItsReplicatedJobsAndTheTrainJobsPods(t *testing.T) {
 	} {
 		if _, err := NewRuntime(RuntimeSpec{Name: "torch", Framework: FrameworkTorch, Pod: bad}); err == nil {
 			t.Errorf("runtime with %v %v made", bad.RequiredTopology, bad.PreferredTopology)
+		}
+	}
+}
+
+// Trainer names an MPI runtime's hostfile for Open MPI 4 alone: its launcher is also given
+// PRRTE's name for it, which Open MPI 5's mpirun reads, unless the runtime's env sets it.
+func TestAnMPIRuntimesLauncherNamesTheHostfileForOpenMPI5(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want []string
+	}{
+		{nil, []string{"/etc/mpi/hostfile"}},
+		{map[string]string{"PRTE_MCA_prte_default_hostfile": "/opt/hosts"}, []string{"/opt/hosts"}},
+	} {
+		obj, err := NewRuntime(RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1", Env: tc.env},
+			MPI: ptr.To(DefaultMPIPolicy())})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r trainingRuntime
+		if err := fromUnstructured(obj, &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
+			var got []string
+			for _, e := range rj.Template.Spec.Template.Spec.Containers[0].Env {
+				if e.Name == "PRTE_MCA_prte_default_hostfile" {
+					got = append(got, e.Value)
+				}
+			}
+			want := tc.want
+			if rj.Name == TrainerNode && tc.env == nil {
+				want = nil // the nodes run no mpirun
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("env %v: the %s's PRTE_MCA_prte_default_hostfile is %v, want %v", tc.env, rj.Name, got, want)
+			}
 		}
 	}
 }

@@ -58,6 +58,18 @@ resource "training_train_job" "test" {
 // in the nodes' logs, mpirun exit 255).
 func TestAccRealNode_trainJobOnAnMPIRuntimeRunsMpirunOverTrainersHostfile(t *testing.T) {
 	node := realNode(t)
+	mpirunOverTrainersHostfile(t, node.Images[images.Training])
+}
+
+// Under Open MPI 5 the same: Trainer names its hostfile for Open MPI 4 alone, and the launcher's
+// mpirun reads it by the name the provider adds (without it, prterun ran both ranks on the
+// launcher).
+func TestAccRealNode_trainJobOnAnOpenMPI5RuntimeRunsMpirunOverTrainersHostfile(t *testing.T) {
+	node := realNode(t)
+	mpirunOverTrainersHostfile(t, node.Images[images.TrainingOpenMPI5])
+}
+
+func mpirunOverTrainersHostfile(t *testing.T, image string) {
 	a := newAPI(t)
 	t.Parallel()
 	name := acctest.RandomWithPrefix("tfacc-tjm")
@@ -76,7 +88,7 @@ resource "training_train_job" "test" {
   num_nodes = 2
 %[4]s
 }
-`, name, node.Images[images.Training], images.ProgramsDir, onRealNode)
+`, name, image, images.ProgramsDir, onRealNode)
 	launcher := jobs.Train.PodSelector(name) + "," + jobs.ReplicatedJobLabel + "=launcher"
 	resource.Test(t, resource.TestCase{
 		ProtoV6ProviderFactories: testProviderFactories,
