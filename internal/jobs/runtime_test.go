@@ -72,15 +72,7 @@ func TestMPIRuntimeRunsAsMPIUserWithTheKeysGroup(t *testing.T) {
 	for _, user := range []int64{DefaultMPIPolicy().RunAsUser, 0} {
 		policy := DefaultMPIPolicy()
 		policy.RunAsUser = user
-		obj, err := NewRuntime(RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1"}, MPI: &policy})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r trainingRuntime
-		if err := fromUnstructured(obj, &r); err != nil {
-			t.Fatal(err)
-		}
-		for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
+		for _, rj := range replicatedJobsOf(t, RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1"}, MPI: &policy}) {
 			pod := rj.Template.Spec.Template.Spec
 			if c := pod.Containers[0].SecurityContext; c == nil || c.RunAsUser == nil || *c.RunAsUser != user {
 				t.Errorf("user %d: %s's container runs with %+v", user, rj.Name, c)
@@ -183,16 +175,9 @@ func TestAnMPIRuntimesLauncherNamesTheHostfileForOpenMPI5(t *testing.T) {
 		{nil, []string{"/etc/mpi/hostfile"}},
 		{map[string]string{"PRTE_MCA_prte_default_hostfile": "/opt/hosts"}, []string{"/opt/hosts"}},
 	} {
-		obj, err := NewRuntime(RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1", Env: tc.env},
-			MPI: ptr.To(DefaultMPIPolicy())})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r trainingRuntime
-		if err := fromUnstructured(obj, &r); err != nil {
-			t.Fatal(err)
-		}
-		for _, rj := range r.Spec.Template.Spec.ReplicatedJobs {
+		spec := RuntimeSpec{Name: "mpi", Framework: FrameworkMPI, Command: []string{"mpirun"}, Pod: PodOptions{Image: "mpi:1", Env: tc.env},
+			MPI: ptr.To(DefaultMPIPolicy())}
+		for _, rj := range replicatedJobsOf(t, spec) {
 			var got []string
 			for _, e := range rj.Template.Spec.Template.Spec.Containers[0].Env {
 				if e.Name == "PRTE_MCA_prte_default_hostfile" {
@@ -208,4 +193,18 @@ func TestAnMPIRuntimesLauncherNamesTheHostfileForOpenMPI5(t *testing.T) {
 			}
 		}
 	}
+}
+
+// replicatedJobsOf is the replicated jobs of the runtime spec builds.
+func replicatedJobsOf(t *testing.T, spec RuntimeSpec) []replicatedJob {
+	t.Helper()
+	obj, err := NewRuntime(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r trainingRuntime
+	if err := fromUnstructured(obj, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Spec.Template.Spec.ReplicatedJobs
 }
