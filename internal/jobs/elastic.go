@@ -32,6 +32,8 @@ var Elastic = &Kind{
 	failure:     func(o Observed) string { return frameworkFailure(o.Object) },
 	workers:     elasticWorkers,
 	rescale:     elasticRescalePatch,
+	// Its workers run under torchrun, whose rendezvous takes a new count while it runs.
+	rescalesInPlace: always(true), stop: always(StopTorchrun),
 	priorityClass: func(obj *unstructured.Unstructured) string {
 		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "taskRoles")
 		for _, r := range roles {
@@ -160,6 +162,12 @@ type ElasticJobSpec struct {
 
 // Kind is Elastic.
 func (s ElasticJobSpec) Kind() *Kind { return Elastic }
+
+// WithWorkers is the spec with n workers.
+func (s ElasticJobSpec) WithWorkers(n int32) Spec {
+	s.Workers = n
+	return s
+}
 
 // Pods are the workers' pod options.
 func (s ElasticJobSpec) Pods() PodOptions { return s.Pod }

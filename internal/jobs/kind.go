@@ -70,10 +70,20 @@ type Kind struct {
 	// without a suspend says false).
 	suspended func(obj *unstructured.Unstructured) bool
 
+	// What a change does (Compare): live are the fields of the job object, as dotted paths,
+	// that its operator reads while the job runs, so that a change to them applies to the
+	// running job (besides the user's labels and annotations, which every kind keeps live);
+	// stop is how its pods stop (nil: StopSignal).
+	live []string
+	stop func(s Spec) Stop
+
 	// The capabilities a kind may lack, and is then without by construction.
 	// rescale is the guarded JSON patch of a job rescaled in place; nil for a kind whose API
-	// never changes a running job's count (it is replaced instead).
-	rescale func(from, to int32) []byte
+	// never changes a running job's count (it is replaced instead). rescalesInPlace says
+	// whether the program of a job of spec s takes a new count while it runs; nil for a kind
+	// that never does.
+	rescale         func(from, to int32) []byte
+	rescalesInPlace func(s Spec) bool
 	// dependents are the objects a job of that name may own besides its operator's.
 	dependents func(job string) []Dependent
 	// specDefaults are the values the API server (the CRD's defaults) or the operator writes into a
@@ -105,7 +115,7 @@ func (k *Kind) check() error {
 		{"RoleLabel", k.RoleLabel == ""}, {"Operator", k.Operator == ""},
 		{"podSelector", k.podSelector == nil}, {"status", k.status == nil}, {"failure", k.failure == nil},
 		{"workers", k.workers == nil}, {"priorityClass", k.priorityClass == nil}, {"roles", k.roles == nil}, {"patchRoles (it has templates)", k.templates != nil && len(k.patchRoles) == 0},
-		{"suspended", k.suspended == nil},
+		{"suspended", k.suspended == nil}, {"rescale (it rescales in place)", k.rescalesInPlace != nil && k.rescale == nil},
 	} {
 		if c.absent {
 			missing = append(missing, c.name)
@@ -180,6 +190,8 @@ type Spec interface {
 	Expect() map[string]int
 	// Pods are the pod options of the job's workers, which its companions (a TensorBoard) follow.
 	Pods() PodOptions
+	// WithWorkers is the spec with n workers (a TrainJob's nodes) and nothing else changed.
+	WithWorkers(n int32) Spec
 }
 
 // registry is every kind of job the provider manages, in the order the docs list them.
@@ -225,9 +237,10 @@ func (k *Kind) Failure(o Observed) string { return k.failure(o) }
 // Workers reads the job object's worker count.
 func (k *Kind) Workers(obj *unstructured.Unstructured) (int32, error) { return k.workers(obj) }
 
-// Rescalable says whether a job of the kind can change its worker count while it runs; a change
-// of the count replaces a job of a kind that cannot.
-func (k *Kind) Rescalable() bool { return k.rescale != nil }
+// Rescalable says whether a job of the kind can change its worker count while it runs (when its
+// spec says its program takes it: Compare); a change of the count replaces a job of a kind that
+// cannot.
+func (k *Kind) Rescalable() bool { return k.rescalesInPlace != nil }
 
 // RescalePatch is a JSON patch from one worker count to another, guarded by a test of the count
 // Terraform read: if someone else changed it since, the API server refuses the patch instead of

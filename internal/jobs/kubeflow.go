@@ -70,6 +70,30 @@ type RunPolicyFields struct {
 	CleanPodPolicy, TTLSecondsAfterFinished, BackoffLimit, ActiveDeadlineSeconds, Suspend bool
 }
 
+// paths are the fields of a job object that hold them.
+func (f RunPolicyFields) paths() []string {
+	var out []string
+	for _, field := range []struct {
+		live bool
+		name string
+	}{{f.CleanPodPolicy, "cleanPodPolicy"}, {f.TTLSecondsAfterFinished, "ttlSecondsAfterFinished"}, {f.BackoffLimit, "backoffLimit"},
+		{f.ActiveDeadlineSeconds, "activeDeadlineSeconds"}, {f.Suspend, "suspend"}} {
+		if field.live {
+			out = append(out, "spec.runPolicy."+field.name)
+		}
+	}
+	return out
+}
+
+// withChanges gives a kind how its jobs rescale and stop (Compare).
+func withChanges(k *Kind, rescalesInPlace func(Spec) bool, stop func(Spec) Stop) *Kind {
+	k.rescalesInPlace, k.stop = rescalesInPlace, stop
+	return k
+}
+
+// always is a stop or a rescale that a kind's every job has.
+func always[T any](v T) func(Spec) T { return func(Spec) T { return v } }
+
 // runPolicy is the run policy as the API has it; the queue goes in a label.
 type runPolicy struct {
 	CleanPodPolicy          *string `json:"cleanPodPolicy,omitempty"`
@@ -193,7 +217,7 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 	workers := []string{"spec", replicaSpecs, kubeflowWorker}
 	replicasPath := "/spec/" + replicaSpecs + "/" + kubeflowWorker + "/replicas"
 	return &Kind{
-		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, LiveRunPolicy: live,
+		Name: name, Object: object, Operator: operator, RoleLabel: roleLabel, LiveRunPolicy: live, live: live.paths(),
 		GVR: schema.GroupVersionResource{Group: "kubeflow.org", Version: version, Resource: resource}, Owns: owns,
 		podSelector: func(job string) string {
 			return JobNameLabel + "=" + job + "," + OperatorNameLabel + "=" + controller

@@ -19,7 +19,7 @@ import (
 //
 // mpi-operator v0.6.0 copies the TTL, backoff limit and deadline into the launcher's batch Job
 // when it creates it and never again; it reads the clean pod policy and suspend on every sync.
-var MPI = withPatchRoles(withSpecDefaults(withPriorityOrder(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
+var MPI = withChanges(withPatchRoles(withSpecDefaults(withPriorityOrder(kubeflowKind("mpi", "MPIJob", "v2beta1", "mpijobs", "mpi-operator", "mpi-operator", JobRoleLabel, "mpiReplicaSpecs",
 	RunPolicyFields{CleanPodPolicy: true, Suspend: true},
 	// The hostfile ConfigMap, the workers' Service and the launcher's Job. Not its SSH key
 	// Secret: the provider does not ask for permission to read Secrets. The garbage collector
@@ -29,7 +29,9 @@ var MPI = withPatchRoles(withSpecDefaults(withPriorityOrder(kubeflowKind("mpi", 
 	// mpi-operator v0.8.2's CRD defaults these, which the API server writes into every MPIJob.
 	map[string]any{"spec.launcherCreationPolicy": "AtStartup", "spec.mpiImplementation": "OpenMPI", "spec.runLauncherAsWorker": false,
 		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath}),
-	"launcher", "worker")
+	"launcher", "worker"),
+	// Elastic Horovod finds new workers as it runs; plain mpirun fixes its ranks when it starts.
+	func(s Spec) bool { return s.(MPIJobSpec).Elastic != nil }, always(StopOpenMPI))
 
 const (
 	mpiLauncher = "Launcher"
@@ -164,6 +166,12 @@ type mpiJobSpec struct {
 
 // Kind is MPI.
 func (s MPIJobSpec) Kind() *Kind { return MPI }
+
+// WithWorkers is the spec with n workers.
+func (s MPIJobSpec) WithWorkers(n int32) Spec {
+	s.Workers = n
+	return s
+}
 
 // Pods are the workers' pod options.
 func (s MPIJobSpec) Pods() PodOptions { return s.Pod }

@@ -14,10 +14,12 @@ import (
 // PyTorch is training-operator's PyTorchJob (kubeflow.org/v1): a master and workers that
 // training-operator tells where to meet (MASTER_ADDR, WORLD_SIZE, RANK), or, with an elastic
 // policy, workers that meet at a rendezvous and may come and go (PET_* for torchrun).
-var PyTorch = withPatchRoles(withPriorityOrder(kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
+var PyTorch = withChanges(withPatchRoles(withPriorityOrder(kubeflowKind("pytorch", "PyTorchJob", "v1", "pytorchjobs", "training-operator", "pytorchjob-controller", ReplicaTypeLabel, "pytorchReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
 	"pytorchReplicaSpecs", pytorchMaster, pytorchWorker),
-	"master", "worker")
+	"master", "worker"),
+	// torchelastic's rendezvous takes workers as they come; a plain world is fixed at its start.
+	func(s Spec) bool { return s.(PyTorchJobSpec).Elastic != nil }, always(StopSignal))
 
 const (
 	pytorchMaster = "Master"
@@ -107,6 +109,12 @@ type elasticPolicy struct {
 
 // Kind is PyTorch.
 func (s PyTorchJobSpec) Kind() *Kind { return PyTorch }
+
+// WithWorkers is the spec with n workers.
+func (s PyTorchJobSpec) WithWorkers(n int32) Spec {
+	s.Workers = n
+	return s
+}
 
 // Pods are the workers' pod options.
 func (s PyTorchJobSpec) Pods() PodOptions { return s.Pod }

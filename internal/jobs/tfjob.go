@@ -10,10 +10,12 @@ import (
 
 // TF is training-operator's TFJob (kubeflow.org/v1): workers, parameter servers and a chief,
 // each told of the whole cluster in TF_CONFIG.
-var TF = withPatchRoles(withPriorityOrder(kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
+var TF = withChanges(withPatchRoles(withPriorityOrder(kubeflowKind("tf", "TFJob", "v1", "tfjobs", "training-operator", "tfjob-controller", ReplicaTypeLabel, "tfReplicaSpecs",
 	trainingOperatorLiveRunPolicy, ServiceGVR), // a Service per pod
 	"tfReplicaSpecs", tfChief, "Master", tfPS, tfWorker, "Evaluator"),
-	"chief", "ps", "worker")
+	"chief", "ps", "worker"),
+	// With enableDynamicWorker the cluster spec may change while it runs.
+	func(s Spec) bool { return s.(TFJobSpec).DynamicWorkers }, always(StopSignal))
 
 // TFJob replica types.
 const (
@@ -44,6 +46,12 @@ type TFJobSpec struct {
 
 // Kind is TF.
 func (s TFJobSpec) Kind() *Kind { return TF }
+
+// WithWorkers is the spec with n workers.
+func (s TFJobSpec) WithWorkers(n int32) Spec {
+	s.Workers = n
+	return s
+}
 
 // Pods are the workers' pod options.
 func (s TFJobSpec) Pods() PodOptions { return s.Pod }

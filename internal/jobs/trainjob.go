@@ -36,7 +36,9 @@ var Train = &Kind{
 		return int32(n), nil
 	},
 	// The API makes the trainer immutable: a TrainJob is never rescaled, only replaced (no
-	// rescale).
+	// rescale). Its own labels, annotations and suspend change in place; its pods stop as its
+	// runtime's framework says.
+	live: []string{"spec.suspend"}, stop: always(StopRuntime),
 	priorityClass: func(*unstructured.Unstructured) string { return "" },
 	roles: func(obj, runtime *unstructured.Unstructured) ([]RolePods, error) {
 		if runtime == nil {
@@ -112,6 +114,12 @@ type RuntimeJob struct {
 
 // Kind is Train.
 func (s TrainJobSpec) Kind() *Kind { return Train }
+
+// WithWorkers is the spec with n nodes.
+func (s TrainJobSpec) WithWorkers(n int32) Spec {
+	s.Nodes = n
+	return s
+}
 
 // Pods are the nodes' pod options.
 func (s TrainJobSpec) Pods() PodOptions { return s.Pod }
