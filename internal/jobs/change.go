@@ -42,12 +42,11 @@ type Change struct {
 	// Replace says why the job must be replaced: each field of the job object, its count or a
 	// dependent whose change cannot reach a running job. None when the job changes in place.
 	Replace []string
-	// Rescale is the in-place change of the worker count, nil when the count does not change in
-	// place.
+	// Rescale is the in-place change of the worker count, nil when the count does not change or
+	// cannot change in place (another field may still replace the job: Replace).
 	Rescale *Rescale
-	// Patch is the JSON merge patch of what else changes in place on the job object (the object
-	// the old spec builds, at the new count, to the one the new spec builds); nil when nothing
-	// does, or when the job is replaced.
+	// Patch is the JSON merge patch of what else changes on the job object (the object the old
+	// spec builds, at the new count, to the one the new spec builds); nil when nothing does.
 	Patch []byte
 	// Stop is how the old job's pods stop, when it is replaced or destroyed.
 	Stop Stop
@@ -65,10 +64,10 @@ type Rescale struct {
 	Patch    []byte
 }
 
-// Compare says what changing a running job from the old spec to the new one does. Both specs
-// are of the same kind; an error says that a spec does not build.
-func Compare(old, new Spec) (Change, error) {
-	k := new.Kind()
+// Compare says what changing a running job from the old spec to the planned one does. Both
+// specs are of the same kind; an error says that a spec does not build.
+func Compare(old, planned Spec) (Change, error) {
+	k := planned.Kind()
 	if old.Kind() != k {
 		return Change{}, fmt.Errorf("a %s cannot change into a %s", old.Kind().Object, k.Object)
 	}
@@ -76,11 +75,11 @@ func Compare(old, new Spec) (Change, error) {
 	if err != nil {
 		return Change{}, err
 	}
-	after, afterDeps, err := new.Build()
+	after, afterDeps, err := planned.Build()
 	if err != nil {
 		return Change{}, err
 	}
-	c := Change{Stop: k.Stop(old)}
+	c := Change{Stop: k.Stops()}
 	from, err := k.Workers(before)
 	if err != nil {
 		return Change{}, err
@@ -90,7 +89,7 @@ func Compare(old, new Spec) (Change, error) {
 		return Change{}, err
 	}
 	if from != to {
-		if reason := k.countReplaces(new, before, from, to); reason != "" {
+		if reason := k.countReplaces(planned, before, from, to); reason != "" {
 			c.Replace = append(c.Replace, reason)
 		} else {
 			c.Rescale = &Rescale{From: from, To: to, Patch: k.RescalePatch(from, to)}
@@ -107,10 +106,6 @@ func Compare(old, new Spec) (Change, error) {
 		}
 	}
 	c.Replace = append(c.Replace, dependentsReplaced(beforeDeps, afterDeps)...)
-	if c.Replaces() {
-		c.Rescale = nil
-		return c, nil
-	}
 	if c.Patch, err = MergePatch(before, after); err != nil {
 		return Change{}, err
 	}
@@ -118,12 +113,12 @@ func Compare(old, new Spec) (Change, error) {
 }
 
 // countReplaces says why a change of the worker count from one to the other replaces the job
-// the new spec builds, before being the old object; "" when the count changes in place.
-func (k *Kind) countReplaces(new Spec, before *unstructured.Unstructured, from, to int32) string {
+// the planned spec builds, before being the old object; "" when the count changes in place.
+func (k *Kind) countReplaces(planned Spec, before *unstructured.Unstructured, from, to int32) string {
 	switch {
 	case !k.Rescalable():
 		return fmt.Sprintf("the worker count changes (%d to %d): %s's API fixes it when the job is made", from, to, k.Operator)
-	case !k.rescalesInPlace(new):
+	case !k.rescalesInPlace(planned):
 		return fmt.Sprintf("the worker count changes (%d to %d): the program fixed its world when it started", from, to)
 	case QueueName(before) != "":
 		return fmt.Sprintf("the worker count changes (%d to %d): Kueue admitted the job for its old pod counts, and would evict it and "+
@@ -132,12 +127,12 @@ func (k *Kind) countReplaces(new Spec, before *unstructured.Unstructured, from, 
 	return ""
 }
 
-// Stop is how the pods of a job of spec s stop.
-func (k *Kind) Stop(s Spec) Stop {
-	if k.stop == nil {
+// Stops is how the pods of a job of the kind stop.
+func (k *Kind) Stops() Stop {
+	if k.stop == "" {
 		return StopSignal
 	}
-	return k.stop(s)
+	return k.stop
 }
 
 // changesInPlace says whether a change of the job object's field at p (from before to after)
@@ -146,17 +141,23 @@ func (k *Kind) Stop(s Spec) Stop {
 func (k *Kind) changesInPlace(p []string, before, after *unstructured.Unstructured) bool {
 	// The object's labels and annotations, and, where the job object holds its pod templates,
 	// theirs: pods made from then on carry them, running ones keep theirs. (A TrainJob's pods'
-	// are in its runtime patches, which Trainer's API fixes while the job runs.)
+	// are in its runtime patches, which Trainer's API fixes while the job runs.) On the object,
+	// this provider's own annotations are records for a read (the checkpoint, the inputs an
+	// elastic job's command holds) that no operator reads; what they record changes the pods too.
+	keyLive := userKey
+	if p[0] == "metadata" {
+		keyLive = objectKey
+	}
 	n := len(p)
 	if p[0] != "metadata" && k.templates == nil {
 		n = 0
 	}
 	if n >= 3 && p[n-3] == "metadata" && (p[n-2] == "labels" || p[n-2] == "annotations") {
-		return userKey(p[n-1])
+		return keyLive(p[n-1])
 	}
 	if n >= 2 && p[n-2] == "metadata" && (p[n-1] == "labels" || p[n-1] == "annotations") {
-		// The whole map comes or goes: in place when only the user's keys do.
-		return sameOwnKeys(p, before, after)
+		// The whole map comes or goes: in place when only those keys do.
+		return sameKeysBut(keyLive, p, before, after)
 	}
 	field := strings.Join(p, ".")
 	for _, live := range k.live {
@@ -167,6 +168,10 @@ func (k *Kind) changesInPlace(p []string, before, after *unstructured.Unstructur
 	return false
 }
 
+// objectKey says whether a label or annotation of the job object changes in place: any but the
+// label of this provider's jobs and those a tool or controller reads (the queue's: SystemKey).
+func objectKey(key string) bool { return key != ManagedByLabel && !SystemKey(key) }
+
 // userKey says whether a label or annotation key is the user's: not one this provider writes
 // for what another attribute says (the queue, the checkpoint, the sensitive variables' names,
 // a topology), nor one a tool or controller reads (SystemKey).
@@ -174,14 +179,14 @@ func userKey(key string) bool {
 	return key != ManagedByLabel && !strings.HasPrefix(key, providerKeyPrefix) && !SystemKey(key)
 }
 
-// sameOwnKeys says whether before and after hold the same keys that are not the user's in the
-// labels or annotations at p.
-func sameOwnKeys(p []string, before, after *unstructured.Unstructured) bool {
+// sameKeysBut says whether before and after hold the same labels or annotations at p, but for
+// the keys that change in place (live).
+func sameKeysBut(live func(string) bool, p []string, before, after *unstructured.Unstructured) bool {
 	own := func(o *unstructured.Unstructured) map[string]any {
 		all, _ := valueAtPath(o.Object, p).(map[string]any)
 		out := map[string]any{}
 		for key, v := range all {
-			if !userKey(key) {
+			if !live(key) {
 				out[key] = v
 			}
 		}
@@ -244,8 +249,9 @@ func differences(a, b any, at []string) [][]string {
 	return [][]string{at}
 }
 
-// dependentsReplaced says which of a job's dependents the change alters: they are made with the
-// job, so the job is replaced.
+// dependentsReplaced says which of a job's dependents the change alters: a dependent is made once
+// and never changed, so the job is replaced. One that comes or goes (the etcd's NetworkPolicy) is
+// made or deleted beside the running job.
 func dependentsReplaced(before, after []*unstructured.Unstructured) []string {
 	name := func(o *unstructured.Unstructured) string { return o.GetKind() + "/" + o.GetName() }
 	was := map[string]*unstructured.Unstructured{}
@@ -254,13 +260,9 @@ func dependentsReplaced(before, after []*unstructured.Unstructured) []string {
 	}
 	var out []string
 	for _, o := range after {
-		if w, ok := was[name(o)]; !ok || !reflect.DeepEqual(normalJSON(w.Object), normalJSON(o.Object)) {
+		if w, ok := was[name(o)]; ok && !reflect.DeepEqual(normalJSON(w.Object), normalJSON(o.Object)) {
 			out = append(out, "its "+name(o)+" changes")
 		}
-		delete(was, name(o))
-	}
-	for n := range was {
-		out = append(out, "its "+n+" goes")
 	}
 	slices.Sort(out)
 	return out

@@ -40,7 +40,9 @@ var podChanges = []changeRow{
 	{field: "Pod.NoCPULimit", to: true, want: replaces, except: map[string]effect{"pytorch": nothing, "elastic": nothing}}, // without a cpu, no limit to drop
 	{field: "Pod.ExtendedResources", to: map[string]string{"rdma/hca": "1"}, want: replaces},
 	{field: "Pod.Env", to: map[string]string{"EPOCHS": "9"}, want: replaces},
-	{field: "Pod.SensitiveEnv", to: []string{"EPOCHS"}, want: replaces},
+	// Which variables are sensitive is recorded on the job object alone (for an import): a
+	// variable moved between env and sensitive_env with its value keeps the pods as they are.
+	{field: "Pod.SensitiveEnv", to: []string{"EPOCHS"}, want: inPlace},
 	{field: "Pod.SecretEnv", to: map[string]SecretKey{"KEY": {Secret: "s", Key: "k"}}, want: replaces},
 	{field: "Pod.EnvFromSecrets", to: []string{"wandb"}, want: replaces, except: map[string]effect{"train": refused}},
 	// The job object's own labels and annotations; a TrainJob's pods' (its pod_labels).
@@ -134,7 +136,8 @@ var kindChanges = []struct {
 		{field: "ProcsPerNode", to: int32(2), want: replaces},
 		{field: "MaxRetryCount", to: int32(9), want: replaces},
 		{field: "PodGracefulDeletionTimeout", to: int64(60), want: replaces},
-		{field: "EtcdNetworkPolicy", to: true, want: replaces},
+		// The NetworkPolicy is made or deleted beside the running job.
+		{field: "EtcdNetworkPolicy", to: true, want: inPlace},
 		{field: "Pod.Roles", to: map[string]RoleOptions{EtcdRole: {Image: "quay.io/coreos/etcd:v3.5.0"}}, want: replaces},
 	}},
 	{base: func() Spec { return trainSpec() }, rows: []changeRow{
@@ -168,12 +171,16 @@ func withField(t *testing.T, spec Spec, field string, v any) Spec {
 		}
 	}
 	f.Set(reflect.ValueOf(v))
-	return copied.Interface().(Spec)
+	out, ok := copied.Interface().(Spec)
+	if !ok {
+		t.Fatalf("%T is not a Spec", copied.Interface())
+	}
+	return out
 }
 
 // effectOf is what Compare says a change from old to new does.
-func effectOf(old, new Spec) (effect, Change) {
-	c, err := Compare(old, new)
+func effectOf(old, planned Spec) (effect, Change) {
+	c, err := Compare(old, planned)
 	switch {
 	case err != nil:
 		return refused, c
@@ -249,10 +256,19 @@ func TestEveryFieldOfEveryKindSaysWhatItsChangeDoes(t *testing.T) {
 	}
 }
 
-// A count changes in place only where the kind's program takes it (elastic Horovod, elastic
-// PyTorch, dynamic TF workers, torchelastic), with the kind's guarded patch, and never on a job
-// Kueue admitted; everywhere else it replaces the job.
-func TestWorkerCountRescalesOnlyWhereTheProgramTakesIt(t *testing.T) {
+// countChange is a change of a job's count and what it does.
+type countChange struct {
+	name   string
+	spec   Spec
+	field  string
+	to     int32
+	want   effect
+	patch  bool
+	reason string
+}
+
+// countChanges are the changes of the count of each kind, plain and elastic, queued or not.
+func countChanges() []countChange {
 	mpi := arenaSSDSpec()
 	mpi.Elastic = &MPIElastic{MinWorkers: 1, MaxWorkers: 8}
 	mpi.RunPolicy.QueueName = ""
@@ -262,23 +278,24 @@ func TestWorkerCountRescalesOnlyWhereTheProgramTakesIt(t *testing.T) {
 	pt.Elastic = &PyTorchElastic{MinWorkers: 1, MaxWorkers: 4, RendezvousBackend: "c10d"}
 	queued := mpi
 	queued.RunPolicy.QueueName = "team"
-	for _, c := range []struct {
-		name   string
-		spec   Spec
-		field  string
-		to     int32
-		want   effect
-		patch  bool
-		reason string
-	}{
+	return []countChange{
 		{"elastic MPI", mpi, "Workers", 4, rescales, true, ""},
 		{"plain MPI", arenaSSDSpec(), "Workers", 4, replaces, false, "fixed its world"},
 		{"dynamic TF", tf, "Workers", 4, rescales, true, ""},
+		{"plain TF", arenaTFSpec(), "Workers", 4, replaces, false, "fixed its world"},
 		{"elastic PyTorch", pt, "Workers", 4, rescales, true, ""},
+		{"plain PyTorch", arenaPyTorchSpec(), "Workers", 4, replaces, false, "fixed its world"},
 		{"torchelastic", seedElasticSpec(), "Workers", 2, rescales, true, ""},
 		{"TrainJob", trainSpec(), "Nodes", 4, replaces, false, "API fixes it"},
 		{"queued elastic MPI", queued, "Workers", 4, replaces, false, "Kueue admitted"},
-	} {
+	}
+}
+
+// A count changes in place only where the kind's program takes it (elastic Horovod, elastic
+// PyTorch, dynamic TF workers, torchelastic), with the kind's guarded patch, and never on a job
+// Kueue admitted; everywhere else it replaces the job.
+func TestWorkerCountRescalesOnlyWhereTheProgramTakesIt(t *testing.T) {
+	for _, c := range countChanges() {
 		got, change := effectOf(c.spec, withField(t, c.spec, c.field, c.to))
 		if got != c.want {
 			t.Errorf("%s: %s, want %s (%v)", c.name, got, c.want, change.Replace)
@@ -292,6 +309,7 @@ func TestWorkerCountRescalesOnlyWhereTheProgramTakesIt(t *testing.T) {
 		}
 	}
 	// A rescale with another in-place change sends both: the count by its patch, the rest merged.
+	mpi := countChanges()[0].spec
 	both := withField(t, withField(t, mpi, "Workers", int32(4)), "Pod.Labels", map[string]string{"team": "speech"})
 	if got, change := effectOf(mpi, both); got != rescales || change.Patch == nil || !strings.Contains(string(change.Patch), "speech") ||
 		strings.Contains(string(change.Patch), "replicas") {
@@ -304,7 +322,7 @@ func TestEveryKindSaysHowItsPodsStop(t *testing.T) {
 	want := map[string]Stop{"mpi": StopOpenMPI, "tf": StopSignal, "pytorch": StopSignal, "elastic": StopTorchrun, "train": StopRuntime}
 	for _, kc := range kindChanges {
 		base := kc.base()
-		if got := base.Kind().Stop(base); got != want[base.Kind().Name] {
+		if got := base.Kind().Stops(); got != want[base.Kind().Name] {
 			t.Errorf("%s: pods stop by %s, want %s", base.Kind().Name, got, want[base.Kind().Name])
 		}
 	}

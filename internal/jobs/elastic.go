@@ -33,7 +33,7 @@ var Elastic = &Kind{
 	workers:     elasticWorkers,
 	rescale:     elasticRescalePatch,
 	// Its workers run under torchrun, whose rendezvous takes a new count while it runs.
-	rescalesInPlace: always(true), stop: always(StopTorchrun),
+	rescalesInPlace: always(true), stop: StopTorchrun,
 	priorityClass: func(obj *unstructured.Unstructured) string {
 		roles, _, _ := unstructured.NestedSlice(obj.Object, "spec", "taskRoles")
 		for _, r := range roles {

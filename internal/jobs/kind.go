@@ -73,9 +73,9 @@ type Kind struct {
 	// What a change does (Compare): live are the fields of the job object, as dotted paths,
 	// that its operator reads while the job runs, so that a change to them applies to the
 	// running job (besides the user's labels and annotations, which every kind keeps live);
-	// stop is how its pods stop (nil: StopSignal).
+	// stop is how its pods stop ("": StopSignal).
 	live []string
-	stop func(s Spec) Stop
+	stop Stop
 
 	// The capabilities a kind may lack, and is then without by construction.
 	// rescale is the guarded JSON patch of a job rescaled in place; nil for a kind whose API

@@ -86,13 +86,13 @@ func (f RunPolicyFields) paths() []string {
 }
 
 // withChanges gives a kind how its jobs rescale and stop (Compare).
-func withChanges(k *Kind, rescalesInPlace func(Spec) bool, stop func(Spec) Stop) *Kind {
+func withChanges(k *Kind, rescalesInPlace func(Spec) bool, stop Stop) *Kind {
 	k.rescalesInPlace, k.stop = rescalesInPlace, stop
 	return k
 }
 
-// always is a stop or a rescale that a kind's every job has.
-func always[T any](v T) func(Spec) T { return func(Spec) T { return v } }
+// always is a rescale that a kind's every job has.
+func always(v bool) func(Spec) bool { return func(Spec) bool { return v } }
 
 // runPolicy is the run policy as the API has it; the queue goes in a label.
 type runPolicy struct {

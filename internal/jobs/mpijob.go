@@ -31,7 +31,7 @@ var MPI = withChanges(withPatchRoles(withSpecDefaults(withPriorityOrder(kubeflow
 		"spec.slotsPerWorker": 1, "spec.sshAuthMountPath": DefaultSSHAuthMountPath}),
 	"launcher", "worker"),
 	// Elastic Horovod finds new workers as it runs; plain mpirun fixes its ranks when it starts.
-	func(s Spec) bool { return s.(MPIJobSpec).Elastic != nil }, always(StopOpenMPI))
+	func(s Spec) bool { m, ok := s.(MPIJobSpec); return ok && m.Elastic != nil }, StopOpenMPI)
 
 const (
 	mpiLauncher = "Launcher"

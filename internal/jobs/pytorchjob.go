@@ -19,7 +19,7 @@ var PyTorch = withChanges(withPatchRoles(withPriorityOrder(kubeflowKind("pytorch
 	"pytorchReplicaSpecs", pytorchMaster, pytorchWorker),
 	"master", "worker"),
 	// torchelastic's rendezvous takes workers as they come; a plain world is fixed at its start.
-	func(s Spec) bool { return s.(PyTorchJobSpec).Elastic != nil }, always(StopSignal))
+	func(s Spec) bool { p, ok := s.(PyTorchJobSpec); return ok && p.Elastic != nil }, StopSignal)
 
 const (
 	pytorchMaster = "Master"

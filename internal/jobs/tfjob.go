@@ -15,7 +15,7 @@ var TF = withChanges(withPatchRoles(withPriorityOrder(kubeflowKind("tf", "TFJob"
 	"tfReplicaSpecs", tfChief, "Master", tfPS, tfWorker, "Evaluator"),
 	"chief", "ps", "worker"),
 	// With enableDynamicWorker the cluster spec may change while it runs.
-	func(s Spec) bool { return s.(TFJobSpec).DynamicWorkers }, always(StopSignal))
+	func(s Spec) bool { t, ok := s.(TFJobSpec); return ok && t.DynamicWorkers }, StopSignal)
 
 // TFJob replica types.
 const (

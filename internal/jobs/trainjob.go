@@ -38,7 +38,7 @@ var Train = &Kind{
 	// The API makes the trainer immutable: a TrainJob is never rescaled, only replaced (no
 	// rescale). Its own labels, annotations and suspend change in place; its pods stop as its
 	// runtime's framework says.
-	live: []string{"spec.suspend"}, stop: always(StopRuntime),
+	live: []string{"spec.suspend"}, stop: StopRuntime,
 	priorityClass: func(*unstructured.Unstructured) string { return "" },
 	roles: func(obj, runtime *unstructured.Unstructured) ([]RolePods, error) {
 		if runtime == nil {
