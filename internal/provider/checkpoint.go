@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
@@ -46,6 +45,14 @@ type stopping struct {
 	runtimeDecides bool
 }
 
+// stoppingOf is how the pods of a job of kind k stop (jobs.Kind.Stops).
+func stoppingOf(k *jobs.Kind) stopping {
+	stop := k.Stops()
+	return stopping{openMPI: stop == jobs.StopOpenMPI, torchrun: stop == jobs.StopTorchrun,
+		// A TrainJob's pods are its runtime's, which may mount volumes the job does not say.
+		volumesElsewhere: stop == jobs.StopRuntime, runtimeDecides: stop == jobs.StopRuntime}
+}
+
 // usesOpenMPI says whether the planned pods stop through Open MPI's daemons.
 func (s stopping) usesOpenMPI(ctx context.Context, plan tfsdk.Plan) bool {
 	if !s.openMPIFramework {
@@ -66,8 +73,7 @@ func checkpointAttribute(role string, s stopping) schema.SingleNestedAttribute {
 		grace = "`save_seconds` and 10 seconds (with framework `mpi`, twice the save and 10 seconds)"
 	}
 	return schema.SingleNestedAttribute{Optional: true,
-		PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-		Validators:    []validator.Object{checkpointOnAVolume{s}},
+		Validators: []validator.Object{checkpointOnAVolume{s}},
 		Attributes: map[string]schema.Attribute{
 			"path": schema.StringAttribute{Required: true, Validators: []validator.String{checkpointPathRule},
 				MarkdownDescription: "Where the program saves: a folder or file in its containers, on a volume that outlives the pods " +

@@ -132,7 +132,8 @@ func (r *jobResource) Delete(ctx context.Context, req resource.DeleteRequest, re
 // (internal/shortcuts answers such plans without calling it).
 func (*jobResource) ResourceNoOpOnUnchangedPlan() {}
 
-// ModifyPlan checks the job's roles and patches, its namespace's Pod Security and the nodes (checkPlanned), warns when
+// ModifyPlan decides what the plan does to the job (plan: which changed attributes replace it,
+// by its kind's comparison, and whether it is rescaled in place), checks the job's roles and patches, its namespace's Pod Security and the nodes (checkPlanned), warns when
 // its replacement would drop what the live job holds beyond its resource (warnDropped), says
 // what a replacement does to a running training (warnReplacedTraining), and
 // keeps in the plan of an update the status it leaves alone (planStatus). A kind with checks of
@@ -143,14 +144,13 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	if unchanged(req) {
 		return
 	}
-	forcing := replacedPaths(ctx, req)
-	replacing := len(forcing) > 0
-	guardRunning(ctx, req, resp, r.newModel(), r.newModel(), replacing, forcing)
-	warnDestroyedTraining(ctx, req, resp, r.newModel())
-	r.checkPlanned(ctx, req, resp, r.newModel())
-	r.warnDropped(ctx, req, resp, replacing)
-	warnReplacedTraining(ctx, req, resp, r.newModel(), r.newModel(), replacing)
-	planStatus(ctx, req, resp, r.newModel(), r.newModel())
+	p := r.plan(ctx, req, resp)
+	guardRunning(ctx, req, resp, p)
+	warnDestroyedTraining(ctx, req, resp, p)
+	r.checkPlanned(ctx, req, resp, p)
+	r.warnDropped(ctx, resp, p)
+	warnReplacedTraining(ctx, resp, p)
+	planStatus(ctx, resp, p)
 }
 
 // unchanged says whether the plan leaves the job as the state has it (Terraform's proposal is

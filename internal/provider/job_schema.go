@@ -36,14 +36,13 @@ type jobSchemaSpec struct {
 	without []string
 	// unqueued: the kind has no queue_name (Kueue does not run it), so nothing is admitted.
 	unqueued bool
-	// stops is how its pods stop, for its checkpoint.
-	stops stopping
+	// kind is the job's kind, whose pods stop as it says (jobs.Kind.Stops), for its checkpoint.
+	kind *jobs.Kind
 }
 
 // jobSchema is a job resource's schema: the kind's own attributes and blocks, and those every
 // job resource has (identity, pod attributes, tolerations, TensorBoard, status, timeouts).
 func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	shared := map[string]schema.Attribute{
 		"id": schema.StringAttribute{Computed: true, PlanModifiers: []planmodifier.String{stringplanmodifier.UseStateForUnknown()},
 			MarkdownDescription: "`namespace/name` of the job."},
@@ -51,7 +50,7 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 			MarkdownDescription: "UID of the job object. A job of the same name that is not this object (deleted and made again outside " +
 				"Terraform) is not taken for this resource: refresh drops the resource with a warning, and destroy never deletes it."},
 		"namespace": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("default"),
-			PlanModifiers: replaceString, Validators: []validator.String{namespaceRule},
+			Validators:          []validator.String{namespaceRule},
 			MarkdownDescription: "Namespace of the job. Default `default`."},
 		"wait_for": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(waitRunning),
 			Validators:          []validator.String{stringvalidator.OneOf(waitValues(s.unqueued)...)},
@@ -90,7 +89,7 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 	}
 	shared["tensorboard"] = tensorBoardAttribute()
 	shared["protect_running"] = protectRunningAttribute()
-	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles)), s.stops), statusAttributes(), s.own)
+	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles)), stoppingOf(s.kind)), statusAttributes(), s.own)
 	for _, name := range s.without {
 		delete(attributes, name)
 	}
@@ -125,10 +124,6 @@ func waitForDescription(running string, unqueued bool) string {
 		"not running yet (or, with `succeeded`, still running) leaves it in state, untainted, with a warning saying why; the create " +
 		"timeout bounds it (see Timeouts), so give a `succeeded` wait a `timeouts.create` longer than the training."
 }
-
-// terraformOnly are the job attributes and blocks only Terraform holds: changing them changes
-// nothing in the cluster.
-var terraformOnly = []string{"wait_for", "timeouts", "recreate_if_missing", "fail_fast", "min_running_seconds", "protect_running"}
 
 // defaultMinRunningSeconds is min_running_seconds' default: long enough for a Python program's
 // imports and argument parsing, the usual first failures.

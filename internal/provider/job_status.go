@@ -120,11 +120,9 @@ func (m statusModel) over(observed statusModel) statusModel {
 // and so does everything of a job that has finished. Any other update (labels, annotations, the
 // live run-policy fields, what Terraform alone holds) leaves the status as the state has it.
 // A replacement plans a new job: the framework plans its status anew.
-func planStatus(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan, state jobModel) {
-	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() || len(resp.RequiresReplace) > 0 {
-		return
-	}
-	if getPlanModel(ctx, req.Plan, plan).HasError() || getModel(ctx, req.State, state).HasError() {
+func planStatus(ctx context.Context, resp *resource.ModifyPlanResponse, p planned) {
+	plan, state := p.next, p.prior
+	if plan == nil || state == nil || p.replacing() {
 		return
 	}
 	s := state.job().statusModel

@@ -3,17 +3,14 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
-	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-log/tflog"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
-	"github.com/kubetrain/terraform-provider-training/internal/planmod"
 )
 
 // warnUnexpressed warns about what the job's pods hold that its resource cannot say (an init
@@ -46,14 +43,9 @@ func unexpressed(ctx context.Context, kind *jobs.Kind, m jobModel, live *unstruc
 // resource cannot say (jobs.Kind.Unexpressed: an init container added with kubectl, a field of
 // its operator's): the job made in its place will not have it. It costs the plan one read of the
 // job, only for a replacement; a job that cannot be read is left to the apply.
-// replacing says whether the plan replaces the job (replacedPaths).
-func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, replacing bool) {
-	// resp.RequiresReplace is empty here: the framework keeps the attributes' own to itself.
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || r.client == nil || len(r.client.UnknownSettings()) > 0 || !replacing {
-		return
-	}
-	prior := r.newModel()
-	if getModel(ctx, req.State, prior).HasError() {
+func (r *jobResource) warnDropped(ctx context.Context, resp *resource.ModifyPlanResponse, p planned) {
+	prior := p.prior
+	if prior == nil || p.next == nil || r.client == nil || len(r.client.UnknownSettings()) > 0 || !p.replacing() {
 		return
 	}
 	t := r.target(prior.job())
@@ -67,38 +59,4 @@ func (r *jobResource) warnDropped(ctx context.Context, req resource.ModifyPlanRe
 			"training_"+r.kind.Name+"_job has no attribute for what the running job holds in: "+strings.Join(gaps, "; ")+
 				". It was set outside Terraform (kubectl, another tool); the job this plan makes in its place will not have it.")
 	}
-}
-
-// replacedPaths names the attributes and blocks whose change replaces the resource; none when
-// the plan does not replace it. A resource's ModifyPlan is not told which attributes' plan
-// modifiers asked for a replacement, so those of every top-level attribute and block that
-// changes are asked again: once per plan, by the ModifyPlan that hands the answer on.
-func replacedPaths(ctx context.Context, req resource.ModifyPlanRequest) []string {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
-		return nil
-	}
-	var out []string
-	for name, a := range req.Plan.Schema.GetAttributes() {
-		if replacedBy(ctx, req, path.Root(name), a) {
-			out = append(out, name)
-		}
-	}
-	for name, b := range req.Plan.Schema.GetBlocks() {
-		if replacedBy(ctx, req, path.Root(name), b) {
-			out = append(out, name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// replacedBy says whether the plan modifiers of the attribute or block at p ask for a
-// replacement: those of an attribute the plan changes (planmod.Run).
-func replacedBy(ctx context.Context, req resource.ModifyPlanRequest, p path.Path, a any) bool {
-	for _, m := range planmod.Of(a) {
-		if r, ok := planmod.Run(ctx, m, p, req.Config, req.Plan, req.State); ok && !r.Plan.Equal(r.State) && r.Replace {
-			return true
-		}
-	}
-	return false
 }

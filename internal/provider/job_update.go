@@ -2,17 +2,17 @@ package provider
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"github.com/hashicorp/terraform-plugin-log/tflog"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 )
 
@@ -32,12 +32,10 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	}
 	p, s := plan.job(), state.job()
 	p.ID, p.UID = s.ID, s.UID
-	from, to := int32(state.workers().ValueInt64()), int32(plan.workers().ValueInt64())
-	spec, after, dependents, ok := r.build(ctx, plan, &resp.Diagnostics)
-	// The state's job at the new count: what differs from the plan's is what changes in place.
-	*state.workers() = *plan.workers()
-	prior, before, _, priorOK := r.build(ctx, state, &resp.Diagnostics)
-	if !ok || !priorOK {
+	spec, _, dependents, ok := r.build(ctx, plan, &resp.Diagnostics)
+	prior, diags := state.spec(ctx)
+	resp.Diagnostics.Append(diags...)
+	if !ok || diags.HasError() {
 		return
 	}
 	limit, diags := p.Timeouts.Update(ctx, defaultTimeout)
@@ -45,12 +43,20 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	t := r.target(p)
-	jobPatch, err := mergePatch(before, after)
+	// What the plan changes on the running job, as its plan decided (jobs.Compare): the count by
+	// its guarded patch, and the rest merged.
+	change, err := jobs.Compare(prior, spec)
 	if err != nil {
 		resp.Diagnostics.AddError("Error updating "+t.String(), err.Error())
 		return
 	}
-	if from == to && jobPatch == nil && sameCompanions(plan, state) {
+	if change.Replaces() {
+		// The plan compared the attributes one at a time and found none that replaces the job
+		// (tolerations only reordered, say): what differs is patched, as planned.
+		tflog.Debug(ctx, "the update patches what the comparison of the whole job would replace", map[string]any{"why": change.Replace})
+	}
+	jobPatch := change.Patch
+	if change.Rescale == nil && jobPatch == nil && sameCompanions(plan, state) {
 		// Only what Terraform alone holds changed (wait_for, timeouts, recreate_if_missing): the
 		// cluster is not touched, and the job may even be gone (kept in state, see keptWhenGone).
 		p.statusModel = s.statusModel
@@ -66,7 +72,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		r.setIdentity(ctx, resp.Identity, plan.job(), &resp.Diagnostics)
 		return
 	}
-	written, ok := r.rescale(ctx, t, from, to, &resp.Diagnostics)
+	written, ok := r.rescale(ctx, t, change.Rescale, &resp.Diagnostics)
 	if !ok {
 		return
 	}
@@ -99,7 +105,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 			resumed = sp.suspended() && !pp.suspended()
 		}
 	}
-	if from == to && !resumed {
+	if change.Rescale == nil && !resumed {
 		waitFor = waitCreated // nothing that runs changed: record the job as it is
 	}
 	planned := p.statusModel
@@ -135,44 +141,27 @@ func goneOr(t kube.Target, err error) string {
 }
 
 // patchDifference patches the target with the JSON merge patch that turns before into after
-// (both built by this provider, from the state and from the plan; see mergePatch). It returns
-// nil when nothing differs.
+// (both built by this provider, from the state and from the plan; see jobs.MergePatch). It
+// returns nil when nothing differs.
 func (r *jobResource) patchDifference(ctx context.Context, t kube.Target, before, after *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	patch, err := mergePatch(before, after)
+	patch, err := jobs.MergePatch(before, after)
 	if err != nil || patch == nil {
 		return nil, err
 	}
 	return r.client.Patch(ctx, t, k8stypes.MergePatchType, patch)
 }
 
-// mergePatch is the JSON merge patch from before to after, nil when they are the same: only
-// what differs is sent, so what others set on the object stays.
-func mergePatch(before, after *unstructured.Unstructured) ([]byte, error) {
-	b, err := json.Marshal(before.Object)
-	if err != nil {
-		return nil, err
-	}
-	a, err := json.Marshal(after.Object)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := jsonpatch.CreateMergePatch(b, a)
-	if err != nil || string(patch) == "{}" {
-		return nil, err
-	}
-	return patch, nil
-}
-
-// rescale applies the kind's guarded rescale patch and returns the patched object, or nil with
+// rescale applies the kind's guarded rescale patch (rs, nil for none) and returns the patched object, or nil with
 // ok when there was nothing to change. The API server answers 422 when a test op fails: the
 // count is no longer the one Terraform read. That is either this rescale's own earlier attempt,
 // which landed although its answer was lost (the count is already the new one: done), or
 // someone else's change, which is not overwritten and is reported with the count found.
-func (r *jobResource) rescale(ctx context.Context, t kube.Target, from, to int32, diags *diag.Diagnostics) (patched *unstructured.Unstructured, ok bool) {
-	if from == to {
+func (r *jobResource) rescale(ctx context.Context, t kube.Target, rs *jobs.Rescale, diags *diag.Diagnostics) (patched *unstructured.Unstructured, ok bool) {
+	if rs == nil {
 		return nil, true
 	}
-	patched, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, r.kind.RescalePatch(from, to))
+	from, to := rs.From, rs.To
+	patched, err := r.client.Patch(ctx, t, k8stypes.JSONPatchType, rs.Patch)
 	if err == nil {
 		return patched, true
 	}

@@ -16,7 +16,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	rschema "github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
+	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/hashicorp/terraform-plugin-go/tftypes"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
@@ -224,8 +226,20 @@ func TestJobListFilterAcceptsEveryPhase(t *testing.T) {
 	}
 }
 
-// Every job resource plans a change of its worker count by its kind (workerCountPlan): a kind
-// that cannot rescale is replaced, whatever the resource's own options say.
+// countSpecs are a small job of each kind, with two workers.
+var countSpecs = map[string]jobs.Spec{
+	"mpi":     jobs.MPIJobSpec{Name: "c", Namespace: "ns", Pod: jobs.PodOptions{Image: "i"}, LauncherCommand: []string{"mpirun", "x"}, Workers: 2},
+	"tf":      jobs.TFJobSpec{Name: "c", Namespace: "ns", Pod: jobs.PodOptions{Image: "i"}, Command: []string{"python", "x"}, Workers: 2},
+	"pytorch": jobs.PyTorchJobSpec{Name: "c", Namespace: "ns", Pod: jobs.PodOptions{Image: "i"}, Command: []string{"torchrun", "x"}, Workers: 2},
+	"elastic": jobs.ElasticJobSpec{Name: "c", Namespace: "ns", Pod: jobs.PodOptions{Image: "i"}, Launcher: jobs.LauncherTorchrun, Script: "/x.py",
+		Workers: 2, MinWorkers: 1, MaxWorkers: 4, ProcsPerNode: 1, MaxRetryCount: jobs.DefaultMaxRetryCount},
+	"train": jobs.TrainJobSpec{Name: "c", Namespace: "ns", Runtime: jobs.RuntimeRef{Name: "torch", Kind: jobs.ClusterTrainingRuntimeKind}, Nodes: 2},
+}
+
+// Every job resource has one count, its kind's (worker_count, a TrainJob's num_nodes): the model
+// reads it from the job object as the kind counts its workers, and a job built with another
+// count has that many, so that what a change of it does is its kind's comparison's to say
+// (jobs.Compare: in place where the kind's program takes it, a replacement elsewhere).
 func TestEveryJobResourcePlansItsCountByItsKind(t *testing.T) {
 	ctx := context.Background()
 	for _, newResource := range jobResources {
@@ -237,26 +251,53 @@ func TestEveryJobResourcePlansItsCountByItsKind(t *testing.T) {
 			t.Fatalf("%T is in jobResources but is not a job resource", r)
 		}
 		kind := job.base().kind
-		var counts []string
-		for name, a := range s.Schema.Attributes {
-			ia, ok := a.(rschema.Int64Attribute)
-			if !ok {
-				continue
-			}
-			for _, m := range ia.PlanModifiers {
-				if p, ok := m.(workerCountPlan); ok {
-					counts = append(counts, name)
-					if p.kind != kind {
-						t.Errorf("training_%s_job: %s is planned as a %v's count", kind.Name, name, p.kind)
-					}
-					if kind.Rescalable() != (p.inPlace != nil) {
-						t.Errorf("training_%s_job: %s says it rescales in place (%v), its kind says %v", kind.Name, name, p.inPlace != nil, kind.Rescalable())
-					}
-				}
-			}
+		name := countAttribute(kind)
+		if _, ok := s.Schema.Attributes[name].(rschema.Int64Attribute); !ok {
+			t.Errorf("training_%s_job has no count %s", kind.Name, name)
+			continue
 		}
-		if len(counts) != 1 {
-			t.Errorf("training_%s_job has %d worker counts planned by workerCountPlan (%v), want 1", kind.Name, len(counts), counts)
+		spec := countSpecs[kind.Name]
+		if spec == nil {
+			t.Errorf("training_%s_job: no small job of its kind here; add one to countSpecs", kind.Name)
+			continue
+		}
+		obj, _, err := spec.Build()
+		if err != nil {
+			t.Fatalf("%s: %v", kind.Name, err)
+		}
+		m := job.base().newModel()
+		typ, ok := s.Schema.Type().TerraformType(ctx).(tftypes.Object)
+		if !ok {
+			t.Fatalf("%s: the schema is not an object", kind.Name)
+		}
+		null := map[string]tftypes.Value{}
+		for a, at := range typ.AttributeTypes {
+			null[a] = tftypes.NewValue(at, nil)
+		}
+		if diags := getModel(ctx, tfsdk.State{Schema: s.Schema, Raw: tftypes.NewValue(typ, null)}, m); diags.HasError() {
+			t.Fatalf("%s: %v", kind.Name, diags)
+		}
+		if diags := m.read(ctx, obj); diags.HasError() {
+			t.Fatalf("%s: %v", kind.Name, diags)
+		}
+		if got := m.workers().ValueInt64(); got != 2 {
+			t.Errorf("training_%s_job reads a count of %d from a job of 2 workers", kind.Name, got)
+		}
+		*m.workers() = types.Int64Value(3)
+		again, diags := m.spec(ctx)
+		if diags.HasError() {
+			t.Fatalf("%s: %v", kind.Name, diags)
+		}
+		if again.Kind() != kind {
+			t.Errorf("training_%s_job builds a %s", kind.Name, again.Kind().Object)
+			continue
+		}
+		built, _, err := again.Build()
+		if err != nil {
+			t.Fatalf("%s: %v", kind.Name, err)
+		}
+		if n, err := kind.Workers(built); err != nil || n != 3 {
+			t.Errorf("training_%s_job with %s = 3 builds a job of %d workers (%v)", kind.Name, name, n, err)
 		}
 	}
 }

@@ -36,11 +36,9 @@ type runtimePlaced interface {
 // its namespace's Pod Security (checkPodSecurity) and against the nodes (checkPlacement). A plan
 // without a reachable cluster (or without the right to read what a check reads) skips the
 // cluster's checks, with a debug log.
-func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, m jobModel) {
-	if req.Plan.Raw.IsNull() {
-		return
-	}
-	if diags := getPlanModel(ctx, req.Plan, m); diags.HasError() {
+func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, p planned) {
+	m := p.next
+	if m == nil {
 		return
 	}
 	if !r.served(ctx, req.Plan, resp) {
@@ -87,7 +85,7 @@ func (r *jobResource) checkPlanned(ctx context.Context, req resource.ModifyPlanR
 				"The plan's checks count the merged resources. Name every resource the nodes need on the job, or upgrade Trainer to v2.3.0 or later.")
 	}
 	roles, rolesErr := r.kind.Roles(obj, runtime)
-	makes := makesPods(ctx, req, resp, m, r.newModel())
+	makes := makesPods(p)
 	if makes {
 		checkpointKept(ctx, req, resp, m, roles, rolesErr == nil)
 	}
@@ -136,11 +134,9 @@ func (r *jobResource) kueueManages(resp *resource.ModifyPlanResponse, cfg *kueue
 // makesPods says whether the plan makes pods of the job: it creates or replaces the job, adds
 // workers, or resumes it. A change of its labels, annotations or run policy makes none, and the
 // pods that run keep running whatever their namespace enforces now.
-func makesPods(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan, state jobModel) bool {
-	if req.State.Raw.IsNull() || len(resp.RequiresReplace) > 0 {
-		return true
-	}
-	if getModel(ctx, req.State, state).HasError() {
+func makesPods(p planned) bool {
+	plan, state := p.next, p.prior
+	if state == nil || p.replacing() {
 		return true
 	}
 	if plan.workers().ValueInt64() > state.workers().ValueInt64() {

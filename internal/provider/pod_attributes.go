@@ -15,14 +15,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
@@ -170,41 +165,30 @@ func jobMetadata(role string) metadataDoc {
 // into the pods, so changing any of them replaces the job. role names the pods they apply to,
 // and meta what the labels and annotations go to, for the descriptions.
 func podAttributes(role string, meta metadataDoc, stops stopping) map[string]schema.Attribute {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	replaceMap := []planmodifier.Map{mapplanmodifier.RequiresReplace()}
-	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
-	replaceBool := []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
-	replaceInt64 := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
 	return map[string]schema.Attribute{
-		"image": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
-			Validators:          []validator.String{nonBlankRule},
+		"image": schema.StringAttribute{Required: true, Validators: []validator.String{nonBlankRule},
 			MarkdownDescription: "Container image of " + role + " (Arena: `--image`)."},
 		"gpus": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
-			PlanModifiers:       []planmodifier.Int64{int64planmodifier.RequiresReplace()},
 			Validators:          []validator.Int64{int64validator.Between(0, 64)},
 			MarkdownDescription: "GPUs per worker, set as a limit of `gpu_resource_name` (Arena: `--gpus`). Default 0."},
 		"gpu_resource_name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultGPUResource),
-			PlanModifiers: replaceString, Validators: []validator.String{gpuResourceRule},
+			Validators:          []validator.String{gpuResourceRule},
 			MarkdownDescription: "Extended resource the GPUs are requested as. Default `" + jobs.DefaultGPUResource + "`."},
-		"extended_resources": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
-			Validators: []validator.Map{mapvalidator.KeysAre(extendedResourceRule), mapvalidator.ValueStringsAre(wholeCountRule), notTheGPUResource{}},
+		"extended_resources": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(extendedResourceRule), mapvalidator.ValueStringsAre(wholeCountRule), notTheGPUResource{}},
 			MarkdownDescription: "Other extended resources per worker beside the GPUs, by name, in whole devices, set as limits (an extended " +
 				"resource's request is its limit): RDMA or InfiniBand devices (`rdma/hca`), AWS EFA (`vpc.amazonaws.com/efa`). The plan's " +
 				"placement check counts them against the nodes' allocatable. Changing them replaces the job."},
-		"cpu": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+		"cpu": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "CPU per worker as a Kubernetes quantity (`4`, `500m`), set as request and limit (Arena: `--cpu`)."},
-		"memory": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+		"memory": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Memory per worker as a Kubernetes quantity (`16Gi`), set as request and limit (Arena: `--memory`)."},
-		"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
-			Validators:          []validator.Map{mapvalidator.KeysAre(envNameRule)},
+		"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule)},
 			MarkdownDescription: "Environment variables of " + role + " (Arena: `--env`)."},
-		"sensitive_env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, PlanModifiers: replaceMap,
-			Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "env_secret"}},
+		"sensitive_env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "env_secret"}},
 			MarkdownDescription: "Environment variables of " + role + " whose values must not show: Terraform hides them in plans and logs. " +
 				"They are still stored in the Terraform state and in the job object, as any inline value is; a credential belongs in a Secret, " +
 				"named by `env_secret` or `env_from_secrets`, whose value never passes through Terraform."},
-		"env_secret": schema.MapNestedAttribute{Optional: true, PlanModifiers: replaceMap,
-			Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "sensitive_env"}},
+		"env_secret": schema.MapNestedAttribute{Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "sensitive_env"}},
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"secret": schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule},
 					MarkdownDescription: "Name of the Secret, in the job's namespace."},
@@ -214,8 +198,7 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 			MarkdownDescription: "Environment variables of " + role + " taken from Secrets (`valueFrom.secretKeyRef`), by variable name: " +
 				"`{ WANDB_API_KEY = { secret = \"wandb\", key = \"api-key\" } }`. Only the Secret's name and key are in the plan, the state " +
 				"and the job object; the value never passes through Terraform."},
-		"env_from_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			Validators:          []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
+		"env_from_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
 			MarkdownDescription: "Secrets in the job's namespace whose every key becomes an environment variable of " + role + " (`envFrom`)."},
 		"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
@@ -225,52 +208,44 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule)},
 			MarkdownDescription: "Annotations of " + meta.on + " (Arena: `--annotation`). " + meta.change +
 				" Only these keys are Terraform's: annotations others add are left alone and not shown as changes."},
-		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceMap,
-			Validators:          []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
+		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
 			MarkdownDescription: "Node labels " + role + " must run on (Arena: `--selector`)."},
-		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: []planmodifier.List{tolerationsReplace{}},
-			Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
+		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
 			MarkdownDescription: "Taints " + role + " tolerate, in Arena's `--toleration` grammar: a bare key (`nvidia.com/gpu`) tolerates " +
 				"every taint with that key, `all` tolerates every taint (a plan warns: that includes cordoned and unreachable nodes), and " +
 				"`key=value:Effect`, `key:Effect` and `key=value` are accepted too, as are the longer forms `key[=value]:Effect:Operator[:seconds]` (the form a refresh writes a toleration with seconds in) " +
 				"and `key=value:Effect,Operator`. Effects are `NoSchedule`, `PreferNoSchedule` and `NoExecute`, operators `Equal` and `Exists`. " +
 				"A malformed entry, `All` (for `all`), or one the API server would refuse (a value with `Exists`, seconds without `NoExecute`) is a plan-time error."},
-		"priority_class_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+		"priority_class_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
 			MarkdownDescription: "PriorityClass of " + role + " (Arena: `--priority`)."},
-		"service_account_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+		"service_account_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
 			MarkdownDescription: "ServiceAccount " + role + " run as."},
-		"image_pull_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			Validators:          []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
+		"image_pull_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
 			MarkdownDescription: "Secrets to pull the image with (Arena: `--image-pull-secret`)."},
-		"image_pull_policy": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
-			Validators:          []validator.String{stringvalidator.OneOf(string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))},
+		"image_pull_policy": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))},
 			MarkdownDescription: "`Always`, `IfNotPresent` or `Never`; unset leaves Kubernetes' default."},
-		"data_volumes": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			Validators:          []validator.List{listvalidator.ValueStringsAre(dataVolumeRule)},
+		"data_volumes": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(dataVolumeRule)},
 			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path` (Arena: `--data`)."},
 		"security_context": securityAttribute(role),
-		"cpu_limit": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), PlanModifiers: replaceBool,
-			MarkdownDescription: "Whether `cpu` (and a role's `cpu`) is also the CPU limit. Default true (request and limit, as Arena sets them). " +
-				"`false` sets it as the request (`resources.requests.cpu`) alone: the pods are scheduled by it and may use idle CPU beyond it, " +
-				"so that data loaders are not throttled by the CFS quota. Memory and extended resources keep their limits."},
-		"scheduler_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+		"cpu_limit": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), MarkdownDescription: "Whether `cpu` (and a role's `cpu`) is also the CPU limit. Default true (request and limit, as Arena sets them). " +
+			"`false` sets it as the request (`resources.requests.cpu`) alone: the pods are scheduled by it and may use idle CPU beyond it, " +
+			"so that data loaders are not throttled by the CFS quota. Memory and extended resources keep their limits."},
+		"scheduler_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
 			MarkdownDescription: "Scheduler of " + role + " (`spec.schedulerName`): Volcano, the scheduler-plugins' coscheduling scheduler or " +
 				"another one the cluster runs; unset is the cluster's default scheduler. A companion pod (etcd, TensorBoard) keeps the default."},
-		"host_network": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
-			MarkdownDescription: "Run " + role + " in their nodes' network namespace (`spec.hostNetwork`), as RDMA over RoCE and some " +
-				"InfiniBand set-ups need; `dnsPolicy` becomes `ClusterFirstWithHostNet`, so that the pods still resolve the cluster's " +
-				"Services. Their ports are then their nodes' ports: two pods of the job on one node must not share one. Default false. " +
-				"Pod Security `baseline` and `restricted` refuse it."},
-		"host_ipc": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), PlanModifiers: replaceBool,
-			MarkdownDescription: "Share their nodes' IPC namespace with " + role + " (`spec.hostIPC`), for NCCL's or MPI's shared memory " +
-				"between pods of one node. Default false. Pod Security `baseline` and `restricted` refuse it."},
+		"host_network": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), MarkdownDescription: "Run " + role + " in their nodes' network namespace (`spec.hostNetwork`), as RDMA over RoCE and some " +
+			"InfiniBand set-ups need; `dnsPolicy` becomes `ClusterFirstWithHostNet`, so that the pods still resolve the cluster's " +
+			"Services. Their ports are then their nodes' ports: two pods of the job on one node must not share one. Default false. " +
+			"Pod Security `baseline` and `restricted` refuse it."},
+		"host_ipc": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false), MarkdownDescription: "Share their nodes' IPC namespace with " + role + " (`spec.hostIPC`), for NCCL's or MPI's shared memory " +
+			"between pods of one node. Default false. Pod Security `baseline` and `restricted` refuse it."},
 		"termination_grace_period_seconds": schema.Int64Attribute{Optional: true, Computed: true,
-			PlanModifiers: append([]planmodifier.Int64{checkpointGrace{stops}}, replaceInt64...),
+			PlanModifiers: []planmodifier.Int64{checkpointGrace{stops}},
 			Validators:    []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Seconds " + role + " are given to stop after SIGTERM (`spec.terminationGracePeriodSeconds`), for a last " +
 				"checkpoint. Unset, it is what `checkpoint` needs, and without a checkpoint Kubernetes' 30."},
 		"checkpoint": checkpointAttribute(role, stops),
-		"topology_spread": schema.ListNestedAttribute{Optional: true, PlanModifiers: replaceList, Validators: []validator.List{distinctSpread{}},
+		"topology_spread": schema.ListNestedAttribute{Optional: true, Validators: []validator.List{distinctSpread{}},
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"topology_key": schema.StringAttribute{Required: true, Validators: []validator.String{labelKeyRule},
 					MarkdownDescription: "Node label whose values are the domains: `topology.kubernetes.io/zone`, a rack label, `kubernetes.io/hostname`."},
@@ -289,7 +264,7 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 		"roles":              rolesAttribute(),
 		"required_topology":  topologyAttribute(true),
 		"preferred_topology": topologyAttribute(false),
-		"shm_size": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{quantityRule},
+		"shm_size": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityRule},
 			MarkdownDescription: "Size of a memory-backed `/dev/shm` for " + role + " (PyTorch data loaders need more than the default 64Mi)."},
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -22,7 +21,7 @@ var podPatchRule = stringRule{"pod patch", func(s string) error {
 // podPatchAttribute is pod_patch.
 func podPatchAttribute() schema.Attribute {
 	return schema.MapAttribute{ElementType: types.StringType, Optional: true,
-		PlanModifiers: []planmodifier.Map{samePodPatches{}, mapplanmodifier.RequiresReplace()},
+		PlanModifiers: []planmodifier.Map{samePodPatches{}},
 		Validators:    []validator.Map{mapvalidator.ValueStringsAre(podPatchRule)},
 		MarkdownDescription: "Strategic merge patches of the pods' templates, by role (the job's role names: `launcher` and `worker` " +
 			"of an MPI job, `master` and `worker` of a PyTorch job, `chief`, `ps` and `worker` of a TF job, `etcd` and `worker` of an " +

@@ -11,16 +11,6 @@ import (
 
 // A job's rules for Kueue's queues, at plan time.
 
-// queued says whether the planned job is submitted to a Kueue queue.
-func queued(ctx context.Context, plan tfsdk.Plan, diags *diag.Diagnostics) bool {
-	if _, ok := plan.Schema.GetAttributes()["queue_name"]; !ok {
-		return false
-	}
-	var queue types.String
-	diags.Append(plan.GetAttribute(ctx, path.Root("queue_name"), &queue)...)
-	return queue.ValueString() != ""
-}
-
 // validateQueueing checks at plan time what only a job with queue_name may do: wait to be
 // admitted; and what it may not: be suspended by hand (Kueue owns a queued job's suspend).
 func validateQueueing(ctx context.Context, config tfsdk.Config, diags *diag.Diagnostics) {

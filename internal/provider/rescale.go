@@ -9,86 +9,10 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
-
-	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
-
-// workerCountPlan decides how a change of worker_count is applied: in place when the program in
-// the job can take new workers while it runs (inPlace says so from the planned configuration),
-// otherwise by replacing the job, which the plan shows as such. An in-place rescale of a job that
-// has finished is refused at plan: nothing would run the new workers.
-type workerCountPlan struct {
-	// kind is the job's: one that cannot rescale (jobs.Kind.Rescalable) is always replaced.
-	kind *jobs.Kind
-	// inPlace reads the plan and says whether this job of a kind that can rescale does so in
-	// place.
-	inPlace func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics)
-	// description says when it does, for the docs.
-	description string
-}
-
-func (m workerCountPlan) Description(context.Context) string { return m.description }
-func (m workerCountPlan) MarkdownDescription(ctx context.Context) string {
-	return m.Description(ctx)
-}
-
-func (workerCountPlan) ModifierNoOpOnUnchangedPlan() {}
-
-func (m workerCountPlan) PlanModifyInt64(ctx context.Context, req planmodifier.Int64Request, resp *planmodifier.Int64Response) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.IsUnknown() || req.PlanValue.Equal(req.StateValue) {
-		return
-	}
-	inPlace := false
-	if m.kind.Rescalable() {
-		var diags diag.Diagnostics
-		inPlace, diags = m.inPlace(ctx, req.Plan)
-		resp.Diagnostics.Append(diags...)
-		if diags.HasError() {
-			return
-		}
-	}
-	if inPlace && queued(ctx, req.Plan, &resp.Diagnostics) {
-		// Kueue admitted the job's Workload for its old pod counts: on a change it evicts the
-		// job and queues it again at the back, so the honest plan is a replacement.
-		inPlace = false
-	}
-	if !inPlace {
-		resp.RequiresReplace = true
-		return
-	}
-	var status types.String
-	resp.Diagnostics.Append(req.State.GetAttribute(ctx, path.Root("status"), &status)...)
-	if jobs.Finished(status.ValueString()) {
-		resp.Diagnostics.AddAttributeError(req.Path, "Cannot rescale a finished job",
-			fmt.Sprintf("The job has finished (%s), so no program is left to take %d workers instead of %d. To run it again "+
-				"with %[2]d workers, replace it: terraform apply -replace=<address>.", status.ValueString(), req.PlanValue.ValueInt64(), req.StateValue.ValueInt64()))
-	}
-}
-
-// alwaysInPlace is inPlace for jobs whose program always takes a rescale (torchelastic).
-func alwaysInPlace(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) { return true, nil }
-
-// inPlaceWhenTrue is inPlace for jobs that rescale in place when a bool attribute is true.
-func inPlaceWhenTrue(attribute string) func(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) {
-	return func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics) {
-		var v types.Bool
-		diags := plan.GetAttribute(ctx, path.Root(attribute), &v)
-		return v.ValueBool(), diags
-	}
-}
-
-// inPlaceWhenSet is inPlace for jobs that rescale in place when an object attribute is set.
-func inPlaceWhenSet(attribute string) func(context.Context, tfsdk.Plan) (bool, diag.Diagnostics) {
-	return func(ctx context.Context, plan tfsdk.Plan) (bool, diag.Diagnostics) {
-		var v types.Object
-		diags := plan.GetAttribute(ctx, path.Root(attribute), &v)
-		return !v.IsNull() && !v.IsUnknown(), diags
-	}
-}
 
 // boundsModel is what every job's elastic says: the fewest and most workers.
 type boundsModel struct {

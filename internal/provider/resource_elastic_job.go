@@ -15,12 +15,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -83,19 +79,15 @@ func (m *elasticJobModel) gracePeriod() time.Duration {
 }
 
 func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
-	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
 	count := []validator.Int64{int64validator.Between(1, jobs.MaxTaskNumber)}
 	own := map[string]schema.Attribute{
-		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
-			Validators: []validator.String{stringvalidator.RegexMatches(jobs.FrameworkNamePattern,
-				"must be 1 to 63 lowercase letters and digits: FrameworkController allows no hyphens in a Framework name")},
+		"name": schema.StringAttribute{Required: true, Validators: []validator.String{stringvalidator.RegexMatches(jobs.FrameworkNamePattern,
+			"must be 1 to 63 lowercase letters and digits: FrameworkController allows no hyphens in a Framework name")},
 			MarkdownDescription: "Name of the Framework, also the torchelastic rendezvous ID and the prefix of its Services (`NAME-etcd`, `NAME-worker`). " +
 				"FrameworkController's rule: `^[a-z0-9]{1,63}$`, no hyphens; and at most 56 characters (51 with a `tensorboard`), so that " +
 				"the Service names it derives stay within Kubernetes' 63."},
 		"launcher": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.LauncherTorchrun),
-			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.Launchers...)},
+			Validators: []validator.String{stringvalidator.OneOf(jobs.Launchers...)},
 			MarkdownDescription: "What runs `script` in each worker: `torchrun` (default; PyTorch's own launcher, in every current " +
 				"PyTorch image) or `torchelastic` (`python -m torchelastic.distributed.launch`, the 2020 torchelastic package of the " +
 				"FrameworkController example's `torchelastic/examples` image). Both meet at the job's etcd (`--rdzv_endpoint=NAME-etcd:2379`, " +
@@ -104,35 +96,29 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 				"Each worker waits until the etcd answers before it starts the launcher (python-etcd does not retry), and the launcher " +
 				"restarts its training processes up to " + strconv.Itoa(jobs.ElasticMaxRestarts) + " times (`--max_restarts`): each scale-down " +
 				"costs the remaining workers one restart, as the processes of a removed worker leave their collectives. Ignored with `worker_command`."},
-		"script": schema.StringAttribute{Optional: true, PlanModifiers: replaceString,
-			Validators:          []validator.String{nonBlankRule},
+		"script": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule},
 			MarkdownDescription: "The training script the launcher runs in each worker, e.g. `/workspace/examples/imagenet/main.py`. Exactly one of `script` and `worker_command` is set."},
-		"script_args": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			Validators:          []validator.List{listvalidator.ConflictsWith(path.MatchRoot("worker_command"))},
+		"script_args": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ConflictsWith(path.MatchRoot("worker_command"))},
 			MarkdownDescription: "Arguments of the script."},
-		"worker_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
+		"worker_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "What the workers run in place of the generated command, in exec form: " +
 				"`torchrun --rdzv_backend=etcd-v2 --rdzv_endpoint=NAME-etcd:2379 --rdzv_id=NAME --nnodes=MIN:MAX --nproc_per_node=N --max_restarts=" +
 				strconv.Itoa(jobs.ElasticMaxRestarts) + " SCRIPT ARGS`, which `sh -c` runs once the etcd answers. The command must wait for the etcd itself."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.Elastic, inPlace: alwaysInPlace, description: "in place"}},
 			MarkdownDescription: "Number of workers, within `elastic`'s bounds. Changing it rescales the running job in place " +
 				"(FrameworkController's example's guarded JSON patch of the worker task role's `taskNumber` and `minSucceededTaskCount`); the workers re-rendezvous."},
 		"elastic": schema.SingleNestedAttribute{Required: true,
 			MarkdownDescription: "The bounds of the training's workers, as the launcher's `--nnodes=MIN:MAX`. Changing them replaces the job.",
-			PlanModifiers:       []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			Attributes:          boundsAttributes(" (the MIN of `--nnodes=MIN:MAX`)", " (the MAX of `--nnodes=MIN:MAX`)")},
 		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
-			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
+			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per worker (the launcher's `--nproc_per_node`). Default: the GPUs per worker, at least 1."},
 		"max_retry_count": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(jobs.DefaultMaxRetryCount),
-			PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.Between(-2, 1000)},
+			Validators:          []validator.Int64{int64validator.Between(-2, 1000)},
 			MarkdownDescription: "Retries of the job and of each worker (FrameworkController's fancy retry policy: transient failures retry, permanent ones do not). Default 2; -1 retries without limit, -2 always."},
 		"pod_graceful_deletion_timeout_seconds": schema.Int64Attribute{Optional: true, Computed: true,
-			Default: int64default.StaticInt64(jobs.DefaultPodGracefulDeletionTimeout), PlanModifiers: replaceInt,
-			Validators: []validator.Int64{int64validator.AtLeast(0)},
+			Default: int64default.StaticInt64(jobs.DefaultPodGracefulDeletionTimeout), Validators: []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Seconds FrameworkController waits for a pod's graceful deletion before forcing it. Default 1800, as in the example. " +
 				"The default delete timeout is this plus 10 minutes, so that destroy waits out the pods' grace period."},
 		"etcd_network_policy": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true),
@@ -154,7 +140,7 @@ func (r *elasticJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		own:      own,
 		without:  []string{"required_topology", "preferred_topology"},
 		unqueued: true,
-		stops:    stopping{torchrun: true},
+		kind:     jobs.Elastic,
 	})
 }
 

@@ -11,14 +11,9 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 
@@ -59,38 +54,31 @@ type mpiJobModel struct {
 }
 
 func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	own := map[string]schema.Attribute{
-		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
-			Validators:          []validator.String{jobNameRule("-launcher-xxxxx")},
+		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-launcher-xxxxx")},
 			MarkdownDescription: "Name of the MPIJob (Arena: `--name`): a DNS label short enough for its pods' names."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
-			PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-			Validators:    []validator.List{listvalidator.SizeAtLeast(1)},
+			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The command that starts the training, in exec form: the launcher's, usually starting with `mpirun` " +
 				"(Arena: the command after the flags). With `elastic` it is the training program alone (`[\"python\", \"train.py\"]`), which the launcher runs under " +
 				"`horovodrun -np N --min-np MIN --max-np MAX --slots-per-host SLOTS --host-discovery-script " + jobs.DiscoverHostsScript + "`, " +
 				"counting one process per slot of each worker."},
 		"worker_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true,
 			Default:             listdefault.StaticValue(stringListValue(jobs.DefaultWorkerCommand)),
-			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "What the workers run in place of the default: the SSH daemon (`/usr/sbin/sshd -De`) that mpi-operator v2's launcher reaches them through."},
 		"worker_count": schema.Int64Attribute{Required: true,
 			Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.MPI, inPlace: inPlaceWhenSet("elastic"),
-				description: "in place with elastic, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers`). A plain `mpirun` fixes its ranks when it starts and never " +
 				"reads the hostfile again, so changing it **replaces** the job. With `elastic`, elastic Horovod finds its hosts " +
 				"through mpi-operator's discovery script while it runs, and changing it rescales the running job in place within " +
 				"its bounds. With `wait_for = \"running\"` the apply waits until exactly that many workers run."},
 		"mount_data_on_launcher": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			MarkdownDescription: "Mount `data_volumes` on the launcher as well as on the workers (Arena: `--mounts-on-launcher`). " +
 				"Default false: the launcher usually only starts the workers, and a `ReadWriteOnce` claim mounted by a launcher on " +
 				"another node would keep workers from starting (Multi-Attach)."},
 		"ssh_auth_mount_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultSSHAuthMountPath),
-			PlanModifiers: replaceString, Validators: []validator.String{mountPathRule},
+			Validators: []validator.String{mountPathRule},
 			MarkdownDescription: "Where mpi-operator mounts the job's SSH keys in the launcher and the workers (`spec.sshAuthMountPath`). " +
 				"Default `" + jobs.DefaultSSHAuthMountPath + "`, for an sshd that runs as root. An image whose sshd runs as an unprivileged " +
 				"user (mpi-operator's own images: `mpiuser`, `/home/mpiuser/.ssh`, sshd on port 2222 started with " +
@@ -99,15 +87,14 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 				"with the rest of `security_context` as Pod Security `restricted` asks, such a job runs in a namespace that enforces it. " +
 				"Changing it replaces the job."},
 		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
-			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
+			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "MPI processes (mpi-operator's slots) per worker. Default: the GPUs per worker, at least 1."},
 		"elastic": schema.SingleNestedAttribute{Optional: true,
 			MarkdownDescription: "Run elastic Horovod, so that `worker_count` changes in place: `command` runs under `horovodrun` " +
 				"with mpi-operator's host discovery script, which lists the Running workers as they come and go. The training " +
 				"program must use Horovod's elastic API (`hvd.elastic.run`). Adding, changing or removing it replaces the job.",
-			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-			Attributes:    boundsAttributes(" (`--min-np` is this times the processes per worker)", " (`--max-np` is this times the processes per worker)")},
+			Attributes: boundsAttributes(" (`--min-np` is this times the processes per worker)", " (`--max-np` is this times the processes per worker)")},
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		description: "An MPI (Horovod) training job run by mpi-operator: a Kubeflow `MPIJob` (`kubeflow.org/v2beta1`) " +
@@ -118,7 +105,7 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 		roles:   "the launcher and workers",
 		running: "every pod of the job, exactly `worker_count` workers, Running, and the operator reporting it running",
 		own:     mergeAttributes(own, runPolicyAttributes(jobs.MPI, "the launcher")),
-		stops:   stopping{openMPI: true},
+		kind:    jobs.MPI,
 	})
 }
 

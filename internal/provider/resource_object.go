@@ -15,6 +15,7 @@ import (
 	k8stypes "k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
@@ -186,7 +187,7 @@ func (r *objectResource[M, PM]) Update(ctx context.Context, req resource.UpdateR
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	patch, err := mergePatch(before, after)
+	patch, err := jobs.MergePatch(before, after)
 	if err != nil {
 		resp.Diagnostics.AddError("Error computing the change to "+plan.target().String(), err.Error())
 		return

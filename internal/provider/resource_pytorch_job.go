@@ -11,12 +11,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -63,30 +59,25 @@ type pytorchElasticModel struct {
 func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	count := []validator.Int64{int64validator.Between(1, 10000)}
 	own := map[string]schema.Attribute{
-		"name": schema.StringAttribute{Required: true, PlanModifiers: []planmodifier.String{stringplanmodifier.RequiresReplace()},
-			Validators:          []validator.String{jobNameRule("-worker-99999")},
+		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-worker-99999")},
 			MarkdownDescription: "Name of the PyTorchJob (Arena: `--name`): a DNS label short enough for its pods' names."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
-			PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplace()},
-			Validators:    []validator.List{listvalidator.SizeAtLeast(1)},
+			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The command of the master and every worker, in exec form, usually `[\"torchrun\", \"train.py\", ...]`: " +
 				"training-operator sets `MASTER_ADDR`, `MASTER_PORT`, `WORLD_SIZE`, `RANK` and torchrun's `PET_*` variables " +
 				"(`PET_NNODES`, `PET_NODE_RANK`, `PET_NPROC_PER_NODE`; with `elastic`, `PET_RDZV_BACKEND`, `PET_RDZV_ENDPOINT`), which torchrun reads as its arguments."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.PyTorch, inPlace: inPlaceWhenSet("elastic"),
-				description: "in place with elastic, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers` counts the master too; here the master is extra). A static job's " +
 				"processes are told `WORLD_SIZE` when they start, so changing it **replaces** the job. With `elastic`, torchrun " +
 				"re-rendezvouses with the workers that come and go, and changing it rescales the running job in place within its bounds."},
 		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,
-			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}, int64planmodifier.RequiresReplace()},
+			PlanModifiers:       []planmodifier.Int64{perGPUDefault{}},
 			Validators:          []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per pod (torchrun's `--nproc_per_node`, the PyTorchJob's `nprocPerNode`). Default: the GPUs per worker, at least 1."},
 		"elastic": schema.SingleNestedAttribute{Optional: true,
 			MarkdownDescription: "Make the job elastic (the PyTorchJob's `elasticPolicy`): workers only, no master, meeting at a " +
 				"rendezvous (by default c10d on the first worker, `NAME-worker-0`), so that `worker_count` changes in place between " +
 				"`min_workers` and `max_workers` (torchrun's `--nnodes=MIN:MAX`). Adding, removing or changing it replaces the job.",
-			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			Attributes: mergeAttributes(boundsAttributes("", ""), map[string]schema.Attribute{
 				"rendezvous_backend": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("c10d"),
 					Validators:          []validator.String{stringvalidator.OneOf(jobs.RendezvousBackends...)},
@@ -104,6 +95,7 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 		},
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
+		kind: jobs.PyTorch,
 		description: "A distributed PyTorch job run by training-operator: a Kubeflow `PyTorchJob` (`kubeflow.org/v1`) with a master and " +
 			"`worker_count` workers, or with `elastic`, workers alone that meet at a rendezvous and rescale in place. It does what " +
 			"`arena submit pytorch` does, tolerations included. Changing `worker_count` replaces a static job and rescales an elastic one in " +

@@ -10,12 +10,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64default"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -53,38 +48,31 @@ type tfJobModel struct {
 }
 
 func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
 	own := map[string]schema.Attribute{
-		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
-			Validators:          []validator.String{jobNameRule("-worker-99999")},
+		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-worker-99999")},
 			MarkdownDescription: "Name of the TFJob (Arena: `--name`): a DNS label short enough for its pods' names."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
-			PlanModifiers:       []planmodifier.List{listplanmodifier.RequiresReplace()},
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The command of every replica, in exec form; training-operator sets `TF_CONFIG` for each."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.TF, inPlace: inPlaceWhenTrue("dynamic_workers"),
-				description: "in place with dynamic_workers, otherwise by replacing the job"}},
 			MarkdownDescription: "Number of workers (Arena: `--workers`). TensorFlow's cluster is static: every task's `TF_CONFIG` lists " +
 				"every worker, so changing it **replaces** the job, unless `dynamic_workers` is set, when it rescales the running job in place. " +
 				"With `wait_for = \"running\"` the apply waits until exactly that many workers run."},
 		"dynamic_workers": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			PlanModifiers: []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			MarkdownDescription: "Let workers join and leave while the job runs (training-operator's `enableDynamicWorker`), so that " +
 				"`worker_count` changes in place. Default false. training-operator then gives each task a sparse `TF_CONFIG`: a worker " +
 				"lists only itself and the parameter servers, a parameter server only itself; and a failed worker no longer fails the job. " +
 				"That suits an asynchronous parameter-server job (`ParameterServerStrategy`), so it needs `ps_count` of at least 1 and no " +
 				"`chief`; a `MultiWorkerMirroredStrategy` job needs the full cluster and must leave it off."},
 		"ps_count": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
-			PlanModifiers: []planmodifier.Int64{int64planmodifier.RequiresReplace()},
-			Validators:    []validator.Int64{int64validator.Between(0, 1000)},
+			Validators: []validator.Int64{int64validator.Between(0, 1000)},
 			MarkdownDescription: "Number of parameter servers (Arena: `--ps`). Default 0. They get no GPUs; `roles = { ps = { cpu = ..., memory = ... } }` " +
 				"gives them their CPU and memory (Arena: `--ps-cpu`, `--ps-memory`)."},
 		"chief": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			PlanModifiers:       []planmodifier.Bool{boolplanmodifier.RequiresReplace()},
 			MarkdownDescription: "Run a chief as well (Arena: `--chief`), with the workers' resources. Default false."},
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
+		kind: jobs.TF,
 		description: "A distributed TensorFlow job run by training-operator: a Kubeflow `TFJob` (`kubeflow.org/v1`) with " +
 			"`worker_count` workers, optional parameter servers and an optional chief, all running the same image and command. " +
 			"It does what `arena submit tf` does, tolerations included. Changing `worker_count` replaces the job, or rescales it in place " +

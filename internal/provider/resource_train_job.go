@@ -3,23 +3,17 @@ package provider
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
-	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/listplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -69,20 +63,6 @@ func (m *trainJobModel) workers() *types.Int64 { return &m.NumNodes }
 
 func (m *trainJobModel) suspended() bool { return m.Suspend.ValueBool() }
 
-// trainJobInPlace are the attributes a TrainJob changes without being replaced besides those only
-// Terraform holds and the computed ones (changesInPlace): Trainer's API makes the trainer, the
-// runtime reference and (while the job runs) the runtime patches immutable, so every other
-// attribute of the job replaces it; the object's own labels and annotations are its metadata,
-// which change in place, and suspend is the one field of its spec that may change.
-var trainJobInPlace = []string{"suspend", "labels", "annotations"}
-
-// changesInPlace says whether a change of the TrainJob's attribute leaves the job in place: one of
-// trainJobInPlace, one only Terraform holds (terraformOnly), or one the provider computes
-// (computed, from the schema).
-func changesInPlace(name string, computed map[string]bool) bool {
-	return slices.Contains(trainJobInPlace, name) || slices.Contains(terraformOnly, name) || computed[name]
-}
-
 // computedOnly names the attributes that only the provider sets.
 func computedOnly[A interface {
 	IsComputed() bool
@@ -97,44 +77,38 @@ func computedOnly[A interface {
 }
 
 func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
-	replaceString := []planmodifier.String{stringplanmodifier.RequiresReplace()}
-	replaceInt := []planmodifier.Int64{int64planmodifier.RequiresReplace()}
-	replaceList := []planmodifier.List{listplanmodifier.RequiresReplace()}
 	own := map[string]schema.Attribute{
-		"name": schema.StringAttribute{Required: true, PlanModifiers: replaceString,
-			Validators: []validator.String{jobNameRule("-launcher-0")},
+		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-launcher-0")},
 			MarkdownDescription: "Name of the TrainJob, and of the JobSet Trainer makes for it: a DNS label short enough for the names of " +
 				"its Jobs (`NAME-node-0`, `NAME-launcher-0`)."},
-		"runtime": schema.StringAttribute{Required: true, PlanModifiers: replaceString, Validators: []validator.String{objectNameRule},
+		"runtime": schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule},
 			MarkdownDescription: "Name of the training runtime the job runs on (`spec.runtimeRef.name`): a ClusterTrainingRuntime such as Trainer's " +
 				"`torch-distributed`, or with `runtime_kind = \"TrainingRuntime\"` one in the job's namespace. It may be made in the same " +
 				"configuration (`training_runtime.NAME.name`). One that does not exist fails the apply before anything is created, naming the " +
 				"runtimes there are."},
 		"runtime_kind": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.ClusterTrainingRuntimeKind),
-			PlanModifiers: replaceString, Validators: []validator.String{stringvalidator.OneOf(jobs.ClusterTrainingRuntimeKind, jobs.TrainingRuntimeKind)},
+			Validators:          []validator.String{stringvalidator.OneOf(jobs.ClusterTrainingRuntimeKind, jobs.TrainingRuntimeKind)},
 			MarkdownDescription: "`ClusterTrainingRuntime` (default) or `TrainingRuntime` (namespaced); `training_runtime.NAME.kind` says which."},
-		"image": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{nonBlankRule},
+		"image": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule},
 			MarkdownDescription: "Container image of the trainer (`spec.trainer.image`); default the runtime's."},
-		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			MarkdownDescription: "The trainer's command (`spec.trainer.command`), in exec form; default the runtime's. With a torch runtime, " +
-				"Trainer gives every node torchrun's `PET_NNODES`, `PET_NPROC_PER_NODE`, `PET_NODE_RANK`, `PET_MASTER_ADDR` and `PET_MASTER_PORT`; " +
-				"with an MPI runtime the command is the launcher's (`mpirun ...`), with a hostfile of the nodes."},
-		"args": schema.ListAttribute{ElementType: types.StringType, Optional: true, PlanModifiers: replaceList,
-			MarkdownDescription: "The trainer's arguments (`spec.trainer.args`)."},
+		"command": schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "The trainer's command (`spec.trainer.command`), in exec form; default the runtime's. With a torch runtime, " +
+			"Trainer gives every node torchrun's `PET_NNODES`, `PET_NPROC_PER_NODE`, `PET_NODE_RANK`, `PET_MASTER_ADDR` and `PET_MASTER_PORT`; " +
+			"with an MPI runtime the command is the launcher's (`mpirun ...`), with a hostfile of the nodes."},
+		"args": schema.ListAttribute{ElementType: types.StringType, Optional: true, MarkdownDescription: "The trainer's arguments (`spec.trainer.args`)."},
 		"num_nodes": schema.Int64Attribute{Required: true,
-			PlanModifiers: []planmodifier.Int64{workerCountPlan{kind: jobs.Train, description: "by replacing the job"}}, Validators: []validator.Int64{int64validator.Between(1, 10000)},
+			Validators: []validator.Int64{int64validator.Between(1, 10000)},
 			MarkdownDescription: "Number of training nodes (`spec.trainer.numNodes`), each one pod with the resources above. Trainer's API makes it " +
 				"immutable, so changing it **replaces** the job (the plan shows `-/+`)."},
-		"processes_per_node": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.Between(1, 1024)},
+		"processes_per_node": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per node (`spec.trainer.numProcPerNode`): torchrun's `--nproc_per_node`, or an MPI runtime's " +
 				"slots per node. Default the runtime's (torch: `auto`, one per GPU)."},
 		"suspend": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
 			MarkdownDescription: "Suspend the job (`spec.suspend`): Trainer suspends its JobSet, whose pods are deleted, and setting it back to false " +
 				"starts them again, in place. Default false. With `suspend = true` create and update do not wait for the job to run."},
-		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceString, Validators: []validator.String{nonBlankRule, labelValueRule},
+		"queue_name": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`): Kueue holds it suspended until its quota " +
 				"admits it (Kueue's TrainJob integration). Changing it replaces the job." + queueNamePlan},
-		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt, Validators: []validator.Int64{int64validator.AtLeast(1)},
+		"active_deadline_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(1)},
 			MarkdownDescription: "Seconds the job may run before Trainer fails it (`spec.activeDeadlineSeconds`, immutable: changing it replaces the job)."},
 		"pod_labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
@@ -164,62 +138,36 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		// TensorBoard.
 		without: []string{"env_from_secrets", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
 			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology"},
-		stops: stopping{volumesElsewhere: true, runtimeDecides: true},
+		kind: jobs.Train,
 	})
 }
 
-// ModifyPlan refuses a name JobSet would refuse on the job's runtime (checkNameOnRuntime), keeps
-// in the plan of an update the status it leaves alone (planStatus), warns when the job cannot be placed on the cluster's nodes (checkPlacement), and
-// replaces the job when an attribute Trainer's API makes immutable changes (all but suspend and
-// what Terraform alone holds); the attributes with a replace modifier of their own say so
-// themselves.
+// ModifyPlan decides what the plan does to the job as every job resource does (plan: Trainer's
+// API fixes all but the TrainJob's own labels, annotations and suspend, so every other change
+// replaces it), refuses a name JobSet would refuse on the job's runtime (checkNameOnRuntime),
+// plans the grace its runtime needs, keeps in the plan of an update the status it leaves alone
+// (planStatus) and warns when the job cannot be placed on the cluster's nodes (checkPlanned).
 func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse) {
 	moved := planMoved(ctx, req, resp)
 	if unchanged(req) && !moved {
 		return
 	}
-	// One model for both checks: the runtime is read once.
-	planned := &trainJobModel{}
-	r.checkPlanned(ctx, req, resp, planned)
-	r.checkNameOnRuntime(ctx, req, resp, planned)
-	r.warnRuntimeStops(ctx, req, resp, planned)
-	r.planGraceOnRuntime(ctx, req, resp, planned)
-	if req.Plan.Raw.IsNull() {
-		guardRunning(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, false, nil)
-		warnDestroyedTraining(ctx, req, resp, &trainJobModel{})
+	p := r.plan(ctx, req, resp)
+	if moved {
+		p.forcing = append(p.forcing, "the moved block")
 	}
-	if req.Plan.Raw.IsNull() || req.State.Raw.IsNull() {
-		return
+	// One model for every check: the runtime is read once.
+	if next, ok := p.next.(*trainJobModel); ok {
+		prior, _ := p.prior.(*trainJobModel)
+		r.checkPlanned(ctx, req, resp, p)
+		r.checkNameOnRuntime(ctx, resp, next, prior)
+		r.warnRuntimeStops(ctx, req, resp, next)
+		r.planGraceOnRuntime(ctx, req, resp, next, prior)
 	}
-	var plan, state map[string]attr.Value
-	planObj, stateObj := types.Object{}, types.Object{}
-	resp.Diagnostics.Append(req.Plan.Get(ctx, &planObj)...)
-	resp.Diagnostics.Append(req.State.Get(ctx, &stateObj)...)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	plan, state = planObj.Attributes(), stateObj.Attributes()
-	sameTolerations := sameTolerations(ctx, req.Plan, req.State)
-	computed := computedOnly(req.Plan.Schema.GetAttributes())
-	for name, p := range plan {
-		if changesInPlace(name, computed) || sameTolerations && name == "tolerations" {
-			continue
-		}
-		if s, ok := state[name]; ok && !p.Equal(s) {
-			resp.RequiresReplace.Append(path.Root(name))
-		}
-	}
-	forcing := replacedPaths(ctx, req)
-	for _, p := range resp.RequiresReplace {
-		if p.Equal(path.Root("uid")) && moved {
-			forcing = append(forcing, "the moved block")
-			continue
-		}
-		forcing = append(forcing, p.String())
-	}
-	guardRunning(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, len(forcing) > 0, forcing)
-	warnReplacedTraining(ctx, req, resp, &trainJobModel{}, &trainJobModel{}, len(forcing) > 0)
-	planStatus(ctx, req, resp, &trainJobModel{}, &trainJobModel{})
+	guardRunning(ctx, req, resp, p)
+	warnDestroyedTraining(ctx, req, resp, p)
+	warnReplacedTraining(ctx, resp, p)
+	planStatus(ctx, resp, p)
 }
 
 func (m *trainJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
@@ -354,19 +302,13 @@ func (m *trainJobModel) checkName(ctx context.Context, runtime *unstructured.Uns
 // runtime as the cluster has it (checkName), before Trainer has made a TrainJob that cannot run.
 // Without a cluster, or with a runtime this apply makes, create checks it before anything is
 // made.
-func (r *trainJobResource) checkNameOnRuntime(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan *trainJobModel) {
-	if r.client == nil || req.Plan.Raw.IsNull() {
+func (r *trainJobResource) checkNameOnRuntime(ctx context.Context, resp *resource.ModifyPlanResponse, plan, state *trainJobModel) {
+	if r.client == nil {
 		return
 	}
-	if diags := req.Plan.Get(ctx, plan); diags.HasError() {
+	if state != nil && plan.Name.Equal(state.Name) && plan.NumNodes.Equal(state.NumNodes) && plan.Runtime.Equal(state.Runtime) &&
+		plan.RuntimeKind.Equal(state.RuntimeKind) {
 		return
-	}
-	if !req.State.Raw.IsNull() {
-		var state trainJobModel
-		if diags := req.State.Get(ctx, &state); diags.HasError() ||
-			plan.Name.Equal(state.Name) && plan.NumNodes.Equal(state.NumNodes) && plan.Runtime.Equal(state.Runtime) && plan.RuntimeKind.Equal(state.RuntimeKind) {
-			return
-		}
 	}
 	runtime, err := plan.runtime(ctx, r.client)
 	if err != nil || runtime == nil {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	fwresource "github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	"github.com/hashicorp/terraform-plugin-testing/helper/resource"
 	"github.com/hashicorp/terraform-plugin-testing/knownvalue"
@@ -578,34 +576,6 @@ resource "training_train_job" "long" {
 			},
 		},
 	})
-}
-
-// A TrainJob changes in place exactly what Trainer's API lets change (suspend, the object's
-// labels and annotations), what only Terraform holds and what the provider computes, read from
-// the schema itself: an attribute added to the status is never a replacement; every other
-// attribute a user sets replaces the job.
-func TestTrainJobChangesInPlaceOnlyWhatTrainersAPILetsChange(t *testing.T) {
-	var s fwresource.SchemaResponse
-	newTrainJobResource().Schema(context.Background(), fwresource.SchemaRequest{}, &s)
-	computed := computedOnly(s.Schema.GetAttributes())
-	for name, a := range s.Schema.Attributes {
-		inPlace := changesInPlace(name, computed)
-		switch {
-		case a.IsComputed() && !a.IsOptional() && !a.IsRequired():
-			if !inPlace {
-				t.Errorf("computed attribute %s replaces the job when it changes", name)
-			}
-		case slices.Contains([]string{"suspend", "labels", "annotations"}, name) || slices.Contains(terraformOnly, name):
-			if !inPlace {
-				t.Errorf("%s replaces the job, but Trainer's API (or Terraform alone) lets it change in place", name)
-			}
-		case inPlace:
-			t.Errorf("%s changes in place, but Trainer's API keeps it immutable", name)
-		}
-	}
-	if !changesInPlace("timeouts", computed) {
-		t.Error("the timeouts block replaces the job")
-	}
 }
 
 // torchRuntime is the torch training_runtime "torch" that a test's TrainJob named job runs on.

@@ -11,8 +11,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/mapplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
@@ -68,8 +66,7 @@ func topologyAttribute(required bool) schema.Attribute {
 			"(annotation `" + jobs.PreferredTopologyAnnotation + "`)"
 	}
 	return schema.MapAttribute{ElementType: types.StringType, Optional: true,
-		PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
-		Validators:    []validator.Map{mapvalidator.ValueStringsAre(labelKeyRule)},
+		Validators: []validator.Map{mapvalidator.ValueStringsAre(labelKeyRule)},
 		MarkdownDescription: "Topology Aware Scheduling, by role: the topology level (the node label of a level of the `training_topology` " +
 			"of the flavor the job is admitted on, e.g. `{ worker = \"cloud.example.com/block\" }`) whose domains keep the role's pods " + what +
 			". Needs `queue_name` (Kueue places the pods) and a ClusterQueue whose flavor has a `topology_name`. A role takes " +
@@ -96,7 +93,6 @@ func runtimeTopologyAttribute(required bool) schema.Attribute {
 // rolesAttribute is roles.
 func rolesAttribute() schema.Attribute {
 	return schema.MapNestedAttribute{Optional: true, NestedObject: rolesNested(),
-		PlanModifiers: []planmodifier.Map{mapplanmodifier.RequiresReplace()},
 		MarkdownDescription: "What a role's pods say otherwise than the job's, by role (the names `pod_patch` takes): the job-wide " +
 			"attributes are every role's defaults, and an entry here overrides them for one role: a launcher on CPU nodes with an " +
 			"image of its own (`{ launcher = { image = \"...\", cpu = \"2\", node_selector = { pool = \"cpu\" }, tolerations = [] } }`), " +

@@ -7,12 +7,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/int64planmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringplanmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"k8s.io/utils/ptr"
@@ -53,28 +48,23 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 	}
 	return map[string]schema.Attribute{
 		"clean_pod_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString("Running"),
-			PlanModifiers: replaceStringUnless(live.CleanPodPolicy), Validators: []validator.String{stringvalidator.OneOf(jobs.CleanPodPolicies...)},
+			Validators: []validator.String{stringvalidator.OneOf(jobs.CleanPodPolicies...)},
 			MarkdownDescription: "Which pods to delete when the job finishes: `None`, `Running` or `All`. Default `Running`, " +
 				"so that pods left running (an MPI worker's SSH daemon, a parameter server) do not hold their GPUs." + change(live.CleanPodPolicy)},
-		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.TTLSecondsAfterFinished),
-			Validators: []validator.Int64{int64validator.AtLeast(0)},
+		"ttl_seconds_after_finished": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Seconds after which the operator deletes a finished job. A job that existed and is then gone " +
 				"from the cluster stays in state with a warning rather than running again (see `recreate_if_missing`)." + change(live.TTLSecondsAfterFinished)},
-		"backoff_limit": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.BackoffLimit),
-			Validators:          []validator.Int64{int64validator.AtLeast(0)},
+		"backoff_limit": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(0)},
 			MarkdownDescription: "Retries of " + retried + " before the job is marked failed." + change(live.BackoffLimit)},
-		"active_deadline_seconds": schema.Int64Attribute{Optional: true, PlanModifiers: replaceInt64Unless(live.ActiveDeadlineSeconds),
-			Validators:          []validator.Int64{int64validator.AtLeast(1)},
+		"active_deadline_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(1)},
 			MarkdownDescription: "Seconds the job may run before it is stopped and marked failed." + change(live.ActiveDeadlineSeconds)},
 		"suspend": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			PlanModifiers: replaceBoolUnless(live.Suspend),
 			MarkdownDescription: "Suspend the job (`runPolicy.suspend`): " + kind.Operator + " deletes its pods and keeps the job, and " +
 				"setting it back to false starts them again. Default false. With `suspend = true` create and update do not wait for " +
 				"the job to run. A job suspended outside Terraform shows in the plan as a change back to false." + change(live.Suspend)},
-		"queue_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceStringUnless(false), Validators: []validator.String{nonBlankRule, labelValueRule},
+		"queue_name": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job." + queueNamePlan},
 		"gang_scheduling": schema.SingleNestedAttribute{Optional: true,
-			PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
 			Attributes: mergeAttributes(scheduleTimeoutAttribute(false), map[string]schema.Attribute{
 				"min_available": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, math.MaxInt32)},
 					MarkdownDescription: "Pods that must be placed together before any starts (`minAvailable`); the operator's default is every pod of the job."},
@@ -96,27 +86,6 @@ func scheduleTimeoutAttribute(required bool) map[string]schema.Attribute {
 	return map[string]schema.Attribute{"schedule_timeout_seconds": schema.Int64Attribute{Optional: !required, Required: required,
 		Validators:          []validator.Int64{int64validator.Between(1, math.MaxInt32)},
 		MarkdownDescription: "Seconds the gang may wait to be placed whole (`scheduleTimeoutSeconds`, the scheduler-plugins' coscheduling)."}}
-}
-
-func replaceStringUnless(inPlace bool) []planmodifier.String {
-	if inPlace {
-		return nil
-	}
-	return []planmodifier.String{stringplanmodifier.RequiresReplace()}
-}
-
-func replaceInt64Unless(inPlace bool) []planmodifier.Int64 {
-	if inPlace {
-		return nil
-	}
-	return []planmodifier.Int64{int64planmodifier.RequiresReplace()}
-}
-
-func replaceBoolUnless(inPlace bool) []planmodifier.Bool {
-	if inPlace {
-		return nil
-	}
-	return []planmodifier.Bool{boolplanmodifier.RequiresReplace()}
 }
 
 func (m *runPolicyModel) suspended() bool { return m.Suspend.ValueBool() }

@@ -6,8 +6,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/objectplanmodifier"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	"github.com/hashicorp/terraform-plugin-framework/types/basetypes"
@@ -37,8 +35,7 @@ var securityType = types.ObjectType{AttrTypes: map[string]attr.Type{
 // securityAttribute is security_context, for the pods of role.
 func securityAttribute(role string) schema.Attribute {
 	return schema.SingleNestedAttribute{Optional: true,
-		PlanModifiers: []planmodifier.Object{objectplanmodifier.RequiresReplace()},
-		Validators:    []validator.Object{securityRule{}},
+		Validators: []validator.Object{securityRule{}},
 		MarkdownDescription: "Security context of " + role + ": the user, group and seccomp profile are set on each pod " +
 			"(`spec.securityContext`), so they cover the containers an operator adds too; privilege escalation, capabilities and a " +
 			"read-only root filesystem, which Kubernetes sets per container only, on each container this provider writes " +

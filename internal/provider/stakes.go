@@ -76,18 +76,15 @@ func atStake(ctx context.Context, m jobModel) string {
 
 // guardRunning fails the plan that replaces or destroys a running job whose state says
 // protect_running (a destroy) or whose plan does (a replacement: turning it off in the same apply
-// lets the change through). replacing says whether the plan replaces the job, and forcing names
-// the attributes that force it.
-func guardRunning(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, prior, next jobModel, replacing bool, forcing []string) {
-	if req.State.Raw.IsNull() || !replacing && !req.Plan.Raw.IsNull() {
-		return
-	}
-	if getModel(ctx, req.State, prior).HasError() || prior.job().Status.ValueString() != jobs.Running {
+// lets the change through), naming the attributes that force the replacement.
+func guardRunning(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, p planned) {
+	prior, next, forcing := p.prior, p.next, p.forcing
+	if prior == nil || !p.replacing() && !req.Plan.Raw.IsNull() || prior.job().Status.ValueString() != jobs.Running {
 		return
 	}
 	protected := prior.job().ProtectRunning.ValueBool()
 	if !req.Plan.Raw.IsNull() {
-		if getPlanModel(ctx, req.Plan, next).HasError() {
+		if next == nil {
 			return
 		}
 		protected = next.job().ProtectRunning.ValueBool()
@@ -114,8 +111,9 @@ func guardRunning(ctx context.Context, req resource.ModifyPlanRequest, resp *res
 
 // warnDestroyedTraining says in the plan that destroys a running job what stops, and whether its
 // training can be taken up again: from its checkpoint, which destroy leaves where it is, or not.
-func warnDestroyedTraining(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, prior jobModel) {
-	if !req.Plan.Raw.IsNull() || req.State.Raw.IsNull() || getModel(ctx, req.State, prior).HasError() ||
+func warnDestroyedTraining(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, p planned) {
+	prior := p.prior
+	if !req.Plan.Raw.IsNull() || prior == nil ||
 		prior.job().Status.ValueString() != jobs.Running || prior.job().ProtectRunning.ValueBool() {
 		return
 	}
@@ -133,13 +131,10 @@ func warnDestroyedTraining(ctx context.Context, req resource.ModifyPlanRequest, 
 // running job: with a checkpoint, that the pods stop with their grace to save and whether the new
 // job finds it; without one, that the training starts again from the beginning. A job that is
 // stopped (queued, preempted, suspended, failed) and holds a checkpoint: whether the new job
-// finds it. A finished one: that its training runs again. replacing says whether the plan
-// replaces the job.
-func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, prior, next jobModel, replacing bool) {
-	if !replacing || req.State.Raw.IsNull() || req.Plan.Raw.IsNull() {
-		return
-	}
-	if getModel(ctx, req.State, prior).HasError() || getPlanModel(ctx, req.Plan, next).HasError() {
+// finds it. A finished one: that its training runs again.
+func warnReplacedTraining(ctx context.Context, resp *resource.ModifyPlanResponse, p planned) {
+	prior, next := p.prior, p.next
+	if !p.replacing() || prior == nil || next == nil {
 		return
 	}
 	status := prior.job().Status.ValueString()
@@ -190,7 +185,7 @@ func warnReplacedTraining(ctx context.Context, req resource.ModifyPlanRequest, r
 	case old == nil || !known:
 	case status == jobs.Running:
 		stop := fmt.Sprintf("%s Its pods are sent SIGTERM and given %s to save to %s (%s). ", atStake(ctx, prior), grace(was.GracePeriod), old.Path, store.Volume)
-		if _, mpirun := prior.(*mpiJobModel); mpirun {
+		if p.stop == jobs.StopOpenMPI {
 			stop += "Its ranks are sent SIGTERM first under Open MPI 4 or 5; under MPICH or Intel MPI they end with their pods, without that time. "
 		}
 		if !same {

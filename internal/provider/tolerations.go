@@ -8,7 +8,6 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework/diag"
 	"github.com/hashicorp/terraform-plugin-framework/path"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/types"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -58,27 +57,6 @@ func sameTolerations(ctx context.Context, a, b attributeGetter) bool {
 // attributeGetter is a plan, a state or a configuration.
 type attributeGetter interface {
 	GetAttribute(ctx context.Context, p path.Path, target any) diag.Diagnostics
-}
-
-// tolerationsReplace replaces the job when its tolerations change, and not when only their
-// spelling does (sameTolerations).
-type tolerationsReplace struct{}
-
-func (tolerationsReplace) Description(context.Context) string {
-	return "replaces the job when what it tolerates changes, not when only the spelling or the order does"
-}
-
-func (r tolerationsReplace) MarkdownDescription(ctx context.Context) string {
-	return r.Description(ctx)
-}
-
-func (tolerationsReplace) ModifierNoOpOnUnchangedPlan() {}
-
-func (tolerationsReplace) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
-	if req.State.Raw.IsNull() || req.Plan.Raw.IsNull() || req.PlanValue.Equal(req.StateValue) {
-		return
-	}
-	resp.RequiresReplace = !sameTolerations(ctx, req.Plan, req.State)
 }
 
 // normalTolerations are tolerations as the API server compares them: an empty operator is Equal.

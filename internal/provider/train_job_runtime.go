@@ -27,7 +27,7 @@ var gracePath = path.Root("termination_grace_period_seconds")
 // runtime as the cluster has it; set shorter than that, it is refused. It warns when the job and
 // its runtime declare saves of different lengths. A runtime not readable yet leaves the grace to
 // the create (known after apply).
-func (r *trainJobResource) planGraceOnRuntime(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan *trainJobModel) {
+func (r *trainJobResource) planGraceOnRuntime(ctx context.Context, req resource.ModifyPlanRequest, resp *resource.ModifyPlanResponse, plan, was *trainJobModel) {
 	if r.client == nil || req.Plan.Raw.IsNull() || plan.Checkpoint.IsUnknown() {
 		return
 	}
@@ -35,11 +35,8 @@ func (r *trainJobResource) planGraceOnRuntime(ctx context.Context, req resource.
 	if req.Config.GetAttribute(ctx, gracePath, &configured).HasError() || configured.IsUnknown() {
 		return
 	}
-	if !req.State.Raw.IsNull() {
-		var was trainJobModel
-		if req.State.Get(ctx, &was).HasError() || was.Checkpoint.Equal(plan.Checkpoint) && was.GracePeriod.Equal(plan.GracePeriod) {
-			return // a running job's grace is not decided again when its runtime changes
-		}
+	if was != nil && was.Checkpoint.Equal(plan.Checkpoint) && was.GracePeriod.Equal(plan.GracePeriod) {
+		return // a running job's grace is not decided again when its runtime changes
 	}
 	var diags diag.Diagnostics
 	c := checkpointOf(ctx, plan.Checkpoint, &diags)
