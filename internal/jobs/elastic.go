@@ -265,6 +265,9 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 	if spec.Launcher == "" && len(spec.Command) == 0 {
 		spec.Launcher = LauncherTorchrun
 	}
+	if err := CheckWorkerBounds(spec.Workers, spec.MinWorkers, spec.MaxWorkers); err != nil {
+		return nil, nil, nil, err
+	}
 	workerResources, err := spec.Pod.WorkerResources()
 	if err != nil {
 		return nil, nil, nil, err

@@ -298,3 +298,20 @@ func TestTheEtcdIsACPUHelperWithThePlacementItIsGiven(t *testing.T) {
 		t.Errorf("the etcd's roles setting reads back otherwise (-given +read):\n%s", diff)
 	}
 }
+
+// An elastic job's count and bounds follow the rule every elastic job's do (CheckWorkerBounds),
+// saying which side breaks it.
+func TestElasticJobBoundsAreEveryElasticJobsRule(t *testing.T) {
+	for _, c := range []struct {
+		workers, lo, hi int32
+		inverted        bool
+	}{{5, 1, 4, false}, {1, 2, 4, false}, {3, 5, 4, true}} {
+		spec := seedElasticSpec()
+		spec.Workers, spec.MinWorkers, spec.MaxWorkers = c.workers, c.lo, c.hi
+		_, _, err := spec.Build()
+		var broken *BoundsError
+		if !errors.As(err, &broken) || broken.Inverted() != c.inverted {
+			t.Errorf("%d workers within %d..%d: %v, want a bounds error (inverted: %v)", c.workers, c.lo, c.hi, err, c.inverted)
+		}
+	}
+}

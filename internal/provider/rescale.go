@@ -2,6 +2,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
@@ -12,6 +13,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
 // boundsModel is what every job's elastic says: the fewest and most workers.
@@ -50,8 +52,8 @@ func elasticBounds[T interface{ bounds() boundsModel }](ctx context.Context, con
 	return *e, at, true
 }
 
-// validateBounds checks min <= workers <= max at plan time (elastic Horovod's --min-np/--max-np,
-// torchelastic's --nnodes=MIN:MAX), with the error on the attribute that breaks it.
+// validateBounds checks the bounds' rule (jobs.CheckWorkerBounds) at plan time, with the error on
+// the attribute that breaks it.
 func validateBounds(workers, lo, hi types.Int64, bounds path.Path, diags *diag.Diagnostics) {
 	if workers.IsUnknown() || lo.IsUnknown() || hi.IsUnknown() || workers.IsNull() || hi.IsNull() {
 		return
@@ -60,13 +62,15 @@ func validateBounds(workers, lo, hi types.Int64, bounds path.Path, diags *diag.D
 	if !lo.IsNull() {
 		low = lo.ValueInt64()
 	}
-	if low > hi.ValueInt64() {
-		diags.AddAttributeError(bounds.AtName("min_workers"), "Invalid worker bounds",
-			fmt.Sprintf("min_workers (%d) must not exceed max_workers (%d).", low, hi.ValueInt64()))
+	var broken *jobs.BoundsError
+	if !errors.As(jobs.CheckWorkerBounds(int32(workers.ValueInt64()), int32(low), int32(hi.ValueInt64())), &broken) {
 		return
 	}
-	if w := workers.ValueInt64(); w < low || w > hi.ValueInt64() {
-		diags.AddAttributeError(path.Root("worker_count"), "Invalid worker count",
-			fmt.Sprintf("worker_count (%d) must be within min_workers (%d) and max_workers (%d).", w, low, hi.ValueInt64()))
+	if broken.Inverted() {
+		diags.AddAttributeError(bounds.AtName("min_workers"), "Invalid worker bounds",
+			fmt.Sprintf("min_workers (%d) must not exceed max_workers (%d).", broken.Min, broken.Max))
+		return
 	}
+	diags.AddAttributeError(path.Root("worker_count"), "Invalid worker count",
+		fmt.Sprintf("worker_count (%d) must be within min_workers (%d) and max_workers (%d).", broken.Workers, broken.Min, broken.Max))
 }
