@@ -111,7 +111,7 @@ func (r *jobResource) compareAttributes(ctx context.Context, req resource.Modify
 		} else {
 			whole[name] = v
 		}
-		change, err := r.compareWith(ctx, req.State, state, map[string]tftypes.Value{name: v}, old)
+		change, err := r.compareWith(ctx, req.State, prior, map[string]tftypes.Value{name: v}, old)
 		switch {
 		case err != nil:
 			tflog.Debug(ctx, "a change the comparison cannot tell replaces the job", map[string]any{"attribute": name, "error": err.Error()})
@@ -127,7 +127,7 @@ func (r *jobResource) compareAttributes(ctx context.Context, req resource.Modify
 	if !known || len(whole) < 2 {
 		return forcing, rescale
 	}
-	change, err := r.compareWith(ctx, req.State, state, whole, old)
+	change, err := r.compareWith(ctx, req.State, prior, whole, old)
 	switch {
 	case err != nil:
 	case !change.Replaces():
@@ -139,21 +139,18 @@ func (r *jobResource) compareAttributes(ctx context.Context, req resource.Modify
 	return forcing, rescale
 }
 
-// compareWith is the comparison of the state's job (old) with the job of the state whose
-// attributes are those planned.
-func (r *jobResource) compareWith(ctx context.Context, s tfsdk.State, state, planned map[string]tftypes.Value, old jobs.Spec) (jobs.Change, error) {
-	probe := make(map[string]tftypes.Value, len(state))
-	for k, sv := range state {
-		probe[k] = sv
+// compareWith is the comparison of the state's job (old, of the model prior) with the job of the
+// state whose attributes are those planned.
+func (r *jobResource) compareWith(ctx context.Context, s tfsdk.State, prior jobModel, planned map[string]tftypes.Value, old jobs.Spec) (jobs.Change, error) {
+	m, err := withAttributes(ctx, prior, s.Schema.Type, planned)
+	if err != nil {
+		return jobs.Change{}, err
 	}
-	for k, v := range planned {
-		probe[k] = v
+	probe, ok := m.(jobModel)
+	if !ok {
+		return jobs.Change{}, fmt.Errorf("%T is not a job's model", m)
 	}
-	m := r.newModel()
-	if diags := getModel(ctx, tfsdk.State{Schema: s.Schema, Raw: tftypes.NewValue(s.Raw.Type(), probe)}, m); diags.HasError() {
-		return jobs.Change{}, diagError(diags)
-	}
-	spec, diags := m.spec(ctx)
+	spec, diags := probe.spec(ctx)
 	if diags.HasError() {
 		return jobs.Change{}, diagError(diags)
 	}

@@ -3,6 +3,7 @@ package provider
 import (
 	"context"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -159,5 +160,38 @@ func TestThePlanReplacesForExactlyTheAttributesTheComparisonSays(t *testing.T) {
 				t.Errorf("errors %q, want %q", joined, c.err)
 			}
 		})
+	}
+}
+
+// A model with attributes changed is the model of the value with them changed, decoded whole,
+// and the model it copies keeps its own.
+func TestWithAttributesIsTheModelOfTheChangedValue(t *testing.T) {
+	ctx := context.Background()
+	spec := jobs.MPIJobSpec{Name: "c", Namespace: "ns", LauncherCommand: []string{"mpirun", "x"}, Workers: 2,
+		Pod: jobs.PodOptions{Image: "i", Labels: map[string]string{"team": "a"}}}
+	r, req := changePlan(t, newMPIJobResource, spec, jobs.Running, func(p map[string]tftypes.Value) {
+		p["image"] = tftypes.NewValue(tftypes.String, "j")
+		p["labels"] = tfStringMap("team", "b")
+	})
+	prior, whole := r.newModel(), r.newModel()
+	if diags := getModel(ctx, req.State, prior); diags.HasError() {
+		t.Fatal(diags)
+	}
+	if diags := getPlanModel(ctx, req.Plan, whole); diags.HasError() {
+		t.Fatal(diags)
+	}
+	var plan map[string]tftypes.Value
+	if err := req.Plan.Raw.As(&plan); err != nil {
+		t.Fatal(err)
+	}
+	changed, err := withAttributes(ctx, prior, req.State.Schema.Type, map[string]tftypes.Value{"image": plan["image"], "labels": plan["labels"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(changed, whole) {
+		t.Errorf("the model with image and labels changed is not the plan's:\n%+v\n%+v", changed, whole)
+	}
+	if got := prior.pod().Image.ValueString(); got != "i" {
+		t.Errorf("the prior model's image became %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/terraform-plugin-framework/attr"
@@ -190,50 +191,79 @@ func (c *modelCodec) decode(ctx context.Context, v tftypes.Value, dst reflect.Va
 		return err
 	}
 	for _, f := range c.fields {
-		field := dst.FieldByIndex(f.index)
 		tv, ok := vals[f.name]
 		if !ok {
 			return fmt.Errorf("the object has no attribute %s", f.name)
 		}
-		if f.elems == nil {
-			av, err := f.typ.ValueFromTerraform(ctx, tv)
-			if err != nil {
-				return fmt.Errorf("%s: %w", f.name, err)
-			}
-			rv := reflect.ValueOf(av)
-			if !rv.Type().AssignableTo(field.Type()) {
-				return fmt.Errorf("%s: a %s cannot hold a %s", f.name, field.Type(), rv.Type())
-			}
-			field.Set(rv)
-			continue
+		if err := f.decode(ctx, tv, dst.FieldByIndex(f.index)); err != nil {
+			return err
 		}
-		switch {
-		case !tv.IsKnown():
-			return fmt.Errorf("%s: an unknown value cannot be read into %s", f.name, field.Type())
-		case tv.IsNull():
-			field.SetZero()
-			continue
-		case f.single:
-			object := reflect.New(field.Type().Elem())
-			if err := f.elems.decode(ctx, tv, object.Elem()); err != nil {
-				return fmt.Errorf("%s: %w", f.name, err)
-			}
-			field.Set(object)
-			continue
-		}
-		var elems []tftypes.Value
-		if err := tv.As(&elems); err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		s := reflect.MakeSlice(field.Type(), len(elems), len(elems))
-		for i, e := range elems {
-			if err := f.elems.decode(ctx, e, s.Index(i)); err != nil {
-				return fmt.Errorf("%s[%d]: %w", f.name, i, err)
-			}
-		}
-		field.Set(s)
 	}
 	return nil
+}
+
+// decode sets the struct field that holds the attribute from its value tv.
+func (f codecField) decode(ctx context.Context, tv tftypes.Value, field reflect.Value) error {
+	if f.elems == nil {
+		av, err := f.typ.ValueFromTerraform(ctx, tv)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		rv := reflect.ValueOf(av)
+		if !rv.Type().AssignableTo(field.Type()) {
+			return fmt.Errorf("%s: a %s cannot hold a %s", f.name, field.Type(), rv.Type())
+		}
+		field.Set(rv)
+		return nil
+	}
+	switch {
+	case !tv.IsKnown():
+		return fmt.Errorf("%s: an unknown value cannot be read into %s", f.name, field.Type())
+	case tv.IsNull():
+		field.SetZero()
+		return nil
+	case f.single:
+		object := reflect.New(field.Type().Elem())
+		if err := f.elems.decode(ctx, tv, object.Elem()); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		field.Set(object)
+		return nil
+	}
+	var elems []tftypes.Value
+	if err := tv.As(&elems); err != nil {
+		return fmt.Errorf("%s: %w", f.name, err)
+	}
+	s := reflect.MakeSlice(field.Type(), len(elems), len(elems))
+	for i, e := range elems {
+		if err := f.elems.decode(ctx, e, s.Index(i)); err != nil {
+			return fmt.Errorf("%s[%d]: %w", f.name, i, err)
+		}
+	}
+	field.Set(s)
+	return nil
+}
+
+// withAttributes is a copy of the model prior points to (read by decodeModel from a value of the
+// type typeOf gives) with the attributes vals decoded into it: the model of that value with those
+// attributes changed, without decoding the others again.
+func withAttributes(ctx context.Context, prior any, typeOf func() attr.Type, vals map[string]tftypes.Value) (any, error) {
+	c, err := codecOf(ctx, reflect.TypeOf(prior), typeOf)
+	if err != nil {
+		return nil, err
+	}
+	out := reflect.New(reflect.TypeOf(prior).Elem())
+	out.Elem().Set(reflect.ValueOf(prior).Elem())
+	for name, tv := range vals {
+		i := slices.IndexFunc(c.fields, func(f codecField) bool { return f.name == name })
+		if i < 0 {
+			return nil, fmt.Errorf("the object has no attribute %s", name)
+		}
+		if err := c.fields[i].decode(ctx, tv, out.Elem().FieldByIndex(c.fields[i].index)); err != nil {
+			return nil, err
+		}
+	}
+	return out.Interface(), nil
 }
 
 // encode is the object the struct src holds.
