@@ -30,8 +30,10 @@ type changeRow struct {
 	except map[string]effect
 }
 
-// podChanges are the rows of the pod options, which every kind has.
+// podChanges are the rows of what every kind has: its name and namespace, and the pod options.
 var podChanges = []changeRow{
+	{field: "Name", to: "other", want: replaces},
+	{field: "Namespace", to: "other", want: replaces},
 	{field: "Pod.Image", to: "train:2", want: replaces},
 	{field: "Pod.GPUs", to: int64(4), want: replaces},
 	{field: "Pod.GPUResource", to: "amd.com/gpu", want: replaces},
@@ -90,8 +92,6 @@ var kindChanges = []struct {
 	rows []changeRow
 }{
 	{base: func() Spec { return arenaSSDSpec() }, rows: append(slices.Clone(runPolicyChanges),
-		changeRow{field: "Name", to: "other", want: replaces},
-		changeRow{field: "Namespace", to: "other", want: replaces},
 		changeRow{field: "LauncherCommand", to: []string{"mpirun", "other"}, want: replaces},
 		changeRow{field: "WorkerCommand", to: []string{"/usr/sbin/sshd", "-D"}, want: replaces},
 		// Plain mpirun fixes its ranks when it starts: a new count replaces the job.
@@ -103,8 +103,6 @@ var kindChanges = []struct {
 		changeRow{field: "SSHAuthMountPath", to: "/home/mpiuser/.ssh", want: replaces},
 	)},
 	{base: func() Spec { return arenaTFSpec() }, rows: append(slices.Clone(runPolicyChanges),
-		changeRow{field: "Name", to: "other", want: replaces},
-		changeRow{field: "Namespace", to: "other", want: replaces},
 		changeRow{field: "Command", to: []string{"python", "other.py"}, want: replaces},
 		changeRow{field: "Workers", to: int32(3), want: replaces},
 		changeRow{field: "PS", to: int32(2), want: replaces},
@@ -114,8 +112,6 @@ var kindChanges = []struct {
 		changeRow{field: "Pod.Roles", to: map[string]RoleOptions{"ps": {CPU: "5"}}, want: replaces},
 	)},
 	{base: func() Spec { return arenaPyTorchSpec() }, rows: append(slices.Clone(runPolicyChanges),
-		changeRow{field: "Name", to: "other", want: replaces},
-		changeRow{field: "Namespace", to: "other", want: replaces},
 		changeRow{field: "Command", to: []string{"torchrun", "other.py"}, want: replaces},
 		changeRow{field: "Workers", to: int32(3), want: replaces},
 		changeRow{field: "ProcsPerNode", to: int32(4), want: replaces},
@@ -123,8 +119,6 @@ var kindChanges = []struct {
 		changeRow{field: "Elastic", to: &PyTorchElastic{MinWorkers: 1, MaxWorkers: 4, RendezvousBackend: "c10d"}, want: replaces},
 	)},
 	{base: func() Spec { return seedElasticSpec() }, rows: []changeRow{
-		{field: "Name", to: "other", want: replaces},
-		{field: "Namespace", to: "other", want: replaces},
 		{field: "Launcher", to: LauncherTorchrun, want: replaces},
 		{field: "Script", to: "/other.py", want: replaces},
 		{field: "ScriptArgs", to: []string{"--epochs=3"}, want: replaces},
@@ -141,8 +135,6 @@ var kindChanges = []struct {
 		{field: "Pod.Roles", to: map[string]RoleOptions{EtcdRole: {Image: "quay.io/coreos/etcd:v3.5.0"}}, want: replaces},
 	}},
 	{base: func() Spec { return trainSpec() }, rows: []changeRow{
-		{field: "Name", to: "other", want: replaces},
-		{field: "Namespace", to: "other", want: replaces},
 		{field: "Runtime", to: RuntimeRef{Name: "mpi", Kind: ClusterTrainingRuntimeKind}, want: replaces},
 		{field: "Labels", to: map[string]string{"team": "speech"}, want: inPlace},
 		{field: "Annotations", to: map[string]string{"owner": "platform"}, want: inPlace},
