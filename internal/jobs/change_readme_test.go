@@ -142,3 +142,57 @@ func tableEffect(t *testing.T, kind, field string) effect {
 	t.Fatalf("no row for %s on %s", field, kind)
 	return ""
 }
+
+// liveAttributes are the attributes of the fields a kind may change on a running job besides
+// labels and annotations, by the field of each kind's spec (a TrainJob's own first).
+var liveAttributes = map[string][]string{
+	"suspend":                    {"Suspend", "RunPolicy.Suspend"},
+	"queue_name":                 {"QueueName", "RunPolicy.QueueName"},
+	"clean_pod_policy":           {"RunPolicy.CleanPodPolicy"},
+	"ttl_seconds_after_finished": {"RunPolicy.TTLSecondsAfterFinished"},
+	"backoff_limit":              {"RunPolicy.BackoffLimit"},
+	"active_deadline_seconds":    {"ActiveDeadlineSeconds", "RunPolicy.ActiveDeadlineSeconds"},
+	"etcd_network_policy":        {"EtcdNetworkPolicy"},
+}
+
+// Each job resource's page says which of those change the running job in place, as its kind's
+// table does: one the page names in place is in place there, and one in place there is named.
+func TestEachResourcePageSaysWhatChangesInPlaceAsItsKindDoes(t *testing.T) {
+	for _, kc := range kindChanges {
+		kind := kc.base().Kind().Name
+		raw, err := os.ReadFile("../../templates/resources/" + kind + "_job.md.tmpl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var said []string
+		for _, line := range strings.Split(string(raw), "\n") {
+			if strings.HasPrefix(line, "- **In place.**") {
+				said = append(said, line)
+				continue
+			}
+			for _, sentence := range strings.SplitAfter(line, ". ") {
+				if strings.Contains(sentence, "changes in place") {
+					said = append(said, sentence)
+				}
+			}
+		}
+		text := strings.Join(said, "\n")
+		fields := map[string]bool{}
+		for _, row := range append(slices.Clone(podChanges), kc.rows...) {
+			fields[row.field] = true
+		}
+		for attribute, candidates := range liveAttributes {
+			i := slices.IndexFunc(candidates, func(f string) bool { return fields[f] })
+			if i < 0 {
+				continue
+			}
+			named := strings.Contains(text, "`"+attribute+"`") && !strings.Contains(text, "but `"+attribute+"`")
+			switch live := tableEffect(t, kind, candidates[i]) == inPlace; {
+			case live && !named:
+				t.Errorf("training_%s_job: %s changes the running job in place, which its page does not say", kind, attribute)
+			case !live && named:
+				t.Errorf("training_%s_job: its page says %s changes in place; it replaces the job", kind, attribute)
+			}
+		}
+	}
+}
