@@ -81,7 +81,8 @@ func countAttribute(k *jobs.Kind) string {
 // compareAttributes compares the state's job with the job of the state and each changed
 // attribute of the plan (jobs.Compare): forcing are those whose change replaces the job, and
 // rescale the in-place rescale of the count's change. An attribute whose planned value is not
-// known yet is compared as unset, and forces a replacement when that does or cannot be told; one
+// known yet is compared as unset, and forces a replacement unless unset changes only what a running
+// job takes (when unset changes nothing, what the value will change cannot be told); one
 // the provider computes, and the configuration leaves unset, is the provider's to fill in. A plan
 // whose changes are all known is compared whole too, which decides where they together do
 // otherwise than each alone: a variable moved from env to sensitive_env changes no pod.
@@ -102,7 +103,8 @@ func (r *jobResource) compareAttributes(ctx context.Context, req resource.Modify
 			// Tolerations that only change their spelling or order tolerate the same taints.
 			continue
 		}
-		if !v.IsFullyKnown() {
+		unknown := !v.IsFullyKnown()
+		if unknown {
 			if c, ok := config[name]; ok && c.IsNull() {
 				continue
 			}
@@ -113,6 +115,10 @@ func (r *jobResource) compareAttributes(ctx context.Context, req resource.Modify
 		}
 		change, err := r.compareWith(ctx, req.State, prior, map[string]tftypes.Value{name: v}, old)
 		switch {
+		case unknown && err == nil && !change.Replaces() && change.Patch == nil && change.Rescale == nil:
+			// Unset changes nothing here, so it cannot tell what the value will change.
+			tflog.Debug(ctx, "a value known only after apply replaces the job", map[string]any{"attribute": name})
+			forcing = append(forcing, name)
 		case err != nil:
 			tflog.Debug(ctx, "a change the comparison cannot tell replaces the job", map[string]any{"attribute": name, "error": err.Error()})
 			forcing = append(forcing, name)

@@ -18,9 +18,10 @@ import (
 )
 
 // changePlan is the plan request of a job of the resource whose state is the job spec builds
-// (with that status), changed by change: the state, the plan and the configuration (the plan).
+// (with that status, and the attributes set, read as an import would not), changed by change: the
+// state, the plan and the configuration (the plan).
 func changePlan(t *testing.T, newResource func() resource.Resource, spec jobs.Spec, status string,
-	change func(plan map[string]tftypes.Value)) (*jobResource, resource.ModifyPlanRequest) {
+	change func(plan map[string]tftypes.Value), set ...func(state map[string]tftypes.Value)) (*jobResource, resource.ModifyPlanRequest) {
 	t.Helper()
 	ctx := context.Background()
 	r, ok := newResource().(interface{ base() *jobResource })
@@ -57,7 +58,12 @@ func changePlan(t *testing.T, newResource func() resource.Resource, spec jobs.Sp
 	if err := state.Raw.As(&stated); err != nil {
 		t.Fatal(err)
 	}
-	planned := maps.Clone(stated) // As hands out the value's own map
+	stated = maps.Clone(stated) // As hands out the value's own map
+	for _, s := range set {
+		s(stated)
+	}
+	state.Raw = tftypes.NewValue(typ, stated)
+	planned := maps.Clone(stated)
 	change(planned)
 	raw := tftypes.NewValue(typ, planned)
 	return r.base(), resource.ModifyPlanRequest{State: state, Plan: tfsdk.Plan{Schema: s.Schema, Raw: raw},
@@ -108,6 +114,7 @@ func TestThePlanReplacesForExactlyTheAttributesTheComparisonSays(t *testing.T) {
 		forcing []string
 		rescale bool
 		err     string
+		set     func(map[string]tftypes.Value)
 	}{
 		{name: "elastic count", spec: elastic, status: jobs.Running, change: count(3), rescale: true},
 		{name: "plain count", spec: mpi, status: jobs.Running, change: count(3), forcing: []string{"worker_count"}},
@@ -130,16 +137,28 @@ func TestThePlanReplacesForExactlyTheAttributesTheComparisonSays(t *testing.T) {
 		{name: "an image known after apply", spec: mpi, status: jobs.Running, change: func(p map[string]tftypes.Value) {
 			p["image"] = tftypes.NewValue(tftypes.String, tftypes.UnknownValue)
 		}, forcing: []string{"image"}},
+		{name: "gpus known after apply, unset as in state", spec: mpi, status: jobs.Running, change: func(p map[string]tftypes.Value) {
+			p["gpus"] = tftypes.NewValue(tftypes.Number, tftypes.UnknownValue)
+		}, forcing: []string{"gpus"}},
+		// Unset, the labels would go, which a running job takes: whatever they become, it does.
 		{name: "labels known after apply", spec: mpi, status: jobs.Running, change: func(p map[string]tftypes.Value) {
 			p["labels"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, tftypes.UnknownValue)
-		}},
+		}, set: func(s map[string]tftypes.Value) { s["labels"] = tfStringMap("team", "a") }},
+		// Unset as in state, they change nothing: what the value will change cannot be told.
+		{name: "labels known after apply where there were none", spec: mpi, status: jobs.Running, change: func(p map[string]tftypes.Value) {
+			p["labels"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, tftypes.UnknownValue)
+		}, forcing: []string{"labels"}},
 		{name: "what only Terraform holds", spec: mpi, status: jobs.Running, change: func(p map[string]tftypes.Value) {
 			p["wait_for"] = tftypes.NewValue(tftypes.String, "succeeded")
 			p["protect_running"] = tftypes.NewValue(tftypes.Bool, true)
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r, req := changePlan(t, newMPIJobResource, c.spec, c.status, c.change)
+			var set []func(map[string]tftypes.Value)
+			if c.set != nil {
+				set = append(set, c.set)
+			}
+			r, req := changePlan(t, newMPIJobResource, c.spec, c.status, c.change, set...)
 			resp := &resource.ModifyPlanResponse{Plan: req.Plan}
 			p := r.plan(context.Background(), req, resp)
 			var got []string
