@@ -85,17 +85,25 @@ func countAttribute(k *jobs.Kind) string {
 // job takes (when unset changes nothing, what the value will change cannot be told); one
 // the provider computes, and the configuration leaves unset, is the provider's to fill in. A plan
 // whose changes are all known is compared whole too, which decides where they together do
-// otherwise than each alone: a variable moved from env to sensitive_env changes no pod.
+// otherwise than each alone: a variable moved from env to sensitive_env changes no pod. A state
+// whose job cannot be built cannot be changed in place: every change replaces it.
 func (r *jobResource) compareAttributes(ctx context.Context, req resource.ModifyPlanRequest, prior jobModel) (forcing []string, rescale *jobs.Rescale) {
-	old, diags := prior.spec(ctx)
-	if diags.HasError() {
-		return nil, nil
-	}
 	var state, plan, config map[string]tftypes.Value
 	if req.State.Raw.As(&state) != nil || req.Plan.Raw.As(&plan) != nil || req.Config.Raw.As(&config) != nil {
 		return nil, nil
 	}
 	computed := computedOnly(req.Plan.Schema.GetAttributes())
+	old, diags := prior.spec(ctx)
+	if diags.HasError() {
+		tflog.Debug(ctx, "the state's job cannot be built: every change replaces it", map[string]any{"error": diagError(diags).Error()})
+		for name, v := range plan {
+			if !computed[name] && !v.Equal(state[name]) {
+				forcing = append(forcing, name)
+			}
+		}
+		slices.Sort(forcing)
+		return forcing, nil
+	}
 	// whole is every change the user's attributes make, when all are known.
 	whole, known := map[string]tftypes.Value{}, true
 	for name, v := range plan {

@@ -148,6 +148,18 @@ func TestThePlanReplacesForExactlyTheAttributesTheComparisonSays(t *testing.T) {
 		{name: "labels known after apply where there were none", spec: mpi, status: jobs.Running, change: func(p map[string]tftypes.Value) {
 			p["labels"] = tftypes.NewValue(tftypes.Map{ElementType: tftypes.String}, tftypes.UnknownValue)
 		}, forcing: []string{"labels"}},
+		// A state whose job cannot be built (bounds that cannot hold) cannot be updated in place.
+		{name: "a state that does not build", spec: elastic, status: jobs.Running, change: func(p map[string]tftypes.Value) {
+			p["labels"] = tfStringMap("team", "b")
+		}, set: func(s map[string]tftypes.Value) {
+			typ, _ := s["elastic"].Type().(tftypes.Object)
+			bounds := map[string]tftypes.Value{}
+			for a, at := range typ.AttributeTypes {
+				bounds[a] = tftypes.NewValue(at, nil)
+			}
+			bounds["min_workers"], bounds["max_workers"] = tftypes.NewValue(tftypes.Number, 5), tftypes.NewValue(tftypes.Number, 2)
+			s["elastic"] = tftypes.NewValue(typ, bounds)
+		}, forcing: []string{"labels"}},
 		{name: "what only Terraform holds", spec: mpi, status: jobs.Running, change: func(p map[string]tftypes.Value) {
 			p["wait_for"] = tftypes.NewValue(tftypes.String, "succeeded")
 			p["protect_running"] = tftypes.NewValue(tftypes.Bool, true)
