@@ -87,17 +87,8 @@ func normalJSON(v any) any {
 	return out
 }
 
-// valueAt is the value at a dotted path of maps, or nil.
-func valueAt(v any, path string) any {
-	for _, key := range strings.Split(path, ".") {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return nil
-		}
-		v = m[key]
-	}
-	return v
-}
+// valueAt is the value at a dotted path of maps, or nil (valueAtPath).
+func valueAt(v any, path string) any { return valueAtPath(v, strings.Split(path, ".")) }
 
 // withoutPodTemplates is a copy of a job object whose roles' pod templates (k.templates) are
 // empty: they are compared role by role.
