@@ -171,6 +171,19 @@ func (r *jobResource) compareWith(ctx context.Context, s tfsdk.State, prior jobM
 	return jobs.Compare(old, spec)
 }
 
+// computedOnly names the attributes that only the provider sets.
+func computedOnly[A interface {
+	IsComputed() bool
+	IsOptional() bool
+	IsRequired() bool
+}](attributes map[string]A) map[string]bool {
+	out := map[string]bool{}
+	for name, a := range attributes {
+		out[name] = a.IsComputed() && !a.IsOptional() && !a.IsRequired()
+	}
+	return out
+}
+
 // diagError is the first error of diags.
 func diagError(diags diag.Diagnostics) error {
 	for _, d := range diags.Errors() {

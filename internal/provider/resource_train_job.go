@@ -63,19 +63,6 @@ func (m *trainJobModel) workers() *types.Int64 { return &m.NumNodes }
 
 func (m *trainJobModel) suspended() bool { return m.Suspend.ValueBool() }
 
-// computedOnly names the attributes that only the provider sets.
-func computedOnly[A interface {
-	IsComputed() bool
-	IsOptional() bool
-	IsRequired() bool
-}](attributes map[string]A) map[string]bool {
-	out := map[string]bool{}
-	for name, a := range attributes {
-		out[name] = a.IsComputed() && !a.IsOptional() && !a.IsRequired()
-	}
-	return out
-}
-
 func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	own := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-launcher-0")},
