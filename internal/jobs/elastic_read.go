@@ -61,9 +61,10 @@ func readElasticSpec(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 		spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode, spec.EtcdNetworkPolicy = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode, in.EtcdNetworkPolicy
 	}
 	spec.Pod.Labels, _ = userLabels(f.Labels)
-	spec.Pod.Annotations, spec.Pod.SensitiveEnv = userAnnotations(f.Annotations), sensitiveEnv(f.Annotations)
+	spec.Pod.Annotations = userAnnotations(f.Annotations)
 	spec.Pod.Checkpoint = checkpointOf(f.Annotations)
 	withoutCheckpointEnv(&spec.Pod)
+	readSensitiveEnv(&spec.Pod, f.Labels, f.Annotations)
 	spec.Workers = worker.TaskNumber
 	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
 	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)

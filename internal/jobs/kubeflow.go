@@ -186,9 +186,10 @@ func readKubeflowWorkers(k *Kind, meta metav1.ObjectMeta, policy runPolicy, repl
 	w.Pod.Spread = k.readSpread(worker.Template, meta.Name, WorkerRole)
 	var queue string
 	w.Pod.Labels, queue = userLabels(meta.Labels)
-	w.Pod.Annotations, w.Pod.SensitiveEnv = userAnnotations(meta.Annotations), sensitiveEnv(meta.Annotations)
+	w.Pod.Annotations = userAnnotations(meta.Annotations)
 	w.Pod.Checkpoint = checkpointOf(meta.Annotations)
 	withoutCheckpointEnv(&w.Pod)
+	readSensitiveEnv(&w.Pod, meta.Labels, meta.Annotations)
 	w.RunPolicy = readRunPolicy(policy, queue)
 	if len(worker.Template.Spec.Containers) > 0 {
 		w.Command = worker.Template.Spec.Containers[0].Command

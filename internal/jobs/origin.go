@@ -47,12 +47,20 @@ func jobAnnotations(o PodOptions) map[string]string {
 	return annotations
 }
 
-// sensitiveEnv reads back the names jobAnnotations recorded; nil if none.
-func sensitiveEnv(annotations map[string]string) []string {
-	if v := annotations[SensitiveEnvAnnotation]; v != "" {
-		return strings.Split(v, ",")
+// readSensitiveEnv sets which of the pods' inline variables are sensitive, as the job object
+// records them (jobAnnotations). A job this provider did not make records none, and any of its
+// inline values may be a credential someone wrote there: all of them are taken as sensitive, so
+// that an import never shows one in clear. Call it once o.Env holds the job's own variables.
+func readSensitiveEnv(o *PodOptions, labels, annotations map[string]string) {
+	o.SensitiveEnv = nil
+	switch {
+	case labels[ManagedByLabel] != ManagedByValue:
+		if len(o.Env) > 0 {
+			o.SensitiveEnv = slices.Sorted(maps.Keys(o.Env))
+		}
+	case annotations[SensitiveEnvAnnotation] != "":
+		o.SensitiveEnv = strings.Split(annotations[SensitiveEnvAnnotation], ",")
 	}
-	return nil
 }
 
 // StampRequest labels obj as this provider's and records its request hash and the create call's

@@ -1,6 +1,8 @@
 package jobs
 
 import (
+	"maps"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -82,6 +84,41 @@ func TestSystemKey(t *testing.T) {
 	} {
 		if SystemKey(key) != system {
 			t.Errorf("SystemKey(%q) = %v, want %v", key, !system, system)
+		}
+	}
+}
+
+// A job this provider did not make (kubectl's, Arena's) records no sensitive variables, and any
+// of its inline values may be a credential someone wrote there: read, every variable counts as
+// sensitive, so that an import never shows a value in clear. This provider's own jobs read back
+// exactly what they record.
+func TestAJobMadeElsewhereReadsEveryInlineVariableAsSensitive(t *testing.T) {
+	for _, k := range Kinds() {
+		ex := kindExamples[k]
+		spec := ex.spec(false)
+		obj, _, err := spec.Build()
+		if err != nil {
+			t.Fatalf("kind %s: %v", k.Name, err)
+		}
+		own, err := ex.read(obj)
+		if err != nil {
+			t.Fatalf("kind %s: %v", k.Name, err)
+		}
+		if got := own.Pods().SensitiveEnv; !slices.Equal(got, []string{sensitiveName}) {
+			t.Errorf("kind %s: its own job's sensitive variables read back as %v, want [%s]", k.Name, got, sensitiveName)
+		}
+		elsewhere := obj.DeepCopy()
+		labels, annotations := elsewhere.GetLabels(), elsewhere.GetAnnotations()
+		delete(labels, ManagedByLabel)
+		delete(annotations, SensitiveEnvAnnotation)
+		elsewhere.SetLabels(labels)
+		elsewhere.SetAnnotations(annotations)
+		read, err := ex.read(elsewhere)
+		if err != nil {
+			t.Fatalf("kind %s: %v", k.Name, err)
+		}
+		if got, want := read.Pods().SensitiveEnv, slices.Sorted(maps.Keys(spec.Pods().Env)); !slices.Equal(got, want) {
+			t.Errorf("kind %s: a job made elsewhere reads its sensitive variables as %v, want all of %v", k.Name, got, want)
 		}
 	}
 }

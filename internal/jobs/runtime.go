@@ -354,7 +354,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 		}
 	}
 	s.Pod.RequiredTopology, s.Pod.PreferredTopology = readTopology(runtimeTemplates(obj))
-	s.Pod.SensitiveEnv, s.Pod.Checkpoint = sensitiveEnv(r.Annotations), checkpointOf(r.Annotations)
+	s.Pod.Checkpoint = checkpointOf(r.Annotations)
 	withoutCheckpointEnv(&s.Pod)
 	if s.Framework == FrameworkMPI {
 		launcherOnly := maps.Clone(PRRTEEnv)
@@ -370,6 +370,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 			s.Pod.Env = nil
 		}
 	}
+	readSensitiveEnv(&s.Pod, r.Labels, r.Annotations)
 	return s, nil
 }
 

@@ -265,9 +265,10 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	}
 	t.Spec.Containers = []corev1.Container{c}
 	pod := readPodOptions(t)
-	pod.Labels, pod.Annotations, pod.SensitiveEnv = t.Labels, t.Annotations, sensitiveEnv(job.Annotations)
+	pod.Labels, pod.Annotations = t.Labels, t.Annotations
 	pod.Checkpoint = checkpointOf(job.Annotations)
 	withoutCheckpointEnv(&pod)
+	readSensitiveEnv(&pod, job.Labels, job.Annotations)
 	labels, queue := userLabels(job.Labels)
 	return TrainJobSpec{
 		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),

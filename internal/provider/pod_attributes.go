@@ -187,7 +187,9 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 		"sensitive_env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "env_secret"}},
 			MarkdownDescription: "Environment variables of " + role + " whose values must not show: Terraform hides them in plans and logs. " +
 				"They are still stored in the Terraform state and in the job object, as any inline value is; a credential belongs in a Secret, " +
-				"named by `env_secret` or `env_from_secrets`, whose value never passes through Terraform."},
+				"named by `env_secret` or `env_from_secrets`, whose value never passes through Terraform. An import of a job this provider " +
+				"did not make reads every inline variable here, so that no value shows in clear; a variable moved between `env` and " +
+				"`sensitive_env` with the same value changes the job in place and touches no pod."},
 		"env_secret": schema.MapNestedAttribute{Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "sensitive_env"}},
 			NestedObject: schema.NestedAttributeObject{Attributes: map[string]schema.Attribute{
 				"secret": schema.StringAttribute{Required: true, Validators: []validator.String{objectNameRule},

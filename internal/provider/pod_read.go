@@ -45,11 +45,16 @@ func (m *podModel) setFromPodOptions(ctx context.Context, o jobs.PodOptions) dia
 	m.Memory = sameQuantity(m.Memory, o.Memory)
 	m.ShmSize = sameQuantity(m.ShmSize, o.ShmSize)
 	m.ServiceAccountName = optionalString(o.ServiceAccountName)
-	// Variables the state has as sensitive stay so, and so do those the job object names as
-	// sensitive (the only way an import knows).
+	// A variable the state has keeps the form it has there (the values are the same either
+	// way); one it has not (an import's, or one added elsewhere) takes the object's word, which
+	// for a job made elsewhere is that every inline variable is sensitive (jobs.readSensitiveEnv).
 	plain, sensitive := map[string]string{}, map[string]string{}
 	for k, v := range o.Env {
-		if _, wasSensitive := priorSensitive[k]; wasSensitive || slices.Contains(o.SensitiveEnv, k) {
+		_, wasSensitive := priorSensitive[k]
+		if _, known := prior.Env[k]; !known {
+			wasSensitive = slices.Contains(o.SensitiveEnv, k)
+		}
+		if wasSensitive {
 			sensitive[k] = v
 		} else {
 			plain[k] = v
