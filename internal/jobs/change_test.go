@@ -47,6 +47,9 @@ var podChanges = []changeRow{
 	{field: "Pod.SensitiveEnv", to: []string{"EPOCHS"}, want: inPlace},
 	{field: "Pod.SecretEnv", to: map[string]SecretKey{"KEY": {Secret: "s", Key: "k"}}, want: replaces},
 	{field: "Pod.EnvFromSecrets", to: []string{"wandb"}, want: replaces, except: map[string]effect{"train": refused}},
+	// Pods take the job's write-only Secret whole: a job that starts taking it is replaced (a
+	// new version of its values, TestANewVersionOfTheWriteOnlyVariablesChangesTheJobInPlace).
+	{field: "Pod.WriteOnlyEnv", to: &WriteOnlyEnv{Secret: "job-write-only-env", Version: 1}, want: replaces, except: map[string]effect{"train": refused}},
 	// The job object's own labels and annotations; a TrainJob's pods' (its pod_labels).
 	{field: "Pod.Labels", to: map[string]string{"team": "speech"}, want: inPlace, except: map[string]effect{"train": replaces}},
 	{field: "Pod.Annotations", to: map[string]string{"owner": "platform"}, want: inPlace, except: map[string]effect{"train": replaces}},
@@ -316,6 +319,23 @@ func TestEveryKindSaysHowItsPodsStop(t *testing.T) {
 		base := kc.base()
 		if got := base.Kind().Stops(); got != want[base.Kind().Name] {
 			t.Errorf("%s: pods stop by %s, want %s", base.Kind().Name, got, want[base.Kind().Name])
+		}
+	}
+}
+
+// A new version of a job's write-only variables changes only the version the job object records:
+// the pods take the Secret whole, whatever its values, so the job changes in place; the values
+// are the provider's to write into the Secret.
+func TestANewVersionOfTheWriteOnlyVariablesChangesTheJobInPlace(t *testing.T) {
+	for _, kc := range kindChanges {
+		base := kc.base()
+		if base.Kind() == Train {
+			continue // refused: TestEveryFieldChangeDoesWhatItsKindSays
+		}
+		v1 := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 1})
+		v2 := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 2})
+		if got, c := effectOf(v1, v2); got != inPlace || !strings.Contains(string(c.Patch), WriteOnlyEnvAnnotation) {
+			t.Errorf("%s: a new version %s (%v, patch %s), want in place, recording the version", base.Kind().Name, got, c.Replace, c.Patch)
 		}
 	}
 }

@@ -65,6 +65,7 @@ func readElasticSpec(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 	spec.Pod.Checkpoint = checkpointOf(f.Annotations)
 	withoutCheckpointEnv(&spec.Pod)
 	readSensitiveEnv(&spec.Pod, f.Labels, f.Annotations)
+	readWriteOnlyEnv(&spec.Pod, f.Name, f.Annotations)
 	spec.Workers = worker.TaskNumber
 	spec.MaxRetryCount = worker.Task.RetryPolicy.MaxRetryCount
 	spec.PodGracefulDeletionTimeout = ptr.Deref(worker.Task.PodGracefulDeletionTimeoutSec, DefaultPodGracefulDeletionTimeout)

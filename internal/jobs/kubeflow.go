@@ -190,6 +190,7 @@ func readKubeflowWorkers(k *Kind, meta metav1.ObjectMeta, policy runPolicy, repl
 	w.Pod.Checkpoint = checkpointOf(meta.Annotations)
 	withoutCheckpointEnv(&w.Pod)
 	readSensitiveEnv(&w.Pod, meta.Labels, meta.Annotations)
+	readWriteOnlyEnv(&w.Pod, meta.Name, meta.Annotations)
 	w.RunPolicy = readRunPolicy(policy, queue)
 	if len(worker.Template.Spec.Containers) > 0 {
 		w.Command = worker.Template.Spec.Containers[0].Command

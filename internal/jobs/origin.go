@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,6 +36,12 @@ func jobAnnotations(o PodOptions) map[string]string {
 			annotations = map[string]string{}
 		}
 		annotations[CheckpointAnnotation] = c
+	}
+	if o.WriteOnlyEnv != nil {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations[WriteOnlyEnvAnnotation] = strconv.FormatInt(o.WriteOnlyEnv.Version, 10)
 	}
 	if len(o.SensitiveEnv) > 0 {
 		if annotations == nil {
@@ -112,6 +119,7 @@ func userAnnotations(annotations map[string]string) map[string]string {
 	delete(user, CreateIDAnnotation)
 	delete(user, ElasticInputsAnnotation)
 	delete(user, SensitiveEnvAnnotation)
+	delete(user, WriteOnlyEnvAnnotation)
 	delete(user, CheckpointAnnotation)
 	delete(user, PodMetadataAnnotation)
 	if len(user) == 0 {

@@ -65,6 +65,8 @@ type PodOptions struct {
 	// becomes a variable (envFrom).
 	SecretEnv          map[string]SecretKey
 	EnvFromSecrets     []string
+	// WriteOnlyEnv, when set, is the Secret of the job's write-only variables (writeonly.go).
+	WriteOnlyEnv *WriteOnlyEnv
 	Labels             map[string]string
 	Annotations        map[string]string
 	NodeSelector       map[string]string
@@ -283,6 +285,9 @@ func (o PodOptions) podTemplate(c container, restartPolicy corev1.RestartPolicy)
 	}
 	for _, secret := range o.EnvFromSecrets {
 		main.EnvFrom = append(main.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: secret}}})
+	}
+	if w := o.WriteOnlyEnv; w != nil {
+		main.EnvFrom = append(main.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: w.Secret}}})
 	}
 	_, set := o.Env[NvidiaVisibleDevices]
 	_, fromSecret := o.SecretEnv[NvidiaVisibleDevices]

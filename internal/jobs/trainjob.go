@@ -145,7 +145,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	switch {
 	case s.Nodes < 1:
 		return nil, fmt.Errorf("a TrainJob needs at least 1 node, not %d", s.Nodes)
-	case len(s.Pod.EnvFromSecrets) > 0:
+	case len(s.Pod.EnvFromSecrets) > 0 || s.Pod.WriteOnlyEnv != nil:
 		return nil, fmt.Errorf("a TrainJob cannot take env from whole Secrets: Trainer's API has no envFrom (name each variable's Secret key instead)")
 	case s.Pod.PriorityClassName != "":
 		return nil, fmt.Errorf("a TrainJob cannot set a priority class: Trainer's API has no place for it (set it in the runtime)")

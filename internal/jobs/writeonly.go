@@ -1,0 +1,42 @@
+package jobs
+
+import (
+	"slices"
+	"strconv"
+)
+
+// WriteOnlyEnv is the variables a job's pods are given write-only: their values are in a Secret
+// the job owns, which the provider writes at apply and never reads back, so they are in neither
+// this spec, the plan nor the state. The pods take every key of the Secret (envFrom); the
+// version, whose change has the provider write the Secret again, is recorded on the job object
+// (WriteOnlyEnvAnnotation) so that an import reads it back.
+type WriteOnlyEnv struct {
+	Secret  string
+	Version int64
+}
+
+const (
+	// WriteOnlyEnvAnnotation records, on the job object, the version of its write-only variables.
+	WriteOnlyEnvAnnotation = "training.kubetrain.io/write-only-env-version"
+	// WriteOnlyEnvLabel names, on the Secret that holds a job's write-only variables, the job;
+	// the provider writes or deletes only a Secret that carries it.
+	WriteOnlyEnvLabel = "training.kubetrain.io/write-only-env-of"
+)
+
+// WriteOnlyEnvSecret is the name of the Secret that holds the write-only variables of job.
+func WriteOnlyEnvSecret(job string) string { return job + "-write-only-env" }
+
+// readWriteOnlyEnv takes the Secret of the job's write-only variables out of the pods' whole
+// Secrets, when the job object records a version of them.
+func readWriteOnlyEnv(o *PodOptions, job string, annotations map[string]string) {
+	version, err := strconv.ParseInt(annotations[WriteOnlyEnvAnnotation], 10, 64)
+	secret := WriteOnlyEnvSecret(job)
+	if err != nil || !slices.Contains(o.EnvFromSecrets, secret) {
+		return
+	}
+	o.WriteOnlyEnv = &WriteOnlyEnv{Secret: secret, Version: version}
+	o.EnvFromSecrets = slices.DeleteFunc(slices.Clone(o.EnvFromSecrets), func(s string) bool { return s == secret })
+	if len(o.EnvFromSecrets) == 0 {
+		o.EnvFromSecrets = nil
+	}
+}

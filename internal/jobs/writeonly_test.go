@@ -1,0 +1,54 @@
+package jobs
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// Every kind but the TrainJob (whose API has no envFrom) gives every container that takes the
+// job's variables its write-only Secret whole, records the version on the job object, and reads both back; the
+// Secret is not read back as one of the user's whole Secrets.
+func TestTheWriteOnlyVariablesReadBackAsTheirVersion(t *testing.T) {
+	for _, k := range Kinds() {
+		ex := kindExamples[k]
+		base := ex.spec(false)
+		plain, _, err := base.Build()
+		if err != nil {
+			t.Fatalf("kind %s: %v", k.Name, err)
+		}
+		w := &WriteOnlyEnv{Secret: WriteOnlyEnvSecret(plain.GetName()), Version: 7}
+		spec := withField(t, base, "Pod.WriteOnlyEnv", w)
+		obj, _, err := spec.Build()
+		if k == Train {
+			if err == nil {
+				t.Errorf("a TrainJob takes write-only variables its API has no place for")
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("kind %s: %v", k.Name, err)
+		}
+		if got := obj.GetAnnotations()[WriteOnlyEnvAnnotation]; got != "7" {
+			t.Errorf("kind %s: the job object records version %q, want 7", k.Name, got)
+		}
+		raw, err := obj.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every container that takes the job's variables takes the Secret (a companion, the
+		// elastic job's etcd, takes neither).
+		n, want := strings.Count(string(raw), `"secretRef":{"name":"`+w.Secret+`"}`), strings.Count(string(raw), `"name":"`+sensitiveName+`"`)
+		if n == 0 || n != want {
+			t.Errorf("kind %s: %d containers take the Secret, want the %d that take the job's variables:\n%s", k.Name, n, want, raw)
+		}
+		read, err := ex.read(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(w, read.Pods().WriteOnlyEnv); diff != "" || len(read.Pods().EnvFromSecrets) != len(base.Pods().EnvFromSecrets) {
+			t.Errorf("kind %s: read back otherwise (-built +read):\n%s\nwhole Secrets %v", k.Name, diff, read.Pods().EnvFromSecrets)
+		}
+	}
+}
