@@ -27,7 +27,7 @@ func TestNoRequestHandedToTheFrameworkIsHeldOnceAnswered(t *testing.T) {
 	s.init(ctx)
 	const job = "training_mpi_job"
 	shape := s.reads[job]
-	state := shortcutstest.Sample(shape.state, 0)
+	state := stored(shortcutstest.Sample(shape.state, 0), shape.writeOnly)
 	prior, err := tfprotov6.NewDynamicValue(shape.state, state)
 	if err != nil {
 		t.Fatal(err)

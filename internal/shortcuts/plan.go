@@ -25,6 +25,9 @@ type planShape struct {
 	// saying whether it keeps it.
 	modifiers []func(ctx context.Context, config tfsdk.Config, state tfsdk.State) bool
 	schema    schema.Schema
+	// writeOnly are the write-only attributes: a prior state that holds one (Terraform never
+	// stores them) is planned by the framework, which nulls it.
+	writeOnly []string
 }
 
 // attrDefault is an attribute's default and those of the attributes inside it.
@@ -89,7 +92,7 @@ func (p *planShape) plan(ctx context.Context, req *tfprotov6.PlanResourceChangeR
 		return nil, false
 	}
 	state, err := proposed.Unmarshal(p.state)
-	if err != nil || state.IsNull() {
+	if err != nil || state.IsNull() || holdsWriteOnly(state, p.writeOnly) {
 		return nil, false
 	}
 	config, err := req.Config.Unmarshal(p.state)
@@ -222,7 +225,7 @@ func shapeOf(ctx context.Context, typeName string, r resource.Resource) (name st
 	if sch.Diagnostics.HasError() {
 		return meta.TypeName, nil, fmt.Errorf("schema: %v", sch.Diagnostics)
 	}
-	shape = &planShape{state: sch.Schema.Type().TerraformType(ctx), schema: sch.Schema}
+	shape = &planShape{state: sch.Schema.Type().TerraformType(ctx), schema: sch.Schema, writeOnly: writeOnlyOf(sch.Schema)}
 	if shape.defaults, err = defaultsOf(ctx, sch.Schema.Attributes, sch.Schema.Blocks, ""); err != nil {
 		return meta.TypeName, nil, err
 	}

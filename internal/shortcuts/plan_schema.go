@@ -73,7 +73,12 @@ func attributeDefault(ctx context.Context, a schema.Attribute, p string, nested 
 		}
 	}
 	if a.IsWriteOnly() {
-		return nil, fmt.Errorf("%s is write-only", p)
+		// Terraform proposes it null, and the framework plans it null: it has no default, and a
+		// proposal that is the prior state keeps it null.
+		if nested {
+			return nil, fmt.Errorf("%s is write-only", p)
+		}
+		return nil, nil
 	}
 	d := &attrDefault{}
 	value, err := staticDefault(ctx, a, p)

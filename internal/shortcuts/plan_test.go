@@ -98,7 +98,7 @@ func TestAnUnchangedJobIsPlannedAsTheFrameworkPlansIt(t *testing.T) {
 
 		// A state the configuration plans unchanged: a sample of every attribute, with what the
 		// framework plans known in place of the sample's (the dependents the name wants).
-		sampled := shortcutstest.Sample(shape.state, 0)
+		sampled := stored(shortcutstest.Sample(shape.state, 0), shape.writeOnly)
 		config := configOf(sch.Schema.Attributes, sch.Schema.Blocks, sampled)
 		_, planned := plan("a sampled state", false, config, sampled)
 		state := knownOf(sampled, planned)

@@ -40,7 +40,7 @@ func unchangedStates(t *testing.T) map[string]unchanged {
 		r.Metadata(ctx, resource.MetadataRequest{ProviderTypeName: "training"}, &meta)
 		var sch resource.SchemaResponse
 		r.Schema(ctx, resource.SchemaRequest{}, &sch)
-		state := shortcutstest.Sample(sch.Schema.Type().TerraformType(ctx), 0)
+		state := stored(shortcutstest.Sample(sch.Schema.Type().TerraformType(ctx), 0), writeOnlyOf(sch.Schema))
 		out[meta.TypeName] = unchanged{r, sch.Schema, configOf(sch.Schema.Attributes, sch.Schema.Blocks, state), state}
 	}
 	return out

@@ -21,8 +21,9 @@ import (
 // equality, for write-only attributes to null, and for null blocks to make empty lists, each
 // step of each walk finding the attribute's schema again from the root (copying every
 // attribute map on the way) and building its type anew. In a plan of 100 jobs with refresh that
-// was most of the provider's CPU. A job's schema has no semantic equality and no write-only
-// attribute, so the first two walks change nothing; the third is done here over the blocks
+// was most of the provider's CPU. A job's schema has no semantic equality, and its write-only
+// attributes are top-level ones that its Read leaves null (a state that holds one is left to the
+// framework), so the first two walks change nothing; the third is done here over the blocks
 // alone. directRead answers such a refresh with the job's Read and nothing more, where the
 // framework's answer is certain to be the same; anything else goes to the framework.
 
@@ -36,6 +37,9 @@ type readShape struct {
 	// blocks are the schema's list blocks, each with the blocks of its objects: a null one is
 	// answered as an empty list, as the framework answers it.
 	blocks map[string]*blockShape
+	// writeOnly are the schema's write-only attributes, all top-level (validate's walkable holds
+	// that): a state in which one is not null is answered by the framework, which nulls it.
+	writeOnly []string
 }
 
 // blockShape is a block and the blocks inside its objects.
@@ -67,7 +71,7 @@ func readShapeOf(ctx context.Context, newResource func() resource.Resource, sch 
 	return &readShape{
 		newResource: newResource, schema: sch, state: sch.Type().TerraformType(ctx),
 		identity: ids.IdentitySchema, identityTyp: ids.IdentitySchema.Type().TerraformType(ctx),
-		blocks: blocks,
+		blocks: blocks, writeOnly: writeOnlyOf(sch),
 	}, nil
 }
 
@@ -111,7 +115,7 @@ func (s *readShape) read(ctx context.Context, data any, req *tfprotov6.ReadResou
 		return nil, false
 	}
 	diags, ok := protoDiagnostics(readResp.Diagnostics)
-	if !ok {
+	if !ok || s.holdsWriteOnly(readResp.State.Raw) {
 		return nil, false
 	}
 	newState, err := tfprotov6.NewDynamicValue(s.state, emptyNullBlocks(readResp.State.Raw, s.blocks))
@@ -140,7 +144,7 @@ func (s *readShape) upgrade(req *tfprotov6.UpgradeResourceStateRequest) (*tfprot
 		return nil, false // a state written by Terraform 0.11 (Flatmap) goes to the framework
 	}
 	v, err := stateFromJSON(req.RawState.JSON, s.state)
-	if err != nil {
+	if err != nil || s.holdsWriteOnly(v) {
 		return nil, false
 	}
 	upgraded, err := tfprotov6.NewDynamicValue(s.state, emptyNullBlocks(v, s.blocks))
@@ -148,6 +152,38 @@ func (s *readShape) upgrade(req *tfprotov6.UpgradeResourceStateRequest) (*tfprot
 		return nil, false
 	}
 	return &tfprotov6.UpgradeResourceStateResponse{UpgradedState: &upgraded}, true
+}
+
+// holdsWriteOnly says whether the state v holds a value of a write-only attribute, which the
+// framework would null.
+func (s *readShape) holdsWriteOnly(v tftypes.Value) bool { return holdsWriteOnly(v, s.writeOnly) }
+
+// writeOnlyOf are the names of the write-only attributes of sch (top-level; see walkable).
+func writeOnlyOf(sch schema.Schema) []string {
+	var names []string
+	for name, a := range sch.Attributes {
+		if a.IsWriteOnly() {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// holdsWriteOnly says whether the object v holds a value of one of the write-only attributes.
+func holdsWriteOnly(v tftypes.Value, writeOnly []string) bool {
+	if len(writeOnly) == 0 || !v.IsKnown() || v.IsNull() {
+		return false
+	}
+	var vals map[string]tftypes.Value
+	if err := v.As(&vals); err != nil {
+		return true
+	}
+	for _, name := range writeOnly {
+		if a, ok := vals[name]; ok && !a.IsNull() {
+			return true
+		}
+	}
+	return false
 }
 
 // configured is r configured with data, as the framework configures a resource before each

@@ -52,7 +52,7 @@ func TestAStoredJobStateIsDecodedAsTheFrameworkDecodesIt(t *testing.T) {
 	}
 	_, reads, _ := planShapes(ctx, p)
 	for name, shape := range reads {
-		full := shortcutstest.As[map[string]any](t, jsonOf(shortcutstest.Sample(shape.state, 0)))
+		full := shortcutstest.As[map[string]any](t, jsonOf(stored(shortcutstest.Sample(shape.state, 0), shape.writeOnly)))
 		states := map[string]map[string]any{"every attribute set": full}
 		for block, b := range shape.blocks {
 			if b.list {
@@ -119,7 +119,7 @@ func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
 	}
 	_, reads, _ := planShapes(ctx, training.New("test")())
 	for name, shape := range reads {
-		full := shortcutstest.Sample(shape.state, 0)
+		full := stored(shortcutstest.Sample(shape.state, 0), shape.writeOnly)
 		states := map[string]tftypes.Value{"every attribute set": full}
 		for block, b := range shape.blocks {
 			if b.list {
@@ -142,6 +142,18 @@ func TestARefreshIsAnsweredAsTheFrameworkAnswersIt(t *testing.T) {
 					t.Errorf("%s, %s: left to the framework", name, what)
 				}
 				shortcutstest.CompareReads(t, name+", "+what, typesOf(shape), want, got)
+			}
+		}
+		// A state that holds a write-only value (Terraform never stores one) is the framework's
+		// to answer: it nulls the value.
+		if len(shape.writeOnly) > 0 {
+			held := shortcutstest.Sample(shape.state, 0)
+			req := shortcutstest.ReadRequest(t, name, typesOf(shape), held, nil)
+			if _, ok := short.reads[name].read(ctx, short.resourceData(), req); ok {
+				t.Errorf("%s: a refresh of a state holding a write-only value is answered apart from the framework", name)
+			}
+			if _, ok := short.shapes[name].plan(ctx, &tfprotov6.PlanResourceChangeRequest{PriorState: req.CurrentState, ProposedNewState: req.CurrentState, Config: req.CurrentState}); ok {
+				t.Errorf("%s: the plan of a state holding a write-only value is answered apart from the framework", name)
 			}
 		}
 	}
@@ -221,4 +233,12 @@ func newResourceNamed(ctx context.Context, p provider.Provider, name string) fun
 // typesOf are the state and identity types of a read shape.
 func typesOf(s *readShape) shortcutstest.Types {
 	return shortcutstest.Types{State: s.state, Identity: s.identityTyp}
+}
+
+// stored is the sampled state v as Terraform stores it: its write-only attributes null.
+func stored(v tftypes.Value, writeOnly []string) tftypes.Value {
+	for _, name := range writeOnly {
+		v = shortcutstest.WithAttribute(v, name, tftypes.NewValue(shortcutstest.Attributes(v)[name].Type(), nil))
+	}
+	return v
 }

@@ -30,8 +30,10 @@ const (
 	readOnlySummary = "Invalid Configuration for Read-Only Attribute"
 	readOnlyDetail  = "Cannot set value for this attribute as the provider has marked it as read-only. Remove the configuration line setting the value.\n\n" +
 		"Refer to the provider documentation or contact the provider developers for additional information about configurable and read-only attributes that are supported."
-	requiredSummary = "Missing Configuration for Required Attribute"
-	requiredDetail  = "Must set a configuration value for the %s attribute as the provider has marked it as required.\n\n" +
+	writeOnlySummary = "WriteOnly Attribute Not Allowed"
+	writeOnlyDetail  = "The resource contains a non-null value for WriteOnly attribute %s. Write-only attributes are only supported in Terraform 1.11 and later."
+	requiredSummary  = "Missing Configuration for Required Attribute"
+	requiredDetail   = "Must set a configuration value for the %s attribute as the provider has marked it as required.\n\n" +
 		"Refer to the provider documentation or contact the provider developers for additional information about configurable attributes that are required."
 )
 
@@ -80,6 +82,9 @@ func (w *schemaWalk) attribute(p path.Path, e path.Expression, a schema.Attribut
 	}
 	if a.IsRequired() && null {
 		w.diags.AddAttributeError(p, requiredSummary, fmt.Sprintf(requiredDetail, p.String()))
+	}
+	if !w.caps.WriteOnlyAttributesAllowed && a.IsWriteOnly() && !null {
+		w.diags.AddAttributeError(p, writeOnlySummary, fmt.Sprintf(writeOnlyDetail, p.String()))
 	}
 	w.validators(p, e, a, av)
 	switch a := a.(type) {

@@ -16,17 +16,19 @@
 // framework), the server answers:
 //
 //   - ValidateResourceConfig: the schema's validators, then the resource's config validators
-//     and ValidateConfig, in the framework's order, with its requests and diagnostics
-//     (validate.go, schema_walk.go).
+//     and ValidateConfig, in the framework's order, with its requests and diagnostics, and its
+//     refusal of a write-only value from a Terraform that cannot send one (validate.go,
+//     schema_walk.go).
 //   - ReadResource, a refresh with no private state: the resource's own Read, its null list
-//     blocks made empty as the framework makes them; an error, a diagnostic at a path or a
-//     changed identity goes to the framework (read.go).
+//     blocks made empty as the framework makes them; an error, a diagnostic at a path, a
+//     changed identity or a state holding a write-only value (which the framework nulls) goes
+//     to the framework (read.go).
 //   - UpgradeResourceState at the schema's version: the stored JSON decoded as the framework
 //     decodes it; another version goes to the framework's upgraders (read.go, state_json.go).
 //   - PlanResourceChange whose proposal is byte for byte the prior state, when every attribute
 //     the configuration leaves unset holds its default and every plan modifier that may act
-//     keeps the plan without a diagnostic: the proposal, the prior private state and identity
-//     (plan.go, plan_schema.go). A warning a modifier adds sends the plan to the framework, so
+//     keeps the plan without a diagnostic, and no write-only attribute holds a value: the
+//     proposal, the prior private state and identity (plan.go, plan_schema.go). A warning a modifier adds sends the plan to the framework, so
 //     no diagnostic is dropped.
 //
 // Every other request goes to the framework, on a context it cannot hold once answered

@@ -41,12 +41,14 @@ func validateShapeOf(ctx context.Context, newResource func() resource.Resource, 
 }
 
 // walkable fails on what validate does not walk as the framework does: an attribute that is
-// neither required, optional nor computed, or write-only (the framework's errors for those are
-// left to it), an attribute whose validators are not of a kind handled here, a set block.
+// neither required, optional nor computed, or write-only and computed or both required and
+// optional (the framework's errors for those are left to it), a write-only attribute inside
+// another, an attribute whose validators are not of a kind handled here, a set block.
 func walkable(attrs map[string]schema.Attribute, blocks map[string]schema.Block, prefix string) error {
 	for name, a := range attrs {
 		at := prefix + name
-		if !a.IsRequired() && !a.IsOptional() && !a.IsComputed() || a.IsWriteOnly() {
+		if !a.IsRequired() && !a.IsOptional() && !a.IsComputed() ||
+			a.IsWriteOnly() && (a.IsComputed() || a.IsRequired() && a.IsOptional() || prefix != "") {
 			return fmt.Errorf("%s: not walked", at)
 		}
 		switch a := a.(type) {
