@@ -58,11 +58,17 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 		resp.Diagnostics.AddError("Invalid "+r.kind.Object, err.Error())
 		return
 	}
+	// The write-only variables' Secret is written before the job, so that its pods find it.
+	wo := spec.Pods().WriteOnlyEnv
+	if wo != nil && !r.writeJobSecret(ctx, req.Config, t, wo, nil, &resp.Diagnostics) {
+		return
+	}
 	young := youngerThan(timeout)
 	for i, d := range dependents {
 		if _, err := r.client.Create(ctx, services[i], d, young); err != nil {
 			resp.Diagnostics.AddError("Error creating "+services[i].String(), alreadyExistsDetail(services[i], importID, err))
 			r.removeUnowned(ctx, services[:i], &resp.Diagnostics)
+			r.deleteJobSecret(ctx, t, wo, &resp.Diagnostics)
 			return
 		}
 	}
@@ -70,6 +76,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	if err != nil {
 		resp.Diagnostics.AddError("Error creating "+t.String(), alreadyExistsDetail(t, importID, err))
 		r.removeUnowned(ctx, services, &resp.Diagnostics)
+		r.deleteJobSecret(ctx, t, wo, &resp.Diagnostics)
 		return
 	}
 	f.ID = types.StringValue(importID)
@@ -94,6 +101,12 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 				resp.Diagnostics.AddError("Error handing "+st.String()+" to its "+r.kind.Object, err.Error())
 				return
 			}
+		}
+	}
+	if wo != nil {
+		if err := r.client.OwnJobSecret(ctx, t.Namespace, t.Name, ownerReference(created)); err != nil {
+			resp.Diagnostics.AddError("Error handing the write-only variables' Secret to "+t.String(), err.Error())
+			return
 		}
 	}
 	if d, ok := m.(withDependents); ok {

@@ -150,6 +150,7 @@ func (r *jobResource) ModifyPlan(ctx context.Context, req resource.ModifyPlanReq
 	r.checkPlanned(ctx, req, resp, p)
 	r.warnDropped(ctx, resp, p)
 	warnReplacedTraining(ctx, resp, p)
+	warnNewWriteOnlyVersion(resp, p)
 	planStatus(ctx, resp, p)
 }
 

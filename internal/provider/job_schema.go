@@ -89,7 +89,7 @@ func jobSchema(ctx context.Context, s jobSchemaSpec) schema.Schema {
 	}
 	shared["tensorboard"] = tensorBoardAttribute()
 	shared["protect_running"] = protectRunningAttribute()
-	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles)), stoppingOf(s.kind)), statusAttributes(), s.own)
+	attributes := mergeAttributes(shared, podAttributes(s.roles, cmp.Or(s.metadata, jobMetadata(s.roles)), stoppingOf(s.kind)), writeOnlyEnvAttributes(s.roles), statusAttributes(), s.own)
 	for _, name := range s.without {
 		delete(attributes, name)
 	}

@@ -100,6 +100,11 @@ func podOptionsOf(ctx context.Context, m podParts) (jobs.PodOptions, diag.Diagno
 	if t, ok := m.(withPodTemplate); ok {
 		t.podTemplate().addTo(ctx, &o, &diags)
 	}
+	if w, ok := m.(withWriteOnlyEnv); ok {
+		if j, ok := m.(interface{ job() *jobFields }); ok {
+			w.writeOnlyEnv().addTo(j.job().Name.ValueString(), &o)
+		}
+	}
 	if r, ok := m.(withRoles); ok {
 		o.Roles = roleOptions(ctx, r.roles().Roles, &diags)
 	}
@@ -116,6 +121,9 @@ func setPodOf(ctx context.Context, m podParts, o jobs.PodOptions) diag.Diagnosti
 	diags := m.pod().setFromPodOptions(ctx, o)
 	if t, ok := m.(withPodTemplate); ok {
 		t.podTemplate().setFrom(ctx, o, &diags)
+	}
+	if w, ok := m.(withWriteOnlyEnv); ok {
+		w.writeOnlyEnv().setFrom(o)
 	}
 	return diags
 }
@@ -187,7 +195,8 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 		"sensitive_env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "env_secret"}},
 			MarkdownDescription: "Environment variables of " + role + " whose values must not show: Terraform hides them in plans and logs. " +
 				"They are still stored in the Terraform state and in the job object, as any inline value is; a credential belongs in a Secret, " +
-				"named by `env_secret` or `env_from_secrets`, whose value never passes through Terraform. An import of a job this provider " +
+				"named by `env_secret` or `env_from_secrets`, whose value never passes through Terraform, or in `sensitive_env_wo` (Terraform 1.11 " +
+				"and later; the job resources but `training_train_job`), which is in neither plan nor state. An import of a job this provider " +
 				"did not make reads every inline variable here, so that no value shows in clear; a variable moved between `env` and " +
 				"`sensitive_env` with the same value changes the job in place and touches no pod."},
 		"env_secret": schema.MapNestedAttribute{Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "sensitive_env"}},

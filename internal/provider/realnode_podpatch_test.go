@@ -13,14 +13,15 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
-// identityProgram waits for the sidecar's heartbeat, then prints who it runs as and what the
-// init container left, as one JSON line.
+// identityProgram waits for the sidecar's heartbeat, then prints who it runs as, what the
+// init container left and its write-only variable, as one JSON line.
 const identityProgram = `import json, os, time
 deadline = time.time() + 60
 while not os.path.exists("/shared/heartbeat") and time.time() < deadline:
     time.sleep(0.5)
 print(json.dumps({"event": "identity", "uid": os.getuid(), "gid": os.getgid(), "groups": sorted(os.getgroups()),
-    "fetched": open("/shared/fetched").read().strip(), "heartbeat": os.path.exists("/shared/heartbeat")}), flush=True)
+    "fetched": open("/shared/fetched").read().strip(), "heartbeat": os.path.exists("/shared/heartbeat"),
+    "write_only": os.environ.get("WRITE_ONLY_PROBE", "")}), flush=True)
 time.sleep(5)
 `
 
@@ -29,7 +30,8 @@ time.sleep(5)
 // a native sidecar that keeps a heartbeat there, and the security context Pod Security
 // "restricted" asks for, with user 1000: on the real node the program sees the init
 // container's file and the sidecar's heartbeat, runs as uid 1000 with gid 1000 and fsGroup 2000
-// among its groups, and the job succeeds (the kubelet stops the sidecar when the program ends).
+// among its groups, sees its write-only variable (taken from the job's Secret), and the job
+// succeeds (the kubelet stops the sidecar when the program ends).
 func TestAccRealNode_aJobWithAnInitContainerAndASidecarRunsAsTheNonRootUserItWasGiven(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
@@ -43,6 +45,8 @@ resource "training_tf_job" "test" {
   command      = ["python3", "-c", %[3]q]
   worker_count = 1
 %[4]s
+  sensitive_env_wo         = { WRITE_ONLY_PROBE = "seen-by-the-program" }
+  sensitive_env_wo_version = 1
   security_context = {
     run_as_non_root            = true
     run_as_user                = 1000
@@ -82,9 +86,9 @@ resource "training_tf_job" "test" {
 				for _, g := range e.Groups {
 					hasGroup = hasGroup || g == 2000
 				}
-				if e.UID != 1000 || e.GID != 1000 || !hasGroup || e.Fetched != "fetched-by-init" || !e.Heartbeat {
-					return fmt.Errorf("the program ran as uid %d gid %d groups %v, saw %q from the init container and heartbeat %v; want 1000, 1000, 2000 among them, fetched-by-init, true",
-						e.UID, e.GID, e.Groups, e.Fetched, e.Heartbeat)
+				if e.UID != 1000 || e.GID != 1000 || !hasGroup || e.Fetched != "fetched-by-init" || !e.Heartbeat || e.WriteOnly != "seen-by-the-program" {
+					return fmt.Errorf("the program ran as uid %d gid %d groups %v, saw %q from the init container, heartbeat %v and write-only variable %q; "+
+						"want 1000, 1000, 2000 among them, fetched-by-init, true, seen-by-the-program", e.UID, e.GID, e.Groups, e.Fetched, e.Heartbeat, e.WriteOnly)
 				}
 				return nil
 			}},

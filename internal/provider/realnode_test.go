@@ -86,6 +86,7 @@ type event struct {
 	Groups    []int  `json:"groups"`
 	Fetched   string `json:"fetched"`
 	Heartbeat bool   `json:"heartbeat"`
+	WriteOnly string `json:"write_only"`
 }
 
 // events reads a pod's log and returns the program's events in order (other lines, torchrun's

@@ -46,6 +46,7 @@ type elasticJobModel struct {
 	workersField
 	podModel
 	podTemplateModel
+	writeOnlyEnvModel
 	rolesModel
 	Launcher                   types.String `tfsdk:"launcher"`
 	Script                     types.String `tfsdk:"script"`

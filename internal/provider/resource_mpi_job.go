@@ -42,6 +42,7 @@ type mpiJobModel struct {
 	workersField
 	podModel
 	podTemplateModel
+	writeOnlyEnvModel
 	rolesModel
 	tasModel
 	runPolicyModel

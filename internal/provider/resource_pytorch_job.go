@@ -41,6 +41,7 @@ type pytorchJobModel struct {
 	workersField
 	podModel
 	podTemplateModel
+	writeOnlyEnvModel
 	rolesModel
 	tasModel
 	runPolicyModel

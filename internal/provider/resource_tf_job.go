@@ -38,6 +38,7 @@ type tfJobModel struct {
 	workersField
 	podModel
 	podTemplateModel
+	writeOnlyEnvModel
 	rolesModel
 	tasModel
 	runPolicyModel

@@ -123,7 +123,7 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		// Trainer v2.3.0's runtime patch, through which a TrainJob sets its pods' fields, has no
 		// place for these (jobs.NewTrainJob refuses them); nor does the provider run a TrainJob's
 		// TensorBoard.
-		without: []string{"env_from_secrets", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
+		without: []string{"env_from_secrets", "sensitive_env_wo", "sensitive_env_wo_version", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
 			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology"},
 		kind: jobs.Train,
 	})
