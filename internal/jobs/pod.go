@@ -63,10 +63,10 @@ type PodOptions struct {
 	// SecretEnv are environment variables whose values come from Secrets (secretKeyRef): the
 	// values never pass through this provider. EnvFromSecrets are Secrets whose every key
 	// becomes a variable (envFrom).
-	SecretEnv          map[string]SecretKey
-	EnvFromSecrets     []string
+	SecretEnv      map[string]SecretKey
+	EnvFromSecrets []string
 	// WriteOnlyEnv, when set, is the Secret of the job's write-only variables (writeonly.go).
-	WriteOnlyEnv *WriteOnlyEnv
+	WriteOnlyEnv       *WriteOnlyEnv
 	Labels             map[string]string
 	Annotations        map[string]string
 	NodeSelector       map[string]string
