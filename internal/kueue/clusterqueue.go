@@ -292,8 +292,9 @@ const NamespaceMismatch = "workload namespace doesn't match ClusterQueue selecto
 // QueueStatus is what a ClusterQueue or LocalQueue reports of its workloads.
 type QueueStatus struct {
 	Pending, Reserving, Admitted int64
-	// Usage is the quota in use per flavor and resource, as "FLAVOR/RESOURCE" -> quantity.
-	Usage map[string]string
+	// Usage is the quota in use per flavor and resource, as "FLAVOR/RESOURCE" -> quantity;
+	// Borrowed, the part of it a ClusterQueue borrows from its cohort (a LocalQueue has none).
+	Usage, Borrowed map[string]string
 	// Active says whether the queue admits workloads, and Reason why not.
 	Active bool
 	Reason string
@@ -302,7 +303,7 @@ type QueueStatus struct {
 // ReadQueueStatus reads a ClusterQueue's or LocalQueue's status.
 func ReadQueueStatus(obj *unstructured.Unstructured) QueueStatus {
 	st, _, _ := unstructured.NestedMap(obj.Object, "status")
-	s := QueueStatus{Usage: map[string]string{}}
+	s := QueueStatus{Usage: map[string]string{}, Borrowed: map[string]string{}}
 	s.Pending, s.Reserving, s.Admitted = count(st["pendingWorkloads"]), count(st["reservingWorkloads"]), count(st["admittedWorkloads"])
 	usage, _, _ := unstructured.NestedSlice(st, "flavorsUsage")
 	for _, f := range usage {
@@ -310,7 +311,11 @@ func ReadQueueStatus(obj *unstructured.Unstructured) QueueStatus {
 		resources, _, _ := unstructured.NestedSlice(fm, "resources")
 		for _, r := range resources {
 			rm, _ := r.(map[string]any)
-			s.Usage[str(fm, "name")+"/"+str(rm, "name")] = cmp.Or(quantityString(rm["total"]), "0")
+			key := str(fm, "name") + "/" + str(rm, "name")
+			s.Usage[key] = cmp.Or(quantityString(rm["total"]), "0")
+			if b := quantityString(rm["borrowed"]); b != "" && b != "0" {
+				s.Borrowed[key] = b
+			}
 		}
 	}
 	if c := condition(obj, "Active"); c != nil {

@@ -239,11 +239,11 @@ status:
   - name: gpu
     resources:
     - {name: nvidia.com/gpu, total: "2", borrowed: "0"}
-    - {name: memory, total: 4Gi}
+    - {name: memory, total: 4Gi, borrowed: 1Gi}
   conditions:
   - {type: Active, status: "True", reason: Ready}`))
 	want := QueueStatus{Pending: 1, Reserving: 2, Admitted: 2, Active: true,
-		Usage: map[string]string{"gpu/nvidia.com/gpu": "2", "gpu/memory": "4Gi"}}
+		Usage: map[string]string{"gpu/nvidia.com/gpu": "2", "gpu/memory": "4Gi"}, Borrowed: map[string]string{"gpu/memory": "1Gi"}}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("ReadQueueStatus = %+v, want %+v", st, want)
 	}

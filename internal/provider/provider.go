@@ -353,6 +353,8 @@ func (p *trainingProvider) DataSources(context.Context) []func() datasource.Data
 	return []func() datasource.DataSource{
 		newNodesDataSource,
 		newJobDataSource,
+		newClusterQueueDataSource,
+		newLocalQueueDataSource,
 	}
 }
 
