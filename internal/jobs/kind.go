@@ -67,8 +67,10 @@ type Kind struct {
 	templates  func(obj *unstructured.Unstructured) map[string]map[string]any
 	patchRoles []string
 	// suspended says whether the job object asks its operator to hold its pods back (a kind
-	// without a suspend says false).
-	suspended func(obj *unstructured.Unstructured) bool
+	// without a suspend says false); suspendField is that field's path, nil for a kind without
+	// one (restart.go).
+	suspended    func(obj *unstructured.Unstructured) bool
+	suspendField []string
 
 	// What a change does (Compare): live are the fields of the job object, as dotted paths,
 	// that its operator reads while the job runs, so that a change to them applies to the

@@ -257,6 +257,7 @@ func kubeflowKind(name, object, version, resource, operator, controller, roleLab
 			suspended, _, _ := unstructured.NestedBool(obj.Object, "spec", "runPolicy", "suspend")
 			return suspended
 		},
+		suspendField: []string{"spec", "runPolicy", "suspend"},
 	}
 }
 

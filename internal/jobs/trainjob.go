@@ -50,6 +50,7 @@ var Train = &Kind{
 		suspended, _, _ := unstructured.NestedBool(obj.Object, "spec", "suspend")
 		return suspended
 	},
+	suspendField: []string{"spec", "suspend"},
 	// Trainer v2.3.0's CRD defaults these.
 	specDefaults: map[string]any{"spec.managedBy": "trainer.kubeflow.org/trainjob-controller", "spec.runtimeRef.apiGroup": TrainerGroup,
 		"spec.runtimeRef.kind": ClusterTrainingRuntimeKind, "spec.suspend": false},
