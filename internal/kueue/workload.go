@@ -66,3 +66,19 @@ func pendingChecks(wl *unstructured.Unstructured) string {
 	}
 	return " (" + strings.Join(pending, "; ") + ")"
 }
+
+// HoldsQuota says whether the Workload holds quota now (its QuotaReserved condition is true):
+// an evicted or deactivated one has given it back.
+func HoldsQuota(wl *unstructured.Unstructured) bool {
+	c := condition(wl, "QuotaReserved")
+	return c != nil && c["status"] == "True"
+}
+
+// ActivePatch is the JSON merge patch that deactivates a Workload (Kueue evicts it: its job is
+// suspended, its pods stopped, its quota given back) or activates it again (Kueue queues it).
+func ActivePatch(active bool) []byte {
+	if active {
+		return []byte(`{"spec":{"active":true}}`)
+	}
+	return []byte(`{"spec":{"active":false}}`)
+}

@@ -123,3 +123,47 @@ func TestAccExamples_everyOtherExamplePlans(t *testing.T) {
 		t.Errorf("%d other examples planned, want the restricted, RDMA and sidecar ones at least", planned)
 	}
 }
+
+// Every example of a data source and of an action is a valid configuration (they name jobs and
+// queues of a team's cluster, which the local one has not, so they are validated, not applied);
+// the actions' where the CLI has actions (Terraform 1.14 and later).
+func TestAccExamples_dataSourcesAndActionsValidate(t *testing.T) {
+	newAPI(t)
+	dirs, err := filepath.Glob("../../examples/data-sources/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions, err := filepath.Glob("../../examples/actions/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range append(dirs, actions...) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			if strings.Contains(dir, "/actions/") {
+				requireCLI(t, "1.14.0", "actions")
+			}
+			t.Parallel()
+			files, err := filepath.Glob(filepath.Join(dir, "*.tf"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			config := providerConfig()
+			for _, f := range files {
+				if filepath.Base(f) == "versions.tf" {
+					continue
+				}
+				raw, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				config += string(raw)
+			}
+			w := newWorkspace(t)
+			w.write(config)
+			w.run("validate")
+		})
+	}
+	if len(dirs) < 4 || len(actions) < 2 {
+		t.Errorf("%d data source and %d action examples, want 4 and 2 at least", len(dirs), len(actions))
+	}
+}

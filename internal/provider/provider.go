@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/hashicorp/terraform-plugin-framework/action"
+
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/attr"
 	"github.com/hashicorp/terraform-plugin-framework/datasource"
@@ -185,7 +187,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 		tflog.Info(ctx, "provider settings unknown until apply", map[string]any{"settings": unknown})
 		data := &providerData{client: kube.NewUnknownClient(unknown), placementCheck: m.placementCheck(), admissionPrediction: m.admissionPrediction(),
 			declared: kueue.NewDeclared()}
-		resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
+		resp.ResourceData, resp.DataSourceData, resp.ListResourceData, resp.ActionData = data, data, data, data
 		p.configured.Store(data)
 		return
 	}
@@ -247,7 +249,7 @@ func (p *trainingProvider) Configure(ctx context.Context, req provider.Configure
 	}
 	client.SetWorkers(workers)
 	data := &providerData{client: client, placementCheck: m.placementCheck(), admissionPrediction: m.admissionPrediction(), declared: kueue.NewDeclared()}
-	resp.ResourceData, resp.DataSourceData, resp.ListResourceData = data, data, data
+	resp.ResourceData, resp.DataSourceData, resp.ListResourceData, resp.ActionData = data, data, data, data
 	p.configured.Store(data)
 }
 
@@ -347,6 +349,11 @@ func (p *trainingProvider) Functions(context.Context) []func() function.Function
 // ListResources are the list resources of `terraform query` (Terraform 1.14+).
 func (p *trainingProvider) ListResources(context.Context) []func() list.ListResource {
 	return listResources()
+}
+
+// Actions are the provider's actions (Terraform 1.14 and later).
+func (p *trainingProvider) Actions(context.Context) []func() action.Action {
+	return []func() action.Action{newRestartJobAction, newRequeueJobAction}
 }
 
 func (p *trainingProvider) DataSources(context.Context) []func() datasource.DataSource {

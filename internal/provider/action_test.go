@@ -1,0 +1,148 @@
+package provider
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+)
+
+// podUIDs are the UIDs of the job's pods now.
+func (a *api) podUIDs(kind *jobs.Kind, name string) sets.Set[string] {
+	a.t.Helper()
+	pods, err := a.kube.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{LabelSelector: kind.PodSelector(name)})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	uids := sets.New[string]()
+	for _, p := range pods.Items {
+		uids.Insert(string(p.UID))
+	}
+	return uids
+}
+
+// The restart action restarts a running MPI job in place: new pods, the same job object (UID),
+// and the plan after it is empty. It refuses a job that is gone, changing nothing.
+func TestAccAction_restartJobMakesNewPodsOfTheSameJob(t *testing.T) {
+	a := newAPI(t)
+	requireCLI(t, "1.14.0", "actions")
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	name := mpiJobName()
+	w := newWorkspace(t)
+	job := mpiJobBlock("test", name, "  tolerations = [\"ssd_node\"]\n  min_running_seconds = 0\n")
+	w.write(providerConfig() + job + fmt.Sprintf(`
+action "training_restart_job" "now" {
+  config {
+    kind = "mpi"
+    name = %q
+  }
+}
+
+action "training_restart_job" "gone" {
+  config {
+    kind = "mpi"
+    name = "%s-gone"
+  }
+}
+`, name, name))
+	w.run("apply", "-auto-approve", "-input=false")
+	t.Cleanup(func() { w.run("destroy", "-auto-approve", "-input=false") })
+	before, err := a.get(jobs.MPI.GVR, "default", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := a.podUIDs(jobs.MPI, name)
+	if pods.Len() != 2 {
+		t.Fatalf("%d pods before the restart, want the launcher and a worker", pods.Len())
+	}
+	out := w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_restart_job.now")
+	if !strings.Contains(out, "running again") {
+		t.Errorf("the restart does not say the job runs again:\n%s", out)
+	}
+	after, err := a.get(jobs.MPI.GVR, "default", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetUID() != before.GetUID() || jobs.MPI.Suspended(after) {
+		t.Errorf("after the restart the job is another (UID %s, was %s) or suspended (%v)", after.GetUID(), before.GetUID(), jobs.MPI.Suspended(after))
+	}
+	if now := a.podUIDs(jobs.MPI, name); now.Len() != 2 || now.HasAny(pods.UnsortedList()...) {
+		t.Errorf("pods %v after the restart, want two new ones (were %v)", now.UnsortedList(), pods.UnsortedList())
+	}
+	w.planIsEmpty()
+
+	out, err = w.try(nil, "apply", "-auto-approve", "-input=false", "-invoke=action.training_restart_job.gone")
+	if err == nil || !strings.Contains(flat(out), "is gone") {
+		t.Errorf("a restart of a job that is not there does not fail saying so (%v):\n%s", err, out)
+	}
+}
+
+// The requeue action sends an admitted job back to its queue while another waits: Kueue admits
+// the other with the quota it gave back, and this one waits; once the other is gone, it is
+// admitted again and runs. The job resources' plan is empty after each.
+func TestAccAction_requeueJobLetsTheNextInAndWaitsItsTurn(t *testing.T) {
+	a := newAPI(t)
+	requireCLI(t, "1.14.0", "actions")
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	prefix := acctest.RandomWithPrefix("tf-acc-requeue")
+	first, second := prefix+"-a", prefix+"-b"
+	action := fmt.Sprintf(`
+action "training_requeue_job" "first" {
+  config {
+    kind = "mpi"
+    name = %q
+  }
+}
+`, first)
+	both := quotaConfig(prefix, 2, queuedJob(jobs.MPI, "a", first, "")+
+		queuedJob(jobs.MPI, "b", second, "  wait_for = \"created\"\n  depends_on = [training_mpi_job.a]\n")+action)
+	w := newWorkspace(t)
+	w.write(both)
+	w.run("apply", "-auto-approve", "-input=false")
+	t.Cleanup(func() { w.run("destroy", "-auto-approve", "-input=false") })
+	a.waitWorkloadWaits(second)
+	before, err := a.get(jobs.MPI.GVR, "default", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out := w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_requeue_job.first")
+	if !strings.Contains(out, "back in LocalQueue "+prefix) {
+		t.Errorf("the requeue does not say the job is back in its queue:\n%s", out)
+	}
+	if err := waitJobRunning(a, jobs.MPI, second)(nil); err != nil {
+		t.Fatalf("the waiting job was not admitted with the quota the requeued one gave back: %v", err)
+	}
+	a.waitWorkloadWaits(first)
+	after, err := a.get(jobs.MPI.GVR, "default", first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetUID() != before.GetUID() {
+		t.Errorf("the requeued job is another object (UID %s, was %s)", after.GetUID(), before.GetUID())
+	}
+	w.planIsEmpty()
+
+	// The other gone, the requeued job is admitted again and runs.
+	w.write(quotaConfig(prefix, 2, queuedJob(jobs.MPI, "a", first, "")+action))
+	w.run("apply", "-auto-approve", "-input=false")
+	if err := waitJobRunning(a, jobs.MPI, first)(nil); err != nil {
+		t.Fatalf("the requeued job was not admitted again once the quota was free: %v", err)
+	}
+	w.planIsEmpty()
+
+	out, err = w.try(nil, "apply", "-auto-approve", "-input=false", "-invoke=action.training_requeue_job.first")
+	if err != nil {
+		t.Fatalf("a second requeue: %v\n%s", err, out)
+	}
+}
