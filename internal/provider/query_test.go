@@ -25,6 +25,15 @@ import (
 // terraform on PATH, or OpenTofu), saying so.
 func requireCLI(t *testing.T, minimum, feature string) {
 	t.Helper()
+	if ok, cli := cliAtLeast(t, minimum); !ok {
+		t.Skipf("%s needs Terraform %s or later; this CLI is %s (make testacc builds one: tools/terraform)", feature, minimum, cli)
+	}
+}
+
+// cliAtLeast says whether the CLI the tests run is Terraform (not OpenTofu) at minimum or later,
+// and what it is.
+func cliAtLeast(t *testing.T, minimum string) (bool, string) {
+	t.Helper()
 	out, err := exec.Command(terraformCLI(), "version", "-json").Output()
 	if err != nil {
 		t.Fatalf("%s version: %v", terraformCLI(), err)
@@ -35,9 +44,8 @@ func requireCLI(t *testing.T, minimum, feature string) {
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(terraformCLI(), "tofu") || version.Must(version.NewVersion(v.Version)).LessThan(version.Must(version.NewVersion(minimum))) {
-		t.Skipf("%s needs Terraform %s or later; this CLI is %s %s (make testacc builds one: tools/terraform)", feature, minimum, filepath.Base(terraformCLI()), v.Version)
-	}
+	ok := !strings.Contains(terraformCLI(), "tofu") && !version.Must(version.NewVersion(v.Version)).LessThan(version.Must(version.NewVersion(minimum)))
+	return ok, filepath.Base(terraformCLI()) + " " + v.Version
 }
 
 // arenaJob makes a job object as Arena or kubectl would: the provider's builder for its shape,

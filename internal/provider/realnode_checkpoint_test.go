@@ -182,7 +182,8 @@ func lastStep(events []event) int {
 // its first process saved at the stop. The PyTorchJob saves on a claim, to the file its command
 // names; the TFJob on a hostPath folder its pod patch mounts, where the checkpoint's variable
 // tells its program, and the plans that create and replace it say once that the provider trusts
-// the program to keep it there.
+// the program to keep it there. Then the action restarts the PyTorchJob in place: the same job,
+// new pods, a save at the stop and a new run from that step, and an empty plan.
 func TestAccRealNode_pytorchAndTFJobsWithACheckpointResumeAfterTheirReplacement(t *testing.T) {
 	node := realNode(t)
 	a := newAPI(t)
@@ -268,6 +269,36 @@ resource "training_%[1]s_job" "test" {
 			t.Errorf("the new run of %s resumed from step %d; the stop saved step %d", name, s.ResumedFrom, saved.Step)
 		}
 	}
+
+	// Restarted in place by the action (Terraform 1.14 and later): the same job object, new pods;
+	// the program saves at the stop and the new run resumes from that step; the plan stays empty.
+	if ok, cli := cliAtLeast(t, "1.14.0"); !ok {
+		t.Logf("the restart action needs Terraform 1.14 or later; this CLI is %s", cli)
+		return
+	}
+	before, err := a.get(jobs.PyTorch.GVR, "default", pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := a.podUIDs(jobs.PyTorch, pt)
+	reached[pt] = lastStep(a.waitEvents(t, first[pt], 3*time.Minute, pt+" stepping again", func(events []event) bool { return lastStep(events) > 0 }))
+	w.write(config(2) + fmt.Sprintf("\naction \"training_restart_job\" \"pt\" {\n  config {\n    kind = \"pytorch\"\n    name = %q\n  }\n}\n", pt))
+	w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_restart_job.pt")
+	after, err := a.get(jobs.PyTorch.GVR, "default", pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.GetUID() != before.GetUID() || a.podUIDs(jobs.PyTorch, pt).HasAny(pods.UnsortedList()...) {
+		t.Errorf("the restart replaced the job (UID %s, was %s) or kept one of its pods", after.GetUID(), before.GetUID())
+	}
+	saved := readSaved(t, filepath.Join(dir, "pytorch", "state.json"))
+	if saved.WorldSize != 3 || saved.Step < reached[pt] {
+		t.Errorf("%s saved step %d of %d processes at the restart's stop; want a step of 3, at least %d", pt, saved.Step, saved.WorldSize, reached[pt])
+	}
+	if s := started(pt, 3); s.ResumedFrom != saved.Step {
+		t.Errorf("the restarted run of %s resumed from step %d; the stop saved step %d", pt, s.ResumedFrom, saved.Step)
+	}
+	w.planIsEmpty()
 }
 
 // A queued plain mpirun job with a checkpoint, preempted by Kueue for a job of higher priority
