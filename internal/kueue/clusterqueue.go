@@ -347,3 +347,9 @@ func (s ClusterQueueSpec) Covers(resource string) bool {
 	}
 	return false
 }
+
+// StopPatch is the JSON merge patch that sets a ClusterQueue's or LocalQueue's stop policy:
+// Hold (admit nothing new), HoldAndDrain (also evict what was admitted) or None (admit again).
+func StopPatch(policy string) []byte {
+	return []byte(`{"spec":{"stopPolicy":"` + policy + `"}}`)
+}

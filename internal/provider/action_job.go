@@ -33,10 +33,10 @@ type jobActionModel struct {
 	Timeout   types.String `tfsdk:"timeout"`
 }
 
-// jobAction is what the actions on a job share: their client.
-type jobAction struct{ client *kube.Client }
+// clientAction is what the actions on a job share: their client.
+type clientAction struct{ client *kube.Client }
 
-func (a *jobAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
+func (a *clientAction) Configure(_ context.Context, req action.ConfigureRequest, resp *action.ConfigureResponse) {
 	a.client = clientFrom(req.ProviderData, &resp.Diagnostics)
 }
 
@@ -90,7 +90,7 @@ func (m jobActionModel) target(defaultTimeout time.Duration, diags *diag.Diagnos
 }
 
 // observe reads the job as it is now, with its status; ok is false, the error said, when it is gone.
-func (a *jobAction) observe(ctx context.Context, kind *jobs.Kind, t kube.Target, diags *diag.Diagnostics) (jobs.Observed, jobs.Status, bool) {
+func (a *clientAction) observe(ctx context.Context, kind *jobs.Kind, t kube.Target, diags *diag.Diagnostics) (jobs.Observed, jobs.Status, bool) {
 	o, err := a.client.Observe(ctx, t)
 	if err != nil {
 		diags.AddError("Error reading "+t.String(), err.Error())
@@ -111,7 +111,7 @@ func (a *jobAction) observe(ctx context.Context, kind *jobs.Kind, t kube.Target,
 // undo sends patch to t after the action's own context ended (its timeout, or Terraform
 // stopped it), so that an interrupted action never leaves a job suspended or a Workload
 // deactivated; it says what it did.
-func (a *jobAction) undo(t kube.Target, patch []byte, what string) string {
+func (a *clientAction) undo(t kube.Target, patch []byte, what string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := a.client.Patch(ctx, t, k8stypes.MergePatchType, patch); err != nil {

@@ -21,7 +21,7 @@ func newRequeueJobAction() action.Action { return &requeueJobAction{} }
 // requeueJobAction sends an admitted job back to its Kueue queue: its Workload deactivated (Kueue
 // evicts it, its operator stops the pods, its quota is given back), then activated again (Kueue
 // queues it and admits it when it fits).
-type requeueJobAction struct{ jobAction }
+type requeueJobAction struct{ clientAction }
 
 // requeueTimeout is the requeue's default: the pods' stop (a checkpoint's save).
 const requeueTimeout = 30 * time.Minute

@@ -20,7 +20,7 @@ func newRestartJobAction() action.Action { return &restartJobAction{} }
 
 // restartJobAction restarts a running job in place (jobs.RestartPatches): suspended, so that
 // its operator stops every pod with its grace (a checkpoint is saved), then resumed.
-type restartJobAction struct{ jobAction }
+type restartJobAction struct{ clientAction }
 
 // restartTimeout is the restart's default: the pods' stop (a checkpoint's save) and start.
 const restartTimeout = 30 * time.Minute

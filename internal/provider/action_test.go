@@ -146,3 +146,65 @@ action "training_requeue_job" "first" {
 		t.Fatalf("a second requeue: %v\n%s", err, out)
 	}
 }
+
+// The queue actions stop a ClusterQueue's admissions around a job submitted meanwhile, which
+// waits, and resume them, which admits it; the queue's stop_policy, left unset, plans no change.
+// A LocalQueue that sets stop_policy takes it back at the next apply, and the plan shows it.
+func TestAccAction_stopAndResumeAQueueAroundAJobSubmittedBetween(t *testing.T) {
+	a := newAPI(t)
+	requireCLI(t, "1.14.0", "actions")
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	prefix := acctest.RandomWithPrefix("tf-acc-stopq")
+	job := prefix + "-a"
+	actions := fmt.Sprintf(`
+action "training_stop_queue" "team" {
+  config {
+    cluster_queue = "%[1]s-team"
+  }
+}
+
+action "training_resume_queue" "team" {
+  config {
+    cluster_queue = "%[1]s-team"
+  }
+}
+
+action "training_stop_queue" "local" {
+  config {
+    local_queue = %[1]q
+  }
+}
+`, prefix)
+	w := newWorkspace(t)
+	w.write(quotaConfig(prefix, 2, actions))
+	w.run("apply", "-auto-approve", "-input=false")
+	t.Cleanup(func() { w.run("destroy", "-auto-approve", "-input=false") })
+	if out := w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_stop_queue.team"); !strings.Contains(out, "stopped") {
+		t.Errorf("the stop does not say the queue is stopped:\n%s", out)
+	}
+	w.planIsEmpty()
+
+	w.write(quotaConfig(prefix, 2, actions+queuedJob(jobs.MPI, "a", job, "  wait_for = \"created\"\n")))
+	w.run("apply", "-auto-approve", "-input=false")
+	if obj, err := a.get(jobs.MPI.GVR, "default", job); err != nil || !jobs.MPI.Suspended(obj) {
+		t.Fatalf("the job submitted to the stopped queue is not held suspended by Kueue (%v)", err)
+	}
+	w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_resume_queue.team")
+	if err := waitJobRunning(a, jobs.MPI, job)(nil); err != nil {
+		t.Fatalf("the job was not admitted once the queue resumed: %v", err)
+	}
+	w.planIsEmpty()
+
+	// Set in the configuration, the stop policy is Terraform's: the plan sets it back.
+	w.write(strings.Replace(quotaConfig(prefix, 2, actions+queuedJob(jobs.MPI, "a", job, "  wait_for = \"created\"\n")),
+		"  cluster_queue = training_cluster_queue.team.name\n", "  cluster_queue = training_cluster_queue.team.name\n  stop_policy   = \"None\"\n", 1))
+	w.run("apply", "-auto-approve", "-input=false")
+	w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_stop_queue.local")
+	if plan := w.run("plan", "-input=false"); !strings.Contains(flat(plan), `~ stop_policy = "Hold" -> "None"`) {
+		t.Errorf("the plan does not set the LocalQueue's stop policy back:\n%s", plan)
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	w.planIsEmpty()
+}

@@ -39,8 +39,14 @@ var (
 	keepID           = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	keepCount        = []planmodifier.Int64{int64planmodifier.UseStateForUnknown()}
 	keepMap          = []planmodifier.Map{mapplanmodifier.UseStateForUnknown()}
+	keepString       = []planmodifier.String{stringplanmodifier.UseStateForUnknown()}
 	kueueObjectNames = []validator.String{objectNameRule}
 )
+
+// stopPolicyUnset says what a queue's stop_policy left unset does.
+const stopPolicyUnset = " Unset, Terraform leaves it as the cluster has it (Kueue's `None` when the queue is created), so that the " +
+	"actions `training_stop_queue` and `training_resume_queue` stop and resume admissions without a change to plan; set, it is " +
+	"Terraform's, and the next apply sets it back (the plan shows it)."
 
 // kueueDeleteHint says what holds a Kueue object after its deletion.
 const kueueDeleteHint = "Kueue keeps a flavor or queue while workloads admitted through it still run (its finalizer " +

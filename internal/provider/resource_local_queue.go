@@ -45,9 +45,9 @@ func localQueueSchema(ctx context.Context) schema.Schema {
 				Validators: []validator.String{namespaceRule}, MarkdownDescription: "Namespace of the LocalQueue and of the jobs that use it."},
 			"cluster_queue": schema.StringAttribute{Required: true, PlanModifiers: replaceName, Validators: kueueObjectNames,
 				MarkdownDescription: "The ClusterQueue it submits to. Kueue does not let it change, so a change replaces the LocalQueue."},
-			"stop_policy": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(kueue.StopPolicies[0]),
+			"stop_policy": schema.StringAttribute{Optional: true, Computed: true, PlanModifiers: keepString,
 				Validators:          []validator.String{stringvalidator.OneOf(kueue.StopPolicies...)},
-				MarkdownDescription: "`None` (default), `Hold` (admit nothing new from this queue) or `HoldAndDrain` (also evict what runs)."},
+				MarkdownDescription: "`None`, `Hold` (admit nothing new from this queue) or `HoldAndDrain` (also evict what runs)." + stopPolicyUnset},
 		}),
 		Blocks: map[string]schema.Block{"timeouts": kueueTimeouts(ctx)},
 	}
