@@ -30,15 +30,21 @@ func (k *Kind) RestartPatches(obj *unstructured.Unstructured, phase string) (sus
 	case k.Suspended(obj):
 		return nil, nil, fmt.Errorf("%s is suspended: it has no pods to restart. Resume it (suspend = false) instead", what)
 	}
-	patch := func(v bool) ([]byte, error) {
-		var p any = v
-		for i := len(k.suspendField) - 1; i >= 0; i-- {
-			p = map[string]any{k.suspendField[i]: p}
-		}
-		return json.Marshal(p)
-	}
-	if suspend, err = patch(true); err == nil {
-		resume, err = patch(false)
+	if suspend, err = k.SuspendPatch(true); err == nil {
+		resume, err = k.SuspendPatch(false)
 	}
 	return suspend, resume, err
+}
+
+// SuspendPatch is the JSON merge patch that suspends (or resumes) a job of the kind, or an error
+// for a kind without a suspend.
+func (k *Kind) SuspendPatch(suspend bool) ([]byte, error) {
+	if k.suspendField == nil {
+		return nil, fmt.Errorf("%s has no suspend", k.Operator)
+	}
+	var p any = suspend
+	for i := len(k.suspendField) - 1; i >= 0; i-- {
+		p = map[string]any{k.suspendField[i]: p}
+	}
+	return json.Marshal(p)
 }

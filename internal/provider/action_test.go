@@ -208,3 +208,62 @@ action "training_stop_queue" "local" {
 	w.run("apply", "-auto-approve", "-input=false")
 	w.planIsEmpty()
 }
+
+// The suspend actions hold back and resume a plain MPI job whose suspend is left unset, each
+// waiting until it took effect (no pods; running again), with empty plans after each. A
+// configuration that sets suspend = false takes the job back at the next apply, and the plan
+// shows it.
+func TestAccAction_suspendAndResumeAJobWhoseSuspendIsUnset(t *testing.T) {
+	a := newAPI(t)
+	requireCLI(t, "1.14.0", "actions")
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	name := mpiJobName()
+	actions := fmt.Sprintf(`
+action "training_suspend_job" "it" {
+  config {
+    kind = "mpi"
+    name = %[1]q
+  }
+}
+
+action "training_resume_job" "it" {
+  config {
+    kind = "mpi"
+    name = %[1]q
+  }
+}
+`, name)
+	job := func(extra string) string {
+		return providerConfig() + mpiJobBlock("test", name, "  tolerations = [\"ssd_node\"]\n  min_running_seconds = 0\n"+extra) + actions
+	}
+	w := newWorkspace(t)
+	w.write(job(""))
+	w.run("apply", "-auto-approve", "-input=false")
+	t.Cleanup(func() { w.run("destroy", "-auto-approve", "-input=false") })
+
+	w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_suspend_job.it")
+	obj, err := a.get(jobs.MPI.GVR, "default", name)
+	if err != nil || !jobs.MPI.Suspended(obj) || a.podUIDs(jobs.MPI, name).Len() != 0 {
+		t.Fatalf("after the suspend action the job is not suspended without pods (%v)", err)
+	}
+	w.planIsEmpty()
+	if out := w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_resume_job.it"); !strings.Contains(out, "running in") {
+		t.Errorf("the resume does not say the job runs:\n%s", out)
+	}
+	if obj, err := a.get(jobs.MPI.GVR, "default", name); err != nil || jobs.MPI.Suspended(obj) || a.podUIDs(jobs.MPI, name).Len() != 2 {
+		t.Fatalf("after the resume action the job is suspended or without its pods (%v)", err)
+	}
+	w.planIsEmpty()
+
+	// Set in the configuration, suspend is Terraform's: the plan resumes the job.
+	w.write(job("  suspend = false\n"))
+	w.run("apply", "-auto-approve", "-input=false")
+	w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_suspend_job.it")
+	if plan := flat(w.run("plan", "-input=false")); !strings.Contains(plan, "~ suspend = true -> false") {
+		t.Errorf("the plan does not resume the job its configuration says runs:\n%s", plan)
+	}
+	w.run("apply", "-auto-approve", "-input=false")
+	w.planIsEmpty()
+}

@@ -32,6 +32,9 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 		return
 	}
 	f := m.job()
+	if s, ok := m.(suspendable); ok {
+		s.suspendKnown()
+	}
 	timeout, diags := f.Timeouts.Create(ctx, defaultTimeout)
 	resp.Diagnostics.Append(diags...)
 	ctx, cancel := context.WithTimeout(ctx, timeout)

@@ -90,6 +90,9 @@ type resolver interface {
 // suspendable is a model with a run policy, which can hold its job suspended.
 type suspendable interface {
 	suspended() bool
+	// suspendKnown sets an unset suspend (unknown in the plan of a create) to what the job was
+	// made with: false.
+	suspendKnown()
 }
 
 // Actions, as waits name them in errors.

@@ -353,7 +353,8 @@ func (p *trainingProvider) ListResources(context.Context) []func() list.ListReso
 
 // Actions are the provider's actions (Terraform 1.14 and later).
 func (p *trainingProvider) Actions(context.Context) []func() action.Action {
-	return []func() action.Action{newRestartJobAction, newRequeueJobAction, newStopQueueAction, newResumeQueueAction}
+	return []func() action.Action{newRestartJobAction, newRequeueJobAction, newSuspendJobAction, newResumeJobAction,
+		newStopQueueAction, newResumeQueueAction}
 }
 
 func (p *trainingProvider) DataSources(context.Context) []func() datasource.DataSource {

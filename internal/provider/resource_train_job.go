@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -63,6 +62,12 @@ func (m *trainJobModel) workers() *types.Int64 { return &m.NumNodes }
 
 func (m *trainJobModel) suspended() bool { return m.Suspend.ValueBool() }
 
+func (m *trainJobModel) suspendKnown() {
+	if m.Suspend.IsUnknown() {
+		m.Suspend = types.BoolValue(false)
+	}
+}
+
 func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	own := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-launcher-0")},
@@ -89,9 +94,9 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		"processes_per_node": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, 1024)},
 			MarkdownDescription: "Training processes per node (`spec.trainer.numProcPerNode`): torchrun's `--nproc_per_node`, or an MPI runtime's " +
 				"slots per node. Default the runtime's (torch: `auto`, one per GPU)."},
-		"suspend": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		"suspend": schema.BoolAttribute{Optional: true, Computed: true, PlanModifiers: keepBool,
 			MarkdownDescription: "Suspend the job (`spec.suspend`): Trainer suspends its JobSet, whose pods are deleted, and setting it back to false " +
-				"starts them again, in place. Default false. With `suspend = true` create and update do not wait for the job to run."},
+				"starts them again, in place. With `suspend = true` create and update do not wait for the job to run." + suspendUnset},
 		"queue_name": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`): Kueue holds it suspended until its quota " +
 				"admits it (Kueue's TrainJob integration). Changing it replaces the job." + queueNamePlan},

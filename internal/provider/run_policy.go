@@ -6,7 +6,8 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
-	"github.com/hashicorp/terraform-plugin-framework/resource/schema/booldefault"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/stringdefault"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -14,6 +15,15 @@ import (
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
+
+// keepBool keeps an optional computed flag as the state has it while the configuration leaves
+// it unset.
+var keepBool = []planmodifier.Bool{boolplanmodifier.UseStateForUnknown()}
+
+// suspendUnset says what a job's suspend left unset does.
+const suspendUnset = " Unset, the job is created running and Terraform then leaves its suspend as the cluster has it, so that the " +
+	"actions `training_suspend_job` and `training_resume_job` (or kubectl) suspend and resume it without a change to plan; set, it is " +
+	"Terraform's, and the next apply sets it back (the plan shows it). A queued job's suspend while it waits is Kueue's, never drift."
 
 // runPolicyModel is what every Kubeflow job resource (MPI, TF, PyTorch) says besides its
 // replicas: its run policy and its queue.
@@ -58,10 +68,10 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 			MarkdownDescription: "Retries of " + retried + " before the job is marked failed." + change(live.BackoffLimit)},
 		"active_deadline_seconds": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.AtLeast(1)},
 			MarkdownDescription: "Seconds the job may run before it is stopped and marked failed." + change(live.ActiveDeadlineSeconds)},
-		"suspend": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
+		"suspend": schema.BoolAttribute{Optional: true, Computed: true, PlanModifiers: keepBool,
 			MarkdownDescription: "Suspend the job (`runPolicy.suspend`): " + kind.Operator + " deletes its pods and keeps the job, and " +
-				"setting it back to false starts them again. Default false. With `suspend = true` create and update do not wait for " +
-				"the job to run. A job suspended outside Terraform shows in the plan as a change back to false." + change(live.Suspend)},
+				"setting it back to false starts them again. With `suspend = true` create and update do not wait for " +
+				"the job to run." + suspendUnset + change(live.Suspend)},
 		"queue_name": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job." + queueNamePlan},
 		"gang_scheduling": schema.SingleNestedAttribute{Optional: true,
@@ -89,6 +99,12 @@ func scheduleTimeoutAttribute(required bool) map[string]schema.Attribute {
 }
 
 func (m *runPolicyModel) suspended() bool { return m.Suspend.ValueBool() }
+
+func (m *runPolicyModel) suspendKnown() {
+	if m.Suspend.IsUnknown() {
+		m.Suspend = types.BoolValue(false)
+	}
+}
 
 func (m runPolicyModel) runPolicy() jobs.RunPolicy {
 	p := jobs.RunPolicy{CleanPodPolicy: m.CleanPodPolicy.ValueString(), ActiveDeadlineSeconds: m.ActiveDeadlineSeconds.ValueInt64Pointer(),
