@@ -40,7 +40,7 @@ type withWriteOnlyEnv interface{ writeOnlyEnv() *writeOnlyEnvModel }
 // writeOnlyEnvAttributes are the write-only variables' attributes.
 func writeOnlyEnvAttributes(role string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
-		"sensitive_env_wo": schema.MapAttribute{ElementType: types.StringType, Optional: true, WriteOnly: true, Sensitive: true,
+		"sensitive_env_wo": schema.MapAttribute{ElementType: types.StringType, Optional: true, WriteOnly: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "sensitive_env", "env_secret"},
 				mapvalidator.AlsoRequires(path.MatchRoot("sensitive_env_wo_version"))},
 			MarkdownDescription: "Environment variables of " + role + " whose values are in neither the plan nor the state " +
