@@ -67,26 +67,62 @@ func shortDuration(d time.Duration) string {
 // durationRule checks a Go duration.
 var durationRule = stringvalidator.RegexMatches(regexp.MustCompile(`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`), "must be a Go duration, such as `45m` or `1h30m`")
 
-// target reads the model: the job's kind and target, and the action's deadline.
-func (m jobActionModel) target(defaultTimeout time.Duration, diags *diag.Diagnostics) (*jobs.Kind, kube.Target, time.Duration) {
-	kind := jobs.KindByName(m.Kind.ValueString())
+// actionKinds are the kinds of job the job actions take: every kind but the elastic job, whose
+// FrameworkController has no suspend.
+func actionKinds() []string {
+	var kinds []string
+	for _, k := range jobs.Kinds() {
+		if k != jobs.Elastic {
+			kinds = append(kinds, k.Name)
+		}
+	}
+	return kinds
+}
+
+// actionTimeout is the action's timeout attribute s, or def when unset.
+func actionTimeout(s string, def time.Duration, diags *diag.Diagnostics) time.Duration {
+	if s == "" {
+		return def
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		diags.AddAttributeError(path.Root("timeout"), "Invalid timeout", fmt.Sprintf("%q is not a positive Go duration (`45m`).", s))
+	}
+	return d
+}
+
+// jobCall is the job an action was invoked on, as the action found it, and the action's context,
+// which ends with its timeout.
+type jobCall struct {
+	ctx  context.Context
+	kind *jobs.Kind
+	t    kube.Target
+	o    jobs.Observed
+	st   jobs.Status
+}
+
+// start reads the action's configuration and the job it names, as it is now; ok is false, the
+// error said, when there is nothing to act on. cancel ends the action's context.
+func (a *clientAction) start(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse, defaultTimeout time.Duration) (
+	c jobCall, cancel context.CancelFunc, ok bool) {
+	var m jobActionModel
+	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
+	timeout := actionTimeout(m.Timeout.ValueString(), defaultTimeout, &resp.Diagnostics)
+	c.kind = jobs.KindByName(m.Kind.ValueString())
+	if c.kind == nil {
+		resp.Diagnostics.AddAttributeError(path.Root("kind"), "Unknown kind of job", fmt.Sprintf("%q is not a kind of job this provider knows.", m.Kind.ValueString()))
+	}
+	if resp.Diagnostics.HasError() {
+		return c, func() {}, false
+	}
 	namespace := m.Namespace.ValueString()
 	if namespace == "" {
 		namespace = "default"
 	}
-	timeout := defaultTimeout
-	if s := m.Timeout.ValueString(); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			diags.AddAttributeError(path.Root("timeout"), "Invalid timeout", fmt.Sprintf("%q is not a positive Go duration (`45m`).", s))
-		}
-		timeout = d
-	}
-	if kind == nil {
-		diags.AddAttributeError(path.Root("kind"), "Unknown kind of job", fmt.Sprintf("%q is not a kind of job this provider knows.", m.Kind.ValueString()))
-		return nil, kube.Target{}, 0
-	}
-	return kind, jobTarget(kind, namespace, m.Name.ValueString()), timeout
+	c.t = jobTarget(c.kind, namespace, m.Name.ValueString())
+	c.ctx, cancel = context.WithTimeout(ctx, timeout)
+	c.o, c.st, ok = a.observe(c.ctx, c.kind, c.t, &resp.Diagnostics)
+	return c, cancel, ok
 }
 
 // observe reads the job as it is now, with its status; ok is false, the error said, when it is gone.

@@ -98,14 +98,7 @@ func (a *queueAction) Invoke(ctx context.Context, req action.InvokeRequest, resp
 	if a.stop {
 		resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("drain"), &drainValue)...)
 	}
-	timeout := queueTimeout
-	if s := m.Timeout.ValueString(); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			resp.Diagnostics.AddAttributeError(path.Root("timeout"), "Invalid timeout", fmt.Sprintf("%q is not a positive Go duration (`10m`).", s))
-		}
-		timeout = d
-	}
+	timeout := actionTimeout(m.Timeout.ValueString(), queueTimeout, &resp.Diagnostics)
 	if resp.Diagnostics.HasError() {
 		return
 	}

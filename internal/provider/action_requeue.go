@@ -31,38 +31,28 @@ func (a *requeueJobAction) Metadata(_ context.Context, req action.MetadataReques
 }
 
 func (a *requeueJobAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
-	var kinds []string
-	for _, k := range jobs.Kinds() {
-		if k != jobs.Elastic {
-			kinds = append(kinds, k.Name)
-		}
-	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Sends a job Kueue admitted back to its queue: its Workload is deactivated, so that Kueue evicts it " +
 			"(its operator stops every pod, each with its termination grace: a `checkpoint` is saved) and gives its quota back at " +
-			"once, for the workloads that wait; then it is activated again, and Kueue admits it when it fits, as any job of the queue. " +
+			"once, for the workloads that wait; then it is activated again, and Kueue admits it when it fits, as any job of the queue. It keeps " +
+			"its place in the queue's order (Kueue orders by priority, then creation time), so what waits behind it is admitted only if Kueue " +
+			"gets to it while the pods stop; to let a job go first for sure, give it a higher priority or suspend this one. " +
 			"The action waits until the pods are gone and the quota is free, and says whether the job was admitted again at once or " +
 			"waits, and why. It refuses, changing nothing, a job that is gone, finished, not queued (no `queue_name`: use " +
 			"`training_restart_job`) or not admitted (it waits in its queue already). Interrupted or out of time after the " +
 			"deactivation, it activates the Workload again before it returns, so that no job is left out of its queue. Needs `patch` " +
 			"on Workloads (the job resources' role has it). Terraform 1.14 and later.",
-		Attributes: jobActionAttributes(kinds, requeueTimeout, "the pods to stop and the quota to be given back"),
+		Attributes: jobActionAttributes(actionKinds(), requeueTimeout, "the pods to stop and the quota to be given back"),
 	}
 }
 
 func (a *requeueJobAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	var m jobActionModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	kind, t, timeout := m.target(requeueTimeout, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	c, cancel, ok := a.start(ctx, req, resp, requeueTimeout)
 	defer cancel()
-	o, st, ok := a.observe(ctx, kind, t, &resp.Diagnostics)
 	if !ok {
 		return
 	}
+	ctx, t, o, st := c.ctx, c.t, c.o, c.st
 	queue := jobs.QueueName(o.Object)
 	switch {
 	case queue == "":

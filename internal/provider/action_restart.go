@@ -30,12 +30,6 @@ func (a *restartJobAction) Metadata(_ context.Context, req action.MetadataReques
 }
 
 func (a *restartJobAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
-	var kinds []string
-	for _, k := range jobs.Kinds() {
-		if k != jobs.Elastic {
-			kinds = append(kinds, k.Name)
-		}
-	}
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Restarts a running job in place, from its checkpoint: its operator stops every pod, each with its " +
 			"termination grace (the time a `checkpoint` gives its save), and makes them again. The job object, its UID and its " +
@@ -45,24 +39,18 @@ func (a *restartJobAction) Schema(_ context.Context, _ action.SchemaRequest, res
 			"queues (its suspend is Kueue's: use `training_requeue_job`), and an elastic job (FrameworkController has no suspend; " +
 			"its workers restart by themselves when one stops). Interrupted or out of time after the suspend, it resumes the job " +
 			"before it returns, so that no job is left suspended. Terraform 1.14 and later.",
-		Attributes: jobActionAttributes(kinds, restartTimeout, "the pods to stop and the job to run again"),
+		Attributes: jobActionAttributes(actionKinds(), restartTimeout, "the pods to stop and the job to run again"),
 	}
 }
 
 func (a *restartJobAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	var m jobActionModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	kind, t, timeout := m.target(restartTimeout, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	c, cancel, ok := a.start(ctx, req, resp, restartTimeout)
 	defer cancel()
-	o, st, ok := a.observe(ctx, kind, t, &resp.Diagnostics)
 	if !ok {
 		return
 	}
-	suspend, resume, err := kind.RestartPatches(o.Object, st.Phase)
+	ctx, kind, t, o := c.ctx, c.kind, c.t, c.o
+	suspend, resume, err := kind.RestartPatches(o.Object, c.st.Phase)
 	if err != nil {
 		resp.Diagnostics.AddError("Cannot restart "+t.String(), err.Error()+". Nothing was changed.")
 		return

@@ -39,12 +39,6 @@ func (a *suspendJobAction) Metadata(_ context.Context, req action.MetadataReques
 }
 
 func (a *suspendJobAction) Schema(_ context.Context, _ action.SchemaRequest, resp *action.SchemaResponse) {
-	var kinds []string
-	for _, k := range jobs.Kinds() {
-		if k != jobs.Elastic {
-			kinds = append(kinds, k.Name)
-		}
-	}
 	description := "Resumes a job suspended by `training_suspend_job` (or kubectl): a plain job's operator makes its pods again, and the " +
 		"action waits until it runs; a queued job's Workload is activated again, and Kueue admits it when it fits (the action says " +
 		"whether it was admitted at once or waits, and why). A job that is not suspended is left as it is. "
@@ -60,23 +54,17 @@ func (a *suspendJobAction) Schema(_ context.Context, _ action.SchemaRequest, res
 		MarkdownDescription: description + "It refuses, changing nothing, a job that is gone or finished, and an elastic job (FrameworkController " +
 			"has no suspend). A job resource whose `suspend` is left unset plans no change afterwards; one that sets it sets it back at the " +
 			"next apply, and the plan shows that. Terraform 1.14 and later.",
-		Attributes: jobActionAttributes(kinds, restartTimeout, covers),
+		Attributes: jobActionAttributes(actionKinds(), restartTimeout, covers),
 	}
 }
 
 func (a *suspendJobAction) Invoke(ctx context.Context, req action.InvokeRequest, resp *action.InvokeResponse) {
-	var m jobActionModel
-	resp.Diagnostics.Append(req.Config.Get(ctx, &m)...)
-	kind, t, timeout := m.target(restartTimeout, &resp.Diagnostics)
-	if resp.Diagnostics.HasError() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	c, cancel, ok := a.start(ctx, req, resp, restartTimeout)
 	defer cancel()
-	o, st, ok := a.observe(ctx, kind, t, &resp.Diagnostics)
 	if !ok {
 		return
 	}
+	ctx, kind, t, o, st := c.ctx, c.kind, c.t, c.o, c.st
 	verb := map[bool]string{true: "suspend", false: "resume"}[a.suspend]
 	patch, err := kind.SuspendPatch(a.suspend)
 	switch {

@@ -13,6 +13,18 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
 
+// actionTest sets an action's acceptance test up: the cluster's API, a CLI that has actions, and
+// the nodes' taints held as they are while it runs beside the others.
+func actionTest(t *testing.T) *api {
+	t.Helper()
+	a := newAPI(t)
+	requireCLI(t, "1.14.0", "actions")
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	t.Cleanup(nodeTaintsMu.RUnlock)
+	return a
+}
+
 // podUIDs are the UIDs of the job's pods now.
 func (a *api) podUIDs(kind *jobs.Kind, name string) sets.Set[string] {
 	a.t.Helper()
@@ -30,11 +42,7 @@ func (a *api) podUIDs(kind *jobs.Kind, name string) sets.Set[string] {
 // The restart action restarts a running MPI job in place: new pods, the same job object (UID),
 // and the plan after it is empty. It refuses a job that is gone, changing nothing.
 func TestAccAction_restartJobMakesNewPodsOfTheSameJob(t *testing.T) {
-	a := newAPI(t)
-	requireCLI(t, "1.14.0", "actions")
-	t.Parallel()
-	nodeTaintsMu.RLock()
-	defer nodeTaintsMu.RUnlock()
+	a := actionTest(t)
 	name := mpiJobName()
 	w := newWorkspace(t)
 	job := mpiJobBlock("test", name, "  tolerations = [\"ssd_node\"]\n  min_running_seconds = 0\n")
@@ -85,15 +93,12 @@ action "training_restart_job" "gone" {
 	}
 }
 
-// The requeue action sends an admitted job back to its queue while another waits: Kueue admits
-// the other with the quota it gave back, and this one waits; once the other is gone, it is
-// admitted again and runs. The job resources' plan is empty after each.
-func TestAccAction_requeueJobLetsTheNextInAndWaitsItsTurn(t *testing.T) {
-	a := newAPI(t)
-	requireCLI(t, "1.14.0", "actions")
-	t.Parallel()
-	nodeTaintsMu.RLock()
-	defer nodeTaintsMu.RUnlock()
+// The requeue action sends an admitted job back to its queue while another waits: its pods stop
+// and its quota is given back, and Kueue admits one of the two (the requeued job keeps its place in
+// Kueue's order, its creation time, so it may be admitted again first); once the other is gone,
+// the requeued job runs. The job resources' plan is empty after each.
+func TestAccAction_requeueJobGivesItsQuotaBackAndIsAdmittedAgain(t *testing.T) {
+	a := actionTest(t)
 	prefix := acctest.RandomWithPrefix("tf-acc-requeue")
 	first, second := prefix+"-a", prefix+"-b"
 	action := fmt.Sprintf(`
@@ -120,10 +125,9 @@ action "training_requeue_job" "first" {
 	if !strings.Contains(out, "back in LocalQueue "+prefix) {
 		t.Errorf("the requeue does not say the job is back in its queue:\n%s", out)
 	}
-	if err := waitJobRunning(a, jobs.MPI, second)(nil); err != nil {
-		t.Fatalf("the waiting job was not admitted with the quota the requeued one gave back: %v", err)
+	if err := a.waitAdmittedWorkloads(prefix+"-team", 1)(nil); err != nil {
+		t.Fatalf("neither job was admitted with the quota the requeued one gave back: %v", err)
 	}
-	a.waitWorkloadWaits(first)
 	after, err := a.get(jobs.MPI.GVR, "default", first)
 	if err != nil {
 		t.Fatal(err)
@@ -151,11 +155,7 @@ action "training_requeue_job" "first" {
 // waits, and resume them, which admits it; the queue's stop_policy, left unset, plans no change.
 // A LocalQueue that sets stop_policy takes it back at the next apply, and the plan shows it.
 func TestAccAction_stopAndResumeAQueueAroundAJobSubmittedBetween(t *testing.T) {
-	a := newAPI(t)
-	requireCLI(t, "1.14.0", "actions")
-	t.Parallel()
-	nodeTaintsMu.RLock()
-	defer nodeTaintsMu.RUnlock()
+	a := actionTest(t)
 	prefix := acctest.RandomWithPrefix("tf-acc-stopq")
 	job := prefix + "-a"
 	actions := fmt.Sprintf(`
@@ -214,11 +214,7 @@ action "training_stop_queue" "local" {
 // configuration that sets suspend = false takes the job back at the next apply, and the plan
 // shows it.
 func TestAccAction_suspendAndResumeAJobWhoseSuspendIsUnset(t *testing.T) {
-	a := newAPI(t)
-	requireCLI(t, "1.14.0", "actions")
-	t.Parallel()
-	nodeTaintsMu.RLock()
-	defer nodeTaintsMu.RUnlock()
+	a := actionTest(t)
 	name := mpiJobName()
 	actions := fmt.Sprintf(`
 action "training_suspend_job" "it" {
