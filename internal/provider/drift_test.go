@@ -136,6 +136,10 @@ func commonDrifts(pod string) []drift {
 	}
 }
 
+// setSuspend makes suspend the configuration's: left unset, a suspend made elsewhere is not
+// drift (the suspend actions make one).
+const setSuspend = "  suspend       = false\n"
+
 // kubeflowDrifts are the run policy's, for the Kubeflow kinds.
 func kubeflowDrifts() []drift {
 	return []drift{
@@ -258,12 +262,12 @@ func TestAccMPIJob_driftShowsInPlan(t *testing.T) {
 			drifts[i].want = append(drifts[i].want, "roles")
 		}
 	}
-	testDrift(t, jobs.MPI, "training_mpi_job.test", name, mpiJobConfig(name, 2, richAttributes+"  tolerations = [\"dedicated=ml:NoExecute:Equal:60\"]\n"), append(drifts, kubeflowDrifts()...))
+	testDrift(t, jobs.MPI, "training_mpi_job.test", name, mpiJobConfig(name, 2, richAttributes+setSuspend+"  tolerations = [\"dedicated=ml:NoExecute:Equal:60\"]\n"), append(drifts, kubeflowDrifts()...))
 }
 
 func TestAccTFJob_driftShowsInPlan(t *testing.T) {
 	name := acctest.RandomWithPrefix("tf-acc-tf")
-	testDrift(t, jobs.TF, "training_tf_job.test", name, tfJobConfig(name, 2, richAttributes+"  ttl_seconds_after_finished = 600\n"),
+	testDrift(t, jobs.TF, "training_tf_job.test", name, tfJobConfig(name, 2, richAttributes+setSuspend+"  ttl_seconds_after_finished = 600\n"),
 		append(commonDrifts("/spec/tfReplicaSpecs/Worker/template"), append(kubeflowDrifts(),
 			drift{name: "ttl", patch: []map[string]any{op("replace", "/spec/runPolicy/ttlSecondsAfterFinished", 60)}, want: []string{"ttl_seconds_after_finished"}})...))
 }
@@ -278,7 +282,7 @@ func TestAccPyTorchJob_driftShowsInPlan(t *testing.T) {
 			drifts[i].want = append(drifts[i].want, "roles")
 		}
 	}
-	testDrift(t, jobs.PyTorch, "training_pytorch_job.test", name, pytorchJobConfig(name, 2, richAttributes+"  backoff_limit = 3\n"),
+	testDrift(t, jobs.PyTorch, "training_pytorch_job.test", name, pytorchJobConfig(name, 2, richAttributes+setSuspend+"  backoff_limit = 3\n"),
 		append(drifts, append(kubeflowDrifts(),
 			drift{name: "backoff limit", patch: []map[string]any{op("replace", "/spec/runPolicy/backoffLimit", 1)}, want: []string{"backoff_limit"}})...))
 }
@@ -332,7 +336,7 @@ func TestAccTrainJob_driftShowsInPlan(t *testing.T) {
 	name := acctest.RandomWithPrefix("tf-acc-tjd")
 	const podSpec = "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/0/template/spec/template/spec"
 	testDrift(t, jobs.Train, "training_train_job.test", name,
-		trainJobConfig(name, 1, "  wait_for      = \"created\"\n  annotations   = { owner = \"ml\" }\n"), []drift{
+		trainJobConfig(name, 1, "  wait_for      = \"created\"\n  annotations   = { owner = \"ml\" }\n"+setSuspend), []drift{
 			{name: "equivalent", patch: []map[string]any{op("add", "/metadata/labels/added-by-someone", "x")}},
 			// The object's labels and annotations are its metadata: they change back in place.
 			{name: "labels", patch: []map[string]any{op("replace", "/metadata/labels/team", "other")}, want: []string{"labels"}},

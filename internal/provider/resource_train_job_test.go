@@ -190,7 +190,7 @@ func TestAccTrainJob_torchOnClusterRuntime(t *testing.T) {
 				ConfigStateChecks: []statecheck.StateCheck{statecheck.ExpectKnownValue("training_train_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Suspended))},
 			},
 			{
-				Config: trainJobConfig(name, 3, ""),
+				Config: trainJobConfig(name, 3, "  suspend = false\n"),
 				ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{
 					plancheck.ExpectResourceAction("training_train_job.test", plancheck.ResourceActionUpdate),
 				}},
