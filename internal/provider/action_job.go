@@ -144,6 +144,21 @@ func (a *clientAction) observe(ctx context.Context, kind *jobs.Kind, t kube.Targ
 	return o, st, true
 }
 
+// runsAgain is the wait of an action until the job it resumed runs: done once RUNNING, failed
+// with the operator's reason once FAILED.
+func runsAgain(kind *jobs.Kind) kube.Check {
+	return func(o jobs.Observed) (bool, time.Duration, error) {
+		st, err := kind.Status(o, time.Now())
+		if err != nil {
+			return false, 0, err
+		}
+		if st.Phase == jobs.Failed {
+			return false, 0, fmt.Errorf("it failed: %s", kind.Failure(o))
+		}
+		return st.Phase == jobs.Running, 0, nil
+	}
+}
+
 // undo sends patch to t after the action's own context ended (its timeout, or Terraform
 // stopped it), so that an interrupted action never leaves a job suspended or a Workload
 // deactivated; it says what it did.

@@ -80,16 +80,7 @@ func (a *restartJobAction) Invoke(ctx context.Context, req action.InvokeRequest,
 // untilRunning waits until the restarted job runs again.
 func (a *restartJobAction) untilRunning(ctx context.Context, resp *action.InvokeResponse, kind *jobs.Kind, t kube.Target, written *unstructured.Unstructured,
 	start time.Time, stopped time.Duration) {
-	_, err := a.client.Until(ctx, t, written, func(o jobs.Observed) (bool, time.Duration, error) {
-		st, err := kind.Status(o, time.Now())
-		if err != nil {
-			return false, 0, err
-		}
-		if st.Phase == jobs.Failed {
-			return false, 0, fmt.Errorf("it failed: %s", kind.Failure(o))
-		}
-		return st.Phase == jobs.Running, 0, nil
-	})
+	_, err := a.client.Until(ctx, t, written, runsAgain(kind))
 	if err != nil {
 		resp.Diagnostics.AddError(t.String()+" did not run again", fmt.Sprintf("Its pods stopped in %s and it was resumed, but %v after %s. "+
 			"It is not suspended: its operator goes on making its pods.", stopped, err, time.Since(start).Round(time.Second)))

@@ -94,16 +94,11 @@ func (a *suspendJobAction) Invoke(ctx context.Context, req action.InvokeRequest,
 
 // until waits until the job's pods are gone (suspend) or it runs (resume).
 func (a *suspendJobAction) until(ctx context.Context, resp *action.InvokeResponse, kind *jobs.Kind, t kube.Target, written *unstructured.Unstructured, start time.Time) {
-	_, err := a.client.Until(ctx, t, written, func(o jobs.Observed) (bool, time.Duration, error) {
-		if a.suspend {
-			return len(o.Pods) == 0, 0, nil
-		}
-		st, err := kind.Status(o, time.Now())
-		if err == nil && st.Phase == jobs.Failed {
-			err = fmt.Errorf("it failed: %s", kind.Failure(o))
-		}
-		return err == nil && st.Phase == jobs.Running, 0, err
-	})
+	check := runsAgain(kind)
+	if a.suspend {
+		check = func(o jobs.Observed) (bool, time.Duration, error) { return len(o.Pods) == 0, 0, nil }
+	}
+	_, err := a.client.Until(ctx, t, written, check)
 	if err != nil {
 		what := map[bool]string{true: "Its pods did not all stop", false: "It did not run again"}[a.suspend]
 		resp.Diagnostics.AddError(t.String()+": "+what, fmt.Sprintf("%v after %s. The job stays %s.", err, time.Since(start).Round(time.Second),
