@@ -18,9 +18,16 @@ var _ action.ActionWithConfigure = (*requeueJobAction)(nil)
 
 func newRequeueJobAction() action.Action { return &requeueJobAction{} }
 
-// requeueJobAction sends an admitted job back to its Kueue queue: its Workload deactivated (Kueue
-// evicts it, its operator stops the pods, its quota is given back), then activated again (Kueue
-// queues it and admits it when it fits).
+// requeueJobAction sends an admitted job to the back of its Kueue queue: its Workload deactivated
+// (Kueue evicts it, its operator stops the pods, its quota is given back to what waits), then
+// deleted, so that Kueue makes the job a new one, active, whose creation time puts it behind
+// every workload of its priority that waits. (Kueue v0.19.2 orders a ClusterQueue's workloads by
+// priority, then by GetQueueOrderTimestamp in pkg/workload: the creation time, but for evictions
+// by a PodsReady timeout or an admission check; a Workload deactivated and activated again keeps
+// its creation time, and so its place. Deleting a Workload is Kueue's own path: the job
+// reconciler suspends the job, drops the Workload's finalizer and, once the job has no pod
+// left, makes a new one of the same name: ReconcileGenericJob and handleJobWithNoWorkload in
+// pkg/controller/jobframework/reconciler.go.)
 type requeueJobAction struct{ clientAction }
 
 // requeueTimeout is the requeue's default: the pods' stop (a checkpoint's save).
@@ -34,14 +41,15 @@ func (a *requeueJobAction) Schema(_ context.Context, _ action.SchemaRequest, res
 	resp.Schema = schema.Schema{
 		MarkdownDescription: "Sends a job Kueue admitted back to its queue: its Workload is deactivated, so that Kueue evicts it " +
 			"(its operator stops every pod, each with its termination grace: a `checkpoint` is saved) and gives its quota back at " +
-			"once, for the workloads that wait; then it is activated again, and Kueue admits it when it fits, as any job of the queue. It keeps " +
-			"its place in the queue's order (Kueue orders by priority, then creation time), so what waits behind it is admitted only if Kueue " +
-			"gets to it while the pods stop; to let a job go first for sure, give it a higher priority or suspend this one. " +
-			"The action waits until the pods are gone and the quota is free, and says whether the job was admitted again at once or " +
-			"waits, and why. It refuses, changing nothing, a job that is gone, finished, not queued (no `queue_name`: use " +
-			"`training_restart_job`) or not admitted (it waits in its queue already). Interrupted or out of time after the " +
-			"deactivation, it activates the Workload again before it returns, so that no job is left out of its queue. Needs `patch` " +
-			"on Workloads (the job resources' role has it). Terraform 1.14 and later.",
+			"once, for the workloads that wait; then the Workload is deleted, and Kueue makes the job a new one at the back of its queue: " +
+			"Kueue orders a queue by priority, then by the Workloads' creation time, so every job of its priority that waits then is admitted " +
+			"before it, and it is admitted when it comes first and fits. The job object, its UID and its state stay as they are. " +
+			"The action waits until the pods are gone, the quota is free and the new Workload is made, and says whether the job was " +
+			"admitted again at once or waits, and why. It refuses, changing nothing, a job that is gone, finished, not queued (no " +
+			"`queue_name`: use `training_restart_job`) or not admitted (it waits in its queue already). Interrupted or out of time " +
+			"before its pods are gone, it activates the Workload again before it returns, so that no job is left out of its queue; " +
+			"once the Workload is deleted, Kueue makes the new one whatever becomes of the action. Needs `patch` and `delete` on " +
+			"Workloads (the job resources' role has them). Terraform 1.14 and later.",
 		Attributes: jobActionAttributes(actionKinds(), requeueTimeout, "the pods to stop and the quota to be given back"),
 	}
 }
@@ -88,11 +96,22 @@ func (a *requeueJobAction) Invoke(ctx context.Context, req action.InvokeRequest,
 		return
 	}
 	stopped := time.Since(start).Round(time.Second)
-	if _, err := a.client.Patch(ctx, wl, k8stypes.MergePatchType, kueue.ActivePatch(true)); err != nil {
-		resp.Diagnostics.AddError("Error activating "+wl.String()+" again", fmt.Sprintf("%v.%s", err, a.undo(wl, kueue.ActivePatch(true), "its Workload is active again.")))
+	old := o.Workload.GetUID()
+	wl.BackgroundDeletion = true
+	if err := a.client.Delete(ctx, wl, old); err != nil {
+		resp.Diagnostics.AddError("Error deleting "+wl.String(), fmt.Sprintf("%v.%s", err, a.undo(wl, kueue.ActivePatch(true), "its Workload is active again, in its place in the queue.")))
 		return
 	}
-	progress(resp, "%s: its pods stopped and its quota was given back in %s; its Workload is back in LocalQueue %s", t, stopped, queue)
+	// Kueue makes the new Workload once the old one is gone.
+	if _, err := a.client.Until(ctx, t, nil, func(o jobs.Observed) (bool, time.Duration, error) {
+		return o.Workload != nil && o.Workload.GetUID() != old, 0, nil
+	}); err != nil {
+		resp.Diagnostics.AddError("Kueue has not made "+t.String()+" a new Workload", fmt.Sprintf("%v after %s. Its pods stopped and its old "+
+			"Workload was deleted; Kueue makes the new one as soon as the old one is gone, and the job waits suspended until then: "+
+			"read its status with the data source training_job.", err, time.Since(start).Round(time.Second)))
+		return
+	}
+	progress(resp, "%s: its pods stopped and its quota was given back in %s; it waits at the back of LocalQueue %s", t, stopped, queue)
 	// What Kueue makes of it now: admitted again at once (the quota it freed is still free), or
 	// waiting behind what it let in.
 	if o, err = a.client.Observe(ctx, t); err == nil && o.Workload != nil {

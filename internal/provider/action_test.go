@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
+	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
 // actionTest sets an action's acceptance test up: the cluster's API, a CLI that has actions, and
@@ -93,14 +96,15 @@ action "training_restart_job" "gone" {
 	}
 }
 
-// The requeue action sends an admitted job back to its queue while another waits: its pods stop
-// and its quota is given back, and Kueue admits one of the two (the requeued job keeps its place in
-// Kueue's order, its creation time, so it may be admitted again first); once the other is gone,
-// the requeued job runs. The job resources' plan is empty after each.
-func TestAccAction_requeueJobGivesItsQuotaBackAndIsAdmittedAgain(t *testing.T) {
+// The requeue action sends an admitted job to the back of its queue while two others wait, each
+// needing the whole quota: its pods stop, its quota goes to the first that waits, and the job,
+// the same object, waits behind the second, which Kueue admits before it once the first is gone
+// (kept in its place, the requeued job, older than both, would be admitted first). Once the
+// others are gone, the requeued job runs. The job resources' plan is empty after each.
+func TestAccAction_requeueJobGoesToTheBackOfItsQueue(t *testing.T) {
 	a := actionTest(t)
 	prefix := acctest.RandomWithPrefix("tf-acc-requeue")
-	first, second := prefix+"-a", prefix+"-b"
+	first, second, third := prefix+"-a", prefix+"-b", prefix+"-c"
 	action := fmt.Sprintf(`
 action "training_requeue_job" "first" {
   config {
@@ -109,36 +113,46 @@ action "training_requeue_job" "first" {
   }
 }
 `, first)
-	both := quotaConfig(prefix, 2, queuedJob(jobs.MPI, "a", first, "")+
-		queuedJob(jobs.MPI, "b", second, "  wait_for = \"created\"\n  depends_on = [training_mpi_job.a]\n")+action)
+	after := func(address string) string {
+		return fmt.Sprintf("  wait_for = \"created\"\n  depends_on = [training_mpi_job.%s]\n", address)
+	}
+	jobA, jobB, jobC := queuedJob(jobs.MPI, "a", first, ""), queuedJob(jobs.MPI, "b", second, after("a")), queuedJob(jobs.MPI, "c", third, after("b"))
 	w := newWorkspace(t)
-	w.write(both)
+	w.write(quotaConfig(prefix, 2, jobA+jobB+jobC+action))
 	w.run("apply", "-auto-approve", "-input=false")
 	t.Cleanup(func() { w.run("destroy", "-auto-approve", "-input=false") })
 	a.waitWorkloadWaits(second)
+	a.waitWorkloadWaits(third)
 	before, err := a.get(jobs.MPI.GVR, "default", first)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	out := w.run("apply", "-auto-approve", "-input=false", "-invoke=action.training_requeue_job.first")
-	if !strings.Contains(out, "back in LocalQueue "+prefix) {
-		t.Errorf("the requeue does not say the job is back in its queue:\n%s", out)
+	if !strings.Contains(flat(out), "at the back of LocalQueue "+prefix) {
+		t.Errorf("the requeue does not say the job is at the back of its queue:\n%s", out)
 	}
-	if err := a.waitAdmittedWorkloads(prefix+"-team", 1)(nil); err != nil {
-		t.Fatalf("neither job was admitted with the quota the requeued one gave back: %v", err)
+	if got := a.firstAdmitted(jobs.MPI, first, second, third); got != second {
+		t.Fatalf("Kueue admitted %s with the quota the requeued job gave back, not %s, the first that waited", got, second)
 	}
-	after, err := a.get(jobs.MPI.GVR, "default", first)
+	now, err := a.get(jobs.MPI.GVR, "default", first)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.GetUID() != before.GetUID() {
-		t.Errorf("the requeued job is another object (UID %s, was %s)", after.GetUID(), before.GetUID())
+	if now.GetUID() != before.GetUID() {
+		t.Errorf("the requeued job is another object (UID %s, was %s)", now.GetUID(), before.GetUID())
 	}
 	w.planIsEmpty()
 
-	// The other gone, the requeued job is admitted again and runs.
-	w.write(quotaConfig(prefix, 2, queuedJob(jobs.MPI, "a", first, "")+action))
+	// The second gone, the third goes before the requeued job.
+	w.write(quotaConfig(prefix, 2, jobA+queuedJob(jobs.MPI, "c", third, "  wait_for = \"created\"\n")+action))
+	w.run("apply", "-auto-approve", "-input=false")
+	if got := a.firstAdmitted(jobs.MPI, first, third); got != third {
+		t.Fatalf("Kueue admitted %s before %s: the requeued job kept its place in the queue", got, third)
+	}
+
+	// The others gone, the requeued job is admitted again and runs.
+	w.write(quotaConfig(prefix, 2, jobA+action))
 	w.run("apply", "-auto-approve", "-input=false")
 	if err := waitJobRunning(a, jobs.MPI, first)(nil); err != nil {
 		t.Fatalf("the requeued job was not admitted again once the quota was free: %v", err)
@@ -149,6 +163,25 @@ action "training_requeue_job" "first" {
 	if err != nil {
 		t.Fatalf("a second requeue: %v\n%s", err, out)
 	}
+}
+
+// firstAdmitted waits until Kueue admits one of the MPI jobs named, and says which.
+func (a *api) firstAdmitted(kind *jobs.Kind, names ...string) string {
+	a.t.Helper()
+	var admitted string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
+		for _, name := range names {
+			if wl := a.workloadOf(kind, name); wl != nil && kueue.ReadWorkload(wl).Admitted {
+				admitted = name
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		a.t.Fatalf("Kueue admitted none of %v: %v", names, err)
+	}
+	return admitted
 }
 
 // The queue actions stop a ClusterQueue's admissions around a job submitted meanwhile, which
