@@ -363,6 +363,7 @@ func (p *trainingProvider) DataSources(context.Context) []func() datasource.Data
 		newJobDataSource,
 		newClusterQueueDataSource,
 		newLocalQueueDataSource,
+		newRuntimeDataSource,
 	}
 }
 
