@@ -49,7 +49,7 @@ var podChanges = []changeRow{
 	{field: "Pod.EnvFromSecrets", to: []string{"wandb"}, want: replaces, except: map[string]effect{"train": refused}},
 	// Pods take the job's write-only Secret whole: a job that starts taking it is replaced (a
 	// new version of its values, TestANewVersionOfTheWriteOnlyVariablesChangesTheJobInPlace).
-	{field: "Pod.WriteOnlyEnv", to: &WriteOnlyEnv{Secret: "job-write-only-env", Version: 1}, want: replaces, except: map[string]effect{"train": refused}},
+	{field: "Pod.WriteOnlyEnv", to: &WriteOnlyEnv{Secret: "job-write-only-env", Version: 1, Names: []string{"HF_TOKEN"}}, want: replaces},
 	// The job object's own labels and annotations; a TrainJob's pods' (its pod_labels).
 	{field: "Pod.Labels", to: map[string]string{"team": "speech"}, want: inPlace, except: map[string]effect{"train": replaces}},
 	{field: "Pod.Annotations", to: map[string]string{"owner": "platform"}, want: inPlace, except: map[string]effect{"train": replaces}},
@@ -324,18 +324,24 @@ func TestEveryKindSaysHowItsPodsStop(t *testing.T) {
 }
 
 // A new version of a job's write-only variables changes only the version the job object records:
-// the pods take the Secret whole, whatever its values, so the job changes in place; the values
-// are the provider's to write into the Secret.
+// the pods take the Secret whole, or a TrainJob's trainer each of its names, whatever the values,
+// so the job changes in place; the values are the provider's to write into the Secret. A
+// TrainJob whose names change is replaced: Trainer's API fixes the trainer's variables.
 func TestANewVersionOfTheWriteOnlyVariablesChangesTheJobInPlace(t *testing.T) {
+	names := []string{"HF_TOKEN"}
 	for _, kc := range kindChanges {
 		base := kc.base()
-		if base.Kind() == Train {
-			continue // refused: TestEveryFieldChangeDoesWhatItsKindSays
-		}
-		v1 := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 1})
-		v2 := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 2})
+		v1 := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 1, Names: names})
+		v2 := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 2, Names: names})
 		if got, c := effectOf(v1, v2); got != inPlace || !strings.Contains(string(c.Patch), WriteOnlyEnvAnnotation) {
 			t.Errorf("%s: a new version %s (%v, patch %s), want in place, recording the version", base.Kind().Name, got, c.Replace, c.Patch)
+		}
+		if base.Kind() != Train {
+			continue
+		}
+		renamed := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 2, Names: []string{"HF_TOKEN", "WANDB_API_KEY"}})
+		if got, c := effectOf(v1, renamed); got != replaces {
+			t.Errorf("train: new names of the write-only variables %s (%v), want a replacement", got, c.Replace)
 		}
 	}
 }

@@ -167,6 +167,10 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 	if s.Framework != FrameworkMPI && s.MPI != nil {
 		return nil, fmt.Errorf("an MPI policy needs framework %q, not %q", FrameworkMPI, s.Framework)
 	}
+	if s.Namespace == "" && s.Pod.WriteOnlyEnv != nil {
+		return nil, fmt.Errorf("a ClusterTrainingRuntime cannot take write-only variables: its jobs run in every namespace, and their " +
+			"Secret would be in one. Give the runtime a namespace (a TrainingRuntime), or give each TrainJob its own sensitive_env_wo")
+	}
 	resources, err := s.Pod.WorkerResources()
 	if err != nil {
 		return nil, err
@@ -176,7 +180,7 @@ func NewRuntime(s RuntimeSpec) (*unstructured.Unstructured, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace, Labels: merge(map[string]string{FrameworkLabel: s.Framework}, s.Labels, map[string]string{ManagedByLabel: ManagedByValue}),
 			// The runtime's own annotations are the names of its sensitive variables alone (its
 			// annotations attribute is its pod templates').
-			Annotations: jobAnnotations(PodOptions{SensitiveEnv: s.Pod.SensitiveEnv, Checkpoint: s.Pod.Checkpoint})},
+			Annotations: jobAnnotations(PodOptions{SensitiveEnv: s.Pod.SensitiveEnv, Checkpoint: s.Pod.Checkpoint, WriteOnlyEnv: s.Pod.WriteOnlyEnv})},
 	}
 	r.Spec.MLPolicy = &mlPolicy{NumNodes: positive(s.Nodes)}
 	if s.GangTimeoutSeconds != nil {
@@ -370,6 +374,7 @@ func ReadRuntime(obj *unstructured.Unstructured) (RuntimeSpec, error) {
 			s.Pod.Env = nil
 		}
 	}
+	readWriteOnlyEnv(&s.Pod, r.Name, r.Annotations)
 	readSensitiveEnv(&s.Pod, r.Labels, r.Annotations)
 	return s, nil
 }

@@ -208,3 +208,36 @@ func replicatedJobsOf(t *testing.T, spec RuntimeSpec) []replicatedJob {
 	}
 	return r.Spec.Template.Spec.ReplicatedJobs
 }
+
+// A TrainingRuntime's write-only variables are its namespace's Secret, which every pod of the
+// jobs made from it takes whole (the MPI launcher and nodes alike); the runtime records the
+// version and reads it back. A ClusterTrainingRuntime's jobs run in every namespace, where no one
+// Secret is: refused.
+func TestARuntimesWriteOnlyVariables(t *testing.T) {
+	for _, framework := range []string{FrameworkTorch, FrameworkMPI} {
+		spec := RuntimeSpec{Name: "rt", Namespace: "team", Framework: framework, Command: []string{"run"},
+			Pod: PodOptions{Image: "img:1", WriteOnlyEnv: &WriteOnlyEnv{Secret: WriteOnlyEnvSecret("rt"), Version: 3}}}
+		if framework == FrameworkMPI {
+			spec.MPI = ptr.To(DefaultMPIPolicy())
+		}
+		obj, err := NewRuntime(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := obj.MarshalJSON()
+		if n := strings.Count(string(raw), `"secretRef":{"name":"rt-write-only-env"}`); n != len(RuntimeJobs(obj)) {
+			t.Errorf("%s: %d pod templates take the Secret, want each of %d:\n%s", framework, n, len(RuntimeJobs(obj)), raw)
+		}
+		back, err := ReadRuntime(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back.Pod.WriteOnlyEnv, spec.Pod.WriteOnlyEnv) || len(back.Pod.EnvFromSecrets) != 0 {
+			t.Errorf("%s: read back %+v, whole Secrets %v", framework, back.Pod.WriteOnlyEnv, back.Pod.EnvFromSecrets)
+		}
+	}
+	_, err := NewRuntime(RuntimeSpec{Name: "rt", Framework: FrameworkTorch, Pod: PodOptions{WriteOnlyEnv: &WriteOnlyEnv{Secret: "rt-write-only-env", Version: 1}}})
+	if err == nil || !strings.Contains(err.Error(), "every namespace") {
+		t.Errorf("a ClusterTrainingRuntime with write-only variables: %v", err)
+	}
+}

@@ -146,7 +146,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	switch {
 	case s.Nodes < 1:
 		return nil, fmt.Errorf("a TrainJob needs at least 1 node, not %d", s.Nodes)
-	case len(s.Pod.EnvFromSecrets) > 0 || s.Pod.WriteOnlyEnv != nil:
+	case len(s.Pod.EnvFromSecrets) > 0:
 		return nil, fmt.Errorf("a TrainJob cannot take env from whole Secrets: Trainer's API has no envFrom (name each variable's Secret key instead)")
 	case s.Pod.PriorityClassName != "":
 		return nil, fmt.Errorf("a TrainJob cannot set a priority class: Trainer's API has no place for it (set it in the runtime)")
@@ -164,9 +164,13 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	c := t.Spec.Containers[0]
+	if w := s.Pod.WriteOnlyEnv; w != nil {
+		c.Env = append(c.Env, w.refs()...)
+	}
 	job := trainJob{
-		TypeMeta:   metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
-		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: ownPodMetadata(s), SensitiveEnv: s.Pod.SensitiveEnv, Checkpoint: s.Pod.Checkpoint}, s.QueueName),
+		TypeMeta: metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
+		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: ownPodMetadata(s), SensitiveEnv: s.Pod.SensitiveEnv,
+			Checkpoint: s.Pod.Checkpoint, WriteOnlyEnv: s.Pod.WriteOnlyEnv}, s.QueueName),
 		Spec: trainJobSpec{
 			RuntimeRef: runtimeRef{Name: s.Runtime.Name, APIGroup: ptr.To(TrainerGroup), Kind: ptr.To(cmp.Or(s.Runtime.Kind, ClusterTrainingRuntimeKind))},
 			Trainer: &trainer{Image: optional(c.Image), Command: s.Command, Args: s.Args, Env: c.Env, NumNodes: ptr.To(s.Nodes),
@@ -269,6 +273,7 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	pod.Labels, pod.Annotations = t.Labels, t.Annotations
 	pod.Checkpoint = checkpointOf(job.Annotations)
 	withoutCheckpointEnv(&pod)
+	readWriteOnlyRefs(&pod, job.Name, job.Annotations)
 	readSensitiveEnv(&pod, job.Labels, job.Annotations)
 	labels, queue := userLabels(job.Labels)
 	return TrainJobSpec{

@@ -3,6 +3,8 @@ package jobs
 import (
 	"slices"
 	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // WriteOnlyEnv is the variables a job's pods are given write-only: their values are in a Secret
@@ -13,6 +15,41 @@ import (
 type WriteOnlyEnv struct {
 	Secret  string
 	Version int64
+	// Names are the variables' names, for a TrainJob: Trainer's API has no envFrom, so its
+	// trainer takes each variable from its key of the Secret (secretKeyRef). The other kinds take
+	// the Secret whole and need no names.
+	Names []string
+}
+
+// refs are the trainer's variables of a TrainJob's write-only Secret, one per name, in order.
+func (w *WriteOnlyEnv) refs() []corev1.EnvVar {
+	var out []corev1.EnvVar
+	for _, name := range slices.Sorted(slices.Values(w.Names)) {
+		out = append(out, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: w.Secret}, Key: name}}})
+	}
+	return out
+}
+
+// readWriteOnlyRefs takes a TrainJob's variables of its write-only Secret out of its trainer's
+// Secret variables, when the job object records a version of them.
+func readWriteOnlyRefs(o *PodOptions, job string, annotations map[string]string) {
+	version, err := strconv.ParseInt(annotations[WriteOnlyEnvAnnotation], 10, 64)
+	if err != nil {
+		return
+	}
+	w := &WriteOnlyEnv{Secret: WriteOnlyEnvSecret(job), Version: version}
+	for name, ref := range o.SecretEnv {
+		if ref.Secret == w.Secret && ref.Key == name {
+			w.Names = append(w.Names, name)
+			delete(o.SecretEnv, name)
+		}
+	}
+	slices.Sort(w.Names)
+	if len(o.SecretEnv) == 0 {
+		o.SecretEnv = nil
+	}
+	o.WriteOnlyEnv = w
 }
 
 const (

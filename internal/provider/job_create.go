@@ -63,7 +63,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	}
 	// The write-only variables' Secret is written before the job, so that its pods find it.
 	wo := spec.Pods().WriteOnlyEnv
-	if wo != nil && !r.writeJobSecret(ctx, req.Config, t, wo, nil, &resp.Diagnostics) {
+	if wo != nil && !r.secrets().write(ctx, req.Config, t, wo, nil, &resp.Diagnostics) {
 		return
 	}
 	young := youngerThan(timeout)
@@ -71,7 +71,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 		if _, err := r.client.Create(ctx, services[i], d, young); err != nil {
 			resp.Diagnostics.AddError("Error creating "+services[i].String(), alreadyExistsDetail(services[i], importID, err))
 			r.removeUnowned(ctx, services[:i], &resp.Diagnostics)
-			r.deleteJobSecret(ctx, t, wo, &resp.Diagnostics)
+			r.secrets().delete(ctx, t, wo, &resp.Diagnostics)
 			return
 		}
 	}
@@ -79,7 +79,7 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	if err != nil {
 		resp.Diagnostics.AddError("Error creating "+t.String(), alreadyExistsDetail(t, importID, err))
 		r.removeUnowned(ctx, services, &resp.Diagnostics)
-		r.deleteJobSecret(ctx, t, wo, &resp.Diagnostics)
+		r.secrets().delete(ctx, t, wo, &resp.Diagnostics)
 		return
 	}
 	f.ID = types.StringValue(importID)

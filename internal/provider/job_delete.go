@@ -70,7 +70,7 @@ func (r *jobResource) delete(ctx context.Context, req resource.DeleteRequest, re
 	}
 	r.waitDeleted(ctx, r.client, &resp.Diagnostics, targets...)
 	if !resp.Diagnostics.HasError() {
-		r.deleteJobSecret(ctx, t, writeOnlyOf(m), &resp.Diagnostics)
+		r.secrets().delete(ctx, t, writeOnlyOf(m), &resp.Diagnostics)
 	}
 	if !resp.Diagnostics.HasError() {
 		sayStopped(&resp.Diagnostics, t.String(), m.pod(), time.Since(stopStart))

@@ -73,7 +73,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		return
 	}
 	// New write-only values are in their Secret before the pods that take them are made.
-	if !r.updateJobSecret(ctx, req.Config, t, s.UID.ValueString(), prior.Pods().WriteOnlyEnv, spec.Pods().WriteOnlyEnv, &resp.Diagnostics) {
+	if !r.secrets().update(ctx, req.Config, t, r.jobOwner(t, s.UID.ValueString()), prior.Pods().WriteOnlyEnv, spec.Pods().WriteOnlyEnv, &resp.Diagnostics) {
 		return
 	}
 	written, ok := r.rescale(ctx, t, change.Rescale, &resp.Diagnostics)
@@ -97,7 +97,7 @@ func (r *jobResource) update(ctx context.Context, req resource.UpdateRequest, re
 		*d.dependents() = r.reconcileDependents(ctx, p, job, dependents, &resp.Diagnostics)
 	}
 	if spec.Pods().WriteOnlyEnv == nil {
-		r.deleteJobSecret(ctx, t, prior.Pods().WriteOnlyEnv, &resp.Diagnostics)
+		r.secrets().delete(ctx, t, prior.Pods().WriteOnlyEnv, &resp.Diagnostics)
 	}
 	if tp, ts := tensorBoardOf(plan), tensorBoardOf(state); tp != nil && ts != nil {
 		r.updateTensorBoard(ctx, ts, tp, job, prior.Pods(), spec.Pods(), &resp.Diagnostics)

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/int64validator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/mapvalidator"
@@ -10,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
+	"github.com/hashicorp/terraform-plugin-framework/resource/schema/planmodifier"
 	"github.com/hashicorp/terraform-plugin-framework/schema/validator"
 	"github.com/hashicorp/terraform-plugin-framework/tfsdk"
 	"github.com/hashicorp/terraform-plugin-framework/types"
@@ -26,8 +29,7 @@ import (
 // take whole (jobs.WriteOnlyEnv); the version, which the state keeps and the job object records,
 // is what a plan compares.
 
-// writeOnlyEnvModel is the write-only variables of the kinds whose pods can take a Secret whole
-// (every kind but the TrainJob).
+// writeOnlyEnvModel is the write-only variables of a job.
 type writeOnlyEnvModel struct {
 	SensitiveEnvWO        types.Map   `tfsdk:"sensitive_env_wo"`
 	SensitiveEnvWOVersion types.Int64 `tfsdk:"sensitive_env_wo_version"`
@@ -58,6 +60,72 @@ func writeOnlyEnvAttributes(role string) map[string]schema.Attribute {
 	}
 }
 
+// trainWriteOnlyEnvAttributes are a TrainJob's write-only variables' attributes: its trainer takes
+// each by name from its key of the Secret (Trainer's API has no envFrom), so the names, never the
+// values, are in the plan and the state, and new names replace the job.
+func trainWriteOnlyEnvAttributes() map[string]schema.Attribute {
+	attributes := writeOnlyEnvAttributes("every node")
+	wo := attributes["sensitive_env_wo"].(schema.MapAttribute)
+	wo.MarkdownDescription = "Environment variables of every node whose values are in neither the plan nor the state " +
+		"(a write-only attribute: Terraform 1.11 and later). The apply writes them into the Secret `NAME-write-only-env`, which the job owns; " +
+		"the trainer takes each variable from its key of that Secret (Trainer's API has no `envFrom`), so their names are in the plan " +
+		"and the state (`sensitive_env_wo_names`), never their values, which the provider never reads back. The values are written only " +
+		"when `sensitive_env_wo_version` changes: change it with them. New names replace the job, since Trainer's API fixes the " +
+		"trainer's variables once the job is made. The provider's identity needs the role `terraform-provider-training-write-only-env` " +
+		"in the job's namespace (see Permissions in the index). Not on OpenTofu or Terraform before 1.11, which refuse it: use " +
+		"`sensitive_env` there."
+	attributes["sensitive_env_wo"] = wo
+	attributes["sensitive_env_wo_names"] = schema.ListAttribute{ElementType: types.StringType, Computed: true,
+		PlanModifiers: []planmodifier.List{writeOnlyNames{}},
+		MarkdownDescription: "The names of `sensitive_env_wo`'s variables, sorted, as the trainer takes them; null without any. " +
+			"A change of them replaces the job."}
+	return attributes
+}
+
+// runtimeWriteOnlyEnvAttributes are a TrainingRuntime's write-only variables' attributes: every pod
+// of the jobs made from it takes the runtime's Secret whole.
+func runtimeWriteOnlyEnvAttributes() map[string]schema.Attribute {
+	attributes := writeOnlyEnvAttributes("every node")
+	wo := attributes["sensitive_env_wo"].(schema.MapAttribute)
+	wo.MarkdownDescription = "Environment variables of every pod of the jobs made from a TrainingRuntime (one with `namespace`), whose " +
+		"values are in neither the plan nor the state (a write-only attribute: Terraform 1.11 and later). The apply writes them into the " +
+		"Secret `NAME-write-only-env` of the runtime's namespace, which the runtime owns and its pod templates take whole (`envFrom`); the " +
+		"provider never reads it back. They are written only when `sensitive_env_wo_version` changes: change it with them. Refused on a " +
+		"ClusterTrainingRuntime, whose jobs run in every namespace while a Secret is in one. The provider's identity needs the role " +
+		"`terraform-provider-training-write-only-env` in the runtime's namespace. Not on OpenTofu or Terraform before 1.11: use " +
+		"`sensitive_env` there."
+	attributes["sensitive_env_wo"] = wo
+	version := attributes["sensitive_env_wo_version"].(schema.Int64Attribute)
+	version.MarkdownDescription = "Version of `sensitive_env_wo`, any number you choose: a new one writes the values into the runtime's " +
+		"Secret again and updates the runtime in place, recording the version on it; pods that start from then on take the new values " +
+		"(running ones keep theirs). An import reads it back from the runtime; never the values."
+	attributes["sensitive_env_wo_version"] = version
+	return attributes
+}
+
+// writeOnlyNames plans sensitive_env_wo_names: the keys the configuration gives sensitive_env_wo.
+type writeOnlyNames struct{}
+
+func (writeOnlyNames) Description(context.Context) string {
+	return "the names of sensitive_env_wo, as the configuration gives them"
+}
+
+func (m writeOnlyNames) MarkdownDescription(ctx context.Context) string { return m.Description(ctx) }
+
+func (writeOnlyNames) PlanModifyList(ctx context.Context, req planmodifier.ListRequest, resp *planmodifier.ListResponse) {
+	var values types.Map
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("sensitive_env_wo"), &values)...)
+	switch {
+	case resp.Diagnostics.HasError():
+	case values.IsUnknown():
+		resp.PlanValue = types.ListUnknown(types.StringType)
+	case len(values.Elements()) == 0:
+		resp.PlanValue = types.ListNull(types.StringType)
+	default:
+		resp.PlanValue = stringListValue(slices.Sorted(maps.Keys(values.Elements())))
+	}
+}
+
 // addTo sets the job's write-only variables in o, when the model has a version of them.
 func (m *writeOnlyEnvModel) addTo(job string, o *jobs.PodOptions) {
 	if v := m.SensitiveEnvWOVersion; !v.IsNull() && !v.IsUnknown() {
@@ -85,9 +153,15 @@ func writeOnlyOf(m jobModel) *jobs.WriteOnlyEnv {
 	return o.WriteOnlyEnv
 }
 
-// writeJobSecret writes the values the configuration gives into the Secret of the job's write-only
-// variables (w), handed to owner when there is one.
-func (r *jobResource) writeJobSecret(ctx context.Context, config tfsdk.Config, t kube.Target, w *jobs.WriteOnlyEnv, owner *metav1.OwnerReference, diags *diag.Diagnostics) bool {
+// secretWriter writes and deletes the Secret of an object's write-only variables (a job's, a
+// TrainingRuntime's), named after the object t.
+type secretWriter struct{ client *kube.Client }
+
+func (r *jobResource) secrets() secretWriter { return secretWriter{r.client} }
+
+// write writes the values the configuration gives into the Secret of the write-only variables
+// (w) of t, handed to owner when there is one.
+func (r secretWriter) write(ctx context.Context, config tfsdk.Config, t kube.Target, w *jobs.WriteOnlyEnv, owner *metav1.OwnerReference, diags *diag.Diagnostics) bool {
 	var values map[string]string
 	diags.Append(config.GetAttribute(ctx, path.Root("sensitive_env_wo"), &values)...)
 	if diags.HasError() {
@@ -101,7 +175,7 @@ func (r *jobResource) writeJobSecret(ctx context.Context, config tfsdk.Config, t
 }
 
 // secretRoleHint says what a refused write of the Secret may need.
-const secretRoleHint = " Writing them needs the role terraform-provider-training-write-only-env (create, patch and delete on Secrets) in the job's namespace."
+const secretRoleHint = " Writing them needs the role terraform-provider-training-write-only-env (create, patch and delete on Secrets) in its namespace."
 
 // jobOwner is the owner reference of the job t with that UID.
 func (r *jobResource) jobOwner(t kube.Target, uid string) metav1.OwnerReference {
@@ -109,24 +183,23 @@ func (r *jobResource) jobOwner(t kube.Target, uid string) metav1.OwnerReference 
 		BlockOwnerDeletion: ptr.To(true)}
 }
 
-// updateJobSecret writes the Secret of the job's write-only variables before an update that asks
-// for a version of them the state does not have (so that pods made from then on find it).
-func (r *jobResource) updateJobSecret(ctx context.Context, config tfsdk.Config, t kube.Target, uid string, was, will *jobs.WriteOnlyEnv, diags *diag.Diagnostics) bool {
+// update writes the Secret of the write-only variables of t, owned by owner, before an update that
+// asks for a version of them the state does not have (so that pods made from then on find it).
+func (r secretWriter) update(ctx context.Context, config tfsdk.Config, t kube.Target, owner metav1.OwnerReference, was, will *jobs.WriteOnlyEnv, diags *diag.Diagnostics) bool {
 	if will == nil || was != nil && was.Version == will.Version {
 		return true
 	}
-	owner := r.jobOwner(t, uid)
-	return r.writeJobSecret(ctx, config, t, will, &owner, diags)
+	return r.write(ctx, config, t, will, &owner, diags)
 }
 
-// deleteJobSecret deletes the Secret of the job's write-only variables, when it had some.
-func (r *jobResource) deleteJobSecret(ctx context.Context, t kube.Target, had *jobs.WriteOnlyEnv, diags *diag.Diagnostics) {
+// delete deletes the Secret of the write-only variables of t, when it had some.
+func (r secretWriter) delete(ctx context.Context, t kube.Target, had *jobs.WriteOnlyEnv, diags *diag.Diagnostics) {
 	if had == nil {
 		return
 	}
 	if err := r.client.DeleteJobSecret(ctx, t.Namespace, t.Name); err != nil {
 		diags.AddWarning("The Secret of the write-only variables of "+t.String()+" was not deleted",
-			fmt.Sprintf("%v.%s The job owns it: Kubernetes' garbage collector deletes it once the job is gone.", err, secretRoleHint))
+			fmt.Sprintf("%v.%s %s owns it: Kubernetes' garbage collector deletes it once %[3]s is gone.", err, secretRoleHint, t))
 	}
 }
 

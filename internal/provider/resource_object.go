@@ -114,10 +114,22 @@ func (r *objectResource[M, PM]) Create(ctx context.Context, req resource.CreateR
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	t := m.target()
+	// The write-only variables' Secret is written before the object whose pods take it.
+	wo := writeOnlyOfObject(m)
+	if wo != nil && !(secretWriter{r.client}).write(ctx, req.Config, t, wo, nil, &resp.Diagnostics) {
+		return
+	}
 	created, err := r.client.Create(ctx, t, obj, youngerThan(timeout))
 	if err != nil {
 		resp.Diagnostics.AddError("Error creating "+t.String(), alreadyExistsDetail(t, importIDOf(t), err))
+		(secretWriter{r.client}).delete(ctx, t, wo, &resp.Diagnostics)
 		return
+	}
+	if wo != nil {
+		if err := r.client.OwnJobSecret(ctx, t.Namespace, t.Name, ownerReference(created)); err != nil {
+			resp.Diagnostics.AddWarning("The Secret of the write-only variables of "+t.String()+" is not owned by it",
+				err.Error()+": it stays when the runtime is deleted, until destroy deletes it.")
+		}
 	}
 	if s, ok := any(m).(settling); ok {
 		created = r.settle(ctx, t, created, s.settled)
@@ -192,12 +204,27 @@ func (r *objectResource[M, PM]) Update(ctx context.Context, req resource.UpdateR
 		resp.Diagnostics.AddError("Error computing the change to "+plan.target().String(), err.Error())
 		return
 	}
+	t := plan.target()
+	was, will := writeOnlyOfObject(state), writeOnlyOfObject(plan)
+	if will != nil && (was == nil || was.Version != will.Version) {
+		// New values are in their Secret before the pods that take them are made.
+		now, err := r.client.Get(ctx, t)
+		if err != nil || now == nil {
+			resp.Diagnostics.AddError("Error reading "+t.String(), fmt.Sprintf("%v (is it gone?)", err))
+			return
+		}
+		if !(secretWriter{r.client}).update(ctx, req.Config, t, ownerReference(now), was, will, &resp.Diagnostics) {
+			return
+		}
+	}
 	if patch != nil {
-		t := plan.target()
 		if _, err := r.client.Patch(ctx, t, k8stypes.MergePatchType, patch); err != nil {
 			resp.Diagnostics.AddError("Error updating "+t.String(), goneOr(t, err))
 			return
 		}
+	}
+	if will == nil {
+		(secretWriter{r.client}).delete(ctx, t, was, &resp.Diagnostics)
 	}
 	plan.setID()
 	plan.keepStatus(state)
@@ -223,7 +250,21 @@ func (r *objectResource[M, PM]) Delete(ctx context.Context, req resource.DeleteR
 	if _, _, err := r.client.UntilGone(ctx, t); err != nil {
 		resp.Diagnostics.AddError("Error waiting for "+t.String()+" to be deleted",
 			fmt.Sprintf("%v. %s Raise timeouts.delete to wait longer.", err, m.deleteHint()))
+		return
 	}
+	(secretWriter{r.client}).delete(ctx, t, writeOnlyOfObject(m), &resp.Diagnostics)
+}
+
+// writeOnlyOfObject is the write-only variables of an object's model (a TrainingRuntime's); nil
+// for none.
+func writeOnlyOfObject(m any) *jobs.WriteOnlyEnv {
+	r, ok := m.(*runtimeModel)
+	if !ok {
+		return nil
+	}
+	var o jobs.PodOptions
+	r.writeOnlyEnvModel.addTo(r.Name.ValueString(), &o)
+	return o.WriteOnlyEnv
 }
 
 func (r *objectResource[M, PM]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {

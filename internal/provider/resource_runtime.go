@@ -56,6 +56,7 @@ type runtimeModel struct {
 	podModel
 	podTemplateModel
 	tasModel
+	writeOnlyEnvModel
 	Framework      types.String      `tfsdk:"framework"`
 	NumNodes       types.Int64       `tfsdk:"num_nodes"`
 	Command        types.List        `tfsdk:"command"`
@@ -103,6 +104,7 @@ func (m *runtimeModel) deleteHint() string {
 
 func (m *runtimeModel) build(ctx context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
 	pod, diags := podOptionsOf(ctx, m)
+	m.writeOnlyEnvModel.addTo(m.Name.ValueString(), &pod)
 	s := m.spec()
 	s.Framework, s.Pod = m.Framework.ValueString(), pod
 	s.Nodes = int32(m.NumNodes.ValueInt64())
@@ -195,6 +197,7 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 			"and checked the same way at plan; every TrainJob made from the runtime has them (a TrainJob takes none of its own). " +
 			"Refresh reads them back. Changing them updates the runtime in place: jobs already made from it keep theirs."}
 	delete(attributes, "roles") // a runtime's replicated jobs' templates are set by its framework's attributes
+	attributes = mergeAttributes(attributes, runtimeWriteOnlyEnvAttributes())
 	attributes["required_topology"], attributes["preferred_topology"] = runtimeTopologyAttribute(true), runtimeTopologyAttribute(false)
 	own := map[string]schema.Attribute{
 		"id": idAttribute("`name`, or `namespace/name` of a TrainingRuntime."),
@@ -269,8 +272,16 @@ func (r *objectResource[M, PM]) ValidateConfig(ctx context.Context, req resource
 	if !r.eitherScope() {
 		return
 	}
-	var framework types.String
+	var framework, namespace types.String
 	var mpi types.Object
+	var version types.Int64
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("namespace"), &namespace)...)
+	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("sensitive_env_wo_version"), &version)...)
+	if namespace.IsNull() && !version.IsNull() {
+		resp.Diagnostics.AddAttributeError(path.Root("sensitive_env_wo"), "Write-only variables on a ClusterTrainingRuntime",
+			"A ClusterTrainingRuntime's jobs run in every namespace, and the Secret of its write-only variables would be in one. Give the "+
+				"runtime a namespace (a TrainingRuntime), or give each training_train_job its own sensitive_env_wo.")
+	}
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("framework"), &framework)...)
 	resp.Diagnostics.Append(req.Config.GetAttribute(ctx, path.Root("mpi"), &mpi)...)
 	if !framework.IsUnknown() && !framework.IsNull() && framework.ValueString() != jobs.FrameworkMPI && !mpi.IsNull() && !mpi.IsUnknown() {

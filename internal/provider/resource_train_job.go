@@ -40,6 +40,8 @@ type trainJobResource struct {
 type trainJobModel struct {
 	jobFields
 	podModel
+	writeOnlyEnvModel
+	SensitiveEnvWONames   types.List   `tfsdk:"sensitive_env_wo_names"`
 	Runtime               types.String `tfsdk:"runtime"`
 	RuntimeKind           types.String `tfsdk:"runtime_kind"`
 	Command               types.List   `tfsdk:"command"`
@@ -124,11 +126,11 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		metadata: metadataDoc{on: "the TrainJob object (not its pods: see `pod_labels` and `pod_annotations`)",
 			change: "Changing them updates the TrainJob object in place."},
 		running: "every replicated job of its JobSet reported ready by JobSet (with a torch runtime, exactly `num_nodes` node pods Running)",
-		own:     own,
+		own:     mergeAttributes(own, trainWriteOnlyEnvAttributes()),
 		// Trainer v2.3.0's runtime patch, through which a TrainJob sets its pods' fields, has no
 		// place for these (jobs.NewTrainJob refuses them); nor does the provider run a TrainJob's
 		// TensorBoard.
-		without: []string{"env_from_secrets", "sensitive_env_wo", "sensitive_env_wo_version", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
+		without: []string{"env_from_secrets", "priority_class_name", "image_pull_policy", "tensorboard", "tensorboard_url", "roles", "pod_patch",
 			"scheduler_name", "host_network", "host_ipc", "topology_spread", "required_topology", "preferred_topology"},
 		kind: jobs.Train,
 	})
@@ -155,6 +157,11 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		r.checkNameOnRuntime(ctx, resp, next, prior)
 		r.warnRuntimeStops(ctx, req, resp, next)
 		r.planGraceOnRuntime(ctx, req, resp, next, prior)
+		if prior != nil && !prior.SensitiveEnvWONames.Equal(next.SensitiveEnvWONames) {
+			// The trainer takes each write-only variable by name, which Trainer's API fixes.
+			p.forcing = append(p.forcing, "sensitive_env_wo_names")
+			resp.RequiresReplace = append(resp.RequiresReplace, path.Root("sensitive_env_wo_names"))
+		}
 	}
 	guardRunning(ctx, req, resp, p)
 	warnDestroyedTraining(ctx, req, resp, p)
@@ -164,6 +171,9 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 
 func (m *trainJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) {
 	pod, diags := podOptionsOf(ctx, m)
+	if pod.WriteOnlyEnv != nil {
+		pod.WriteOnlyEnv.Names = stringList(ctx, m.SensitiveEnvWONames, &diags)
+	}
 	// The shared labels and annotations are the object's; the pods' are their own attributes.
 	labels, annotations := pod.Labels, pod.Annotations
 	pod.Labels, pod.Annotations = nil, nil
@@ -207,6 +217,10 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 	pod := s.Pod
 	pod.Labels, pod.Annotations = s.Labels, s.Annotations
 	diags.Append(setPodOf(ctx, m, pod)...)
+	m.SensitiveEnvWONames = types.ListNull(types.StringType)
+	if w := s.Pod.WriteOnlyEnv; w != nil && len(w.Names) > 0 {
+		m.SensitiveEnvWONames = stringListValue(w.Names)
+	}
 	m.Image = optionalString(s.Pod.Image)
 	m.Runtime = types.StringValue(s.Runtime.Name)
 	m.RuntimeKind = types.StringValue(s.Runtime.Kind)
