@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -118,11 +119,22 @@ action "training_requeue_job" "first" {
 	}
 	jobA, jobB, jobC := queuedJob(jobs.MPI, "a", first, ""), queuedJob(jobs.MPI, "b", second, after("a")), queuedJob(jobs.MPI, "c", third, after("b"))
 	w := newWorkspace(t)
-	w.write(quotaConfig(prefix, 2, jobA+jobB+jobC+action))
+	w.write(quotaConfig(prefix, 2, jobA+jobB+action))
 	w.run("apply", "-auto-approve", "-input=false")
 	t.Cleanup(func() { w.run("destroy", "-auto-approve", "-input=false") })
 	a.waitWorkloadWaits(second)
-	a.waitWorkloadWaits(third)
+	// Kubernetes records creation to the second, and Kueue orders Workloads of one second by
+	// UID: the third is made in a later second than the second's Workload.
+	a.nextSecondAfter(a.workloadOf(jobs.MPI, second))
+	w.write(quotaConfig(prefix, 2, jobA+jobB+jobC+action))
+	w.run("apply", "-auto-approve", "-input=false")
+	// Kueue may leave the third untried (no QuotaReserved condition) while the second waits ahead
+	// of it: its Workload is enough.
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) {
+		return a.workloadOf(jobs.MPI, third) != nil, nil
+	}); err != nil {
+		t.Fatalf("Kueue made no Workload of %s: %v", third, err)
+	}
 	before, err := a.get(jobs.MPI.GVR, "default", first)
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +174,17 @@ action "training_requeue_job" "first" {
 	out, err = w.try(nil, "apply", "-auto-approve", "-input=false", "-invoke=action.training_requeue_job.first")
 	if err != nil {
 		t.Fatalf("a second requeue: %v\n%s", err, out)
+	}
+}
+
+// nextSecondAfter waits until the clock is past the second obj was created in.
+func (a *api) nextSecondAfter(obj *unstructured.Unstructured) {
+	a.t.Helper()
+	if obj == nil {
+		a.t.Fatal("no object to wait past the creation of")
+	}
+	if wait := time.Until(obj.GetCreationTimestamp().Add(time.Second)); wait > 0 {
+		time.Sleep(wait + 100*time.Millisecond)
 	}
 }
 

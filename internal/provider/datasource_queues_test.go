@@ -127,6 +127,7 @@ func TestAccQueueDataSources_readAQueueTheIdentityMayNotWrite(t *testing.T) {
 // scheduler (QuotaReserved false, with its message).
 func (a *api) waitWorkloadWaits(job string) {
 	a.t.Helper()
+	last := "no Workload"
 	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		list, err := a.dyn.Resource(kueue.WorkloadGVR).Namespace("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -134,14 +135,17 @@ func (a *api) waitWorkloadWaits(job string) {
 		}
 		for _, wl := range list.Items {
 			for _, ref := range wl.GetOwnerReferences() {
-				if ref.Name == job && strings.Contains(kueue.ReadWorkload(&wl).Reason, "insufficient") {
-					return true, nil
+				if ref.Name == job {
+					last = fmt.Sprintf("%+v", kueue.ReadWorkload(&wl))
+					if strings.Contains(kueue.ReadWorkload(&wl).Reason, "insufficient") {
+						return true, nil
+					}
 				}
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		a.t.Fatalf("the Workload of %s is not refused its quota: %v", job, err)
+		a.t.Fatalf("the Workload of %s is not refused its quota (%s): %v", job, last, err)
 	}
 }

@@ -164,6 +164,7 @@ func (r *trainJobResource) ModifyPlan(ctx context.Context, req resource.ModifyPl
 		}
 	}
 	guardRunning(ctx, req, resp, p)
+	warnNewWriteOnlyVersion(resp, p)
 	warnDestroyedTraining(ctx, req, resp, p)
 	warnReplacedTraining(ctx, resp, p)
 	planStatus(ctx, resp, p)
