@@ -39,24 +39,33 @@ func (m *writeOnlyEnvModel) writeOnlyEnv() *writeOnlyEnvModel { return m }
 
 type withWriteOnlyEnv interface{ writeOnlyEnv() *writeOnlyEnvModel }
 
-// writeOnlyEnvAttributes are the write-only variables' attributes.
+// jobVersionDescription describes a job's sensitive_env_wo_version.
+const jobVersionDescription = "Version of `sensitive_env_wo`, any number you choose: a new one writes the values into the job's Secret again " +
+	"and changes the job in place, recording the version on the job object; the pods running then keep the values they " +
+	"started with until they start again (a restart, a rescale, a replacement). Setting or removing it on a running job " +
+	"replaces the job (its pods start or stop taking the Secret). An import reads it back from the job object; never the values."
+
+// writeOnlyEnvAttributes are the write-only variables' attributes of a job.
 func writeOnlyEnvAttributes(role string) map[string]schema.Attribute {
+	return describedWriteOnlyEnv("Environment variables of "+role+" whose values are in neither the plan nor the state "+
+		"(a write-only attribute: Terraform 1.11 and later). The apply writes them into the Secret `NAME-write-only-env`, which the job owns "+
+		"and its pods take whole (`envFrom`); the provider never reads that Secret back. Since no plan can compare values nobody keeps, "+
+		"they are written only when `sensitive_env_wo_version` changes: change it with the values. The provider's identity needs the "+
+		"role `terraform-provider-training-write-only-env` in the job's namespace (see Permissions in the index). Not on OpenTofu "+
+		"or Terraform before 1.11, which refuse it: use `sensitive_env` there.",
+		jobVersionDescription)
+}
+
+// describedWriteOnlyEnv are the write-only variables' attributes, described so.
+func describedWriteOnlyEnv(values, version string) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"sensitive_env_wo": schema.MapAttribute{ElementType: types.StringType, Optional: true, WriteOnly: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "sensitive_env", "env_secret"},
 				mapvalidator.AlsoRequires(path.MatchRoot("sensitive_env_wo_version"))},
-			MarkdownDescription: "Environment variables of " + role + " whose values are in neither the plan nor the state " +
-				"(a write-only attribute: Terraform 1.11 and later). The apply writes them into the Secret `NAME-write-only-env`, which the job owns " +
-				"and its pods take whole (`envFrom`); the provider never reads that Secret back. Since no plan can compare values nobody keeps, " +
-				"they are written only when `sensitive_env_wo_version` changes: change it with the values. The provider's identity needs the " +
-				"role `terraform-provider-training-write-only-env` in the job's namespace (see Permissions in the index). Not on OpenTofu " +
-				"or Terraform before 1.11, which refuse it: use `sensitive_env` there."},
+			MarkdownDescription: values},
 		"sensitive_env_wo_version": schema.Int64Attribute{Optional: true,
-			Validators: []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("sensitive_env_wo"))},
-			MarkdownDescription: "Version of `sensitive_env_wo`, any number you choose: a new one writes the values into the job's Secret again " +
-				"and changes the job in place, recording the version on the job object; the pods running then keep the values they " +
-				"started with until they start again (a restart, a rescale, a replacement). Setting or removing it on a running job " +
-				"replaces the job (its pods start or stop taking the Secret). An import reads it back from the job object; never the values."},
+			Validators:          []validator.Int64{int64validator.AlsoRequires(path.MatchRoot("sensitive_env_wo"))},
+			MarkdownDescription: version},
 	}
 }
 
@@ -64,17 +73,14 @@ func writeOnlyEnvAttributes(role string) map[string]schema.Attribute {
 // each by name from its key of the Secret (Trainer's API has no envFrom), so the names, never the
 // values, are in the plan and the state, and new names replace the job.
 func trainWriteOnlyEnvAttributes() map[string]schema.Attribute {
-	attributes := writeOnlyEnvAttributes("every node")
-	wo := attributes["sensitive_env_wo"].(schema.MapAttribute)
-	wo.MarkdownDescription = "Environment variables of every node whose values are in neither the plan nor the state " +
-		"(a write-only attribute: Terraform 1.11 and later). The apply writes them into the Secret `NAME-write-only-env`, which the job owns; " +
-		"the trainer takes each variable from its key of that Secret (Trainer's API has no `envFrom`), so their names are in the plan " +
-		"and the state (`sensitive_env_wo_names`), never their values, which the provider never reads back. The values are written only " +
-		"when `sensitive_env_wo_version` changes: change it with them. New names replace the job, since Trainer's API fixes the " +
-		"trainer's variables once the job is made. The provider's identity needs the role `terraform-provider-training-write-only-env` " +
-		"in the job's namespace (see Permissions in the index). Not on OpenTofu or Terraform before 1.11, which refuse it: use " +
-		"`sensitive_env` there."
-	attributes["sensitive_env_wo"] = wo
+	attributes := describedWriteOnlyEnv("Environment variables of every node whose values are in neither the plan nor the state "+
+		"(a write-only attribute: Terraform 1.11 and later). The apply writes them into the Secret `NAME-write-only-env`, which the job owns; "+
+		"the trainer takes each variable from its key of that Secret (Trainer's API has no `envFrom`), so their names are in the plan "+
+		"and the state (`sensitive_env_wo_names`), never their values, which the provider never reads back. The values are written only "+
+		"when `sensitive_env_wo_version` changes: change it with them. New names replace the job, since Trainer's API fixes the "+
+		"trainer's variables once the job is made. The provider's identity needs the role `terraform-provider-training-write-only-env` "+
+		"in the job's namespace (see Permissions in the index). Not on OpenTofu or Terraform before 1.11, which refuse it: use "+
+		"`sensitive_env` there.", jobVersionDescription)
 	attributes["sensitive_env_wo_names"] = schema.ListAttribute{ElementType: types.StringType, Computed: true,
 		PlanModifiers: []planmodifier.List{writeOnlyNames{}},
 		MarkdownDescription: "The names of `sensitive_env_wo`'s variables, sorted, as the trainer takes them; null without any. " +
@@ -85,22 +91,16 @@ func trainWriteOnlyEnvAttributes() map[string]schema.Attribute {
 // runtimeWriteOnlyEnvAttributes are a TrainingRuntime's write-only variables' attributes: every pod
 // of the jobs made from it takes the runtime's Secret whole.
 func runtimeWriteOnlyEnvAttributes() map[string]schema.Attribute {
-	attributes := writeOnlyEnvAttributes("every node")
-	wo := attributes["sensitive_env_wo"].(schema.MapAttribute)
-	wo.MarkdownDescription = "Environment variables of every pod of the jobs made from a TrainingRuntime (one with `namespace`), whose " +
-		"values are in neither the plan nor the state (a write-only attribute: Terraform 1.11 and later). The apply writes them into the " +
-		"Secret `NAME-write-only-env` of the runtime's namespace, which the runtime owns and its pod templates take whole (`envFrom`); the " +
-		"provider never reads it back. They are written only when `sensitive_env_wo_version` changes: change it with them. Refused on a " +
-		"ClusterTrainingRuntime, whose jobs run in every namespace while a Secret is in one. The provider's identity needs the role " +
-		"`terraform-provider-training-write-only-env` in the runtime's namespace. Not on OpenTofu or Terraform before 1.11: use " +
-		"`sensitive_env` there."
-	attributes["sensitive_env_wo"] = wo
-	version := attributes["sensitive_env_wo_version"].(schema.Int64Attribute)
-	version.MarkdownDescription = "Version of `sensitive_env_wo`, any number you choose: a new one writes the values into the runtime's " +
-		"Secret again and updates the runtime in place, recording the version on it; pods that start from then on take the new values " +
-		"(running ones keep theirs). An import reads it back from the runtime; never the values."
-	attributes["sensitive_env_wo_version"] = version
-	return attributes
+	return describedWriteOnlyEnv("Environment variables of every pod of the jobs made from a TrainingRuntime (one with `namespace`), whose "+
+		"values are in neither the plan nor the state (a write-only attribute: Terraform 1.11 and later). The apply writes them into the "+
+		"Secret `NAME-write-only-env` of the runtime's namespace, which the runtime owns and its pod templates take whole (`envFrom`); the "+
+		"provider never reads it back. They are written only when `sensitive_env_wo_version` changes: change it with them. Refused on a "+
+		"ClusterTrainingRuntime, whose jobs run in every namespace while a Secret is in one. The provider's identity needs the role "+
+		"`terraform-provider-training-write-only-env` in the runtime's namespace. Not on OpenTofu or Terraform before 1.11: use "+
+		"`sensitive_env` there.",
+		"Version of `sensitive_env_wo`, any number you choose: a new one writes the values into the runtime's "+
+			"Secret again and updates the runtime in place, recording the version on it; pods that start from then on take the new values "+
+			"(running ones keep theirs). An import reads it back from the runtime; never the values.")
 }
 
 // writeOnlyNames plans sensitive_env_wo_names: the keys the configuration gives sensitive_env_wo.
