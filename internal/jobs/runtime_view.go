@@ -42,19 +42,14 @@ func OfferOf(runtime *unstructured.Unstructured, nodes int32) (RuntimeOffer, err
 	if err := fromUnstructured(runtime, &rt); err != nil {
 		return RuntimeOffer{}, err
 	}
-	offer := RuntimeOffer{Framework: FrameworkPlain, Managed: runtime.GetLabels()[ManagedByLabel] == ManagedByValue}
-	if p := rt.Spec.MLPolicy; p != nil {
-		offer.DefaultNodes = ptr.Deref(p.NumNodes, 0)
-		switch {
-		case p.Torch != nil:
-			offer.Framework = FrameworkTorch
-		case p.MPI != nil:
-			offer.Framework = FrameworkMPI
-			offer.ProcsPerNode = ptr.Deref(p.MPI.NumProcPerNode, 0)
-		}
+	spec, err := ReadRuntime(runtime)
+	if err != nil {
+		return RuntimeOffer{}, err
 	}
-	if p := rt.Spec.PodGroupPolicy; p != nil && p.Coscheduling != nil {
-		offer.GangTimeoutSeconds = p.Coscheduling.ScheduleTimeoutSeconds
+	offer := RuntimeOffer{Framework: spec.Framework, DefaultNodes: spec.Nodes, GangTimeoutSeconds: spec.GangTimeoutSeconds,
+		Managed: runtime.GetLabels()[ManagedByLabel] == ManagedByValue}
+	if spec.MPI != nil {
+		offer.ProcsPerNode = spec.MPI.ProcsPerNode
 	}
 	if nodes <= 0 {
 		nodes = max(offer.DefaultNodes, 1)
