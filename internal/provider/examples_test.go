@@ -167,3 +167,63 @@ func TestAccExamples_dataSourcesAndActionsValidate(t *testing.T) {
 		t.Errorf("%d data source and %d action examples, want 4 and 2 at least", len(dirs), len(actions))
 	}
 }
+
+// Every guide's configuration blocks (those it includes from examples/ and those written in it)
+// form one configuration that validates, as a reader who copies them all into one folder gets
+// it: no block declared twice, no reference to one the guide does not have. The provider block
+// is the test's unless the guide writes its own; a guide's `list` blocks belong in a query file,
+// which is left out.
+func TestAccGuides_eachGuidesBlocksValidateTogether(t *testing.T) {
+	newAPI(t)
+	guides, err := filepath.Glob("../../templates/guides/*.md.tmpl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	included := regexp.MustCompile(`\{\{ tffile "([^"]+)" \}\}`)
+	inline := regexp.MustCompile("(?s)```(?:terraform|hcl)\n(.*?)```")
+	validated := 0
+	for _, guide := range guides {
+		raw, err := os.ReadFile(guide)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var blocks []string
+		for _, m := range included.FindAllStringSubmatch(string(raw), -1) {
+			if filepath.Base(m[1]) == "versions.tf" {
+				continue // the test's CLI configuration installs the provider
+			}
+			file, err := os.ReadFile(filepath.Join("../..", m[1]))
+			if err != nil {
+				t.Fatalf("%s includes %s: %v", filepath.Base(guide), m[1], err)
+			}
+			blocks = append(blocks, string(file))
+		}
+		for _, m := range inline.FindAllStringSubmatch(string(raw), -1) {
+			if !regexp.MustCompile(`(?m)^list "`).MatchString(m[1]) {
+				blocks = append(blocks, m[1])
+			}
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		config := strings.Join(blocks, "\n")
+		if !strings.Contains(config, `provider "training" {`) {
+			config = providerConfig() + config
+		}
+		validated++
+		t.Run(strings.TrimSuffix(filepath.Base(guide), ".md.tmpl"), func(t *testing.T) {
+			if strings.Contains(config, "identity = {") {
+				requireCLI(t, "1.12.0", "import by identity")
+			}
+			t.Parallel()
+			w := newWorkspace(t)
+			w.write(config)
+			if out, err := w.try(nil, "validate"); err != nil {
+				t.Errorf("the guide's blocks do not validate together (%v):\n%s", err, out)
+			}
+		})
+	}
+	if validated < 5 {
+		t.Errorf("%d guides validated, want every guide with blocks", validated)
+	}
+}

@@ -31,12 +31,6 @@ resource "training_cluster_queue" "vision" {
   }
 }
 
-resource "training_resource_flavor" "gpu" {
-  name        = "gpu"
-  node_labels = { "nvidia.com/gpu.present" = "true" }
-  tolerations = ["nvidia.com/gpu"]
-}
-
 output "vision_gpus_in_use" {
   value = lookup(training_cluster_queue.vision.usage, "gpu/nvidia.com/gpu", "0")
 }
