@@ -76,7 +76,7 @@ func statusAttributes() map[string]schema.Attribute {
 				"name":  schema.StringAttribute{Computed: true, MarkdownDescription: "Pod name."},
 				"role":  schema.StringAttribute{Computed: true, MarkdownDescription: "Its role in the job (`launcher`, `worker`, `etcd`, ...)."},
 				"index": schema.Int64Attribute{Computed: true, MarkdownDescription: "Its index within the role."},
-				"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Pod phase (`Pending`, `Running`, `Succeeded`, `Failed`), or for an elastic job its task's state (`AttemptRunning`, `Completed`, ...)."},
+				"phase": schema.StringAttribute{Computed: true, MarkdownDescription: "Pod phase: `Pending`, `Running`, `Succeeded` or `Failed`; an elastic job's task says its state in the same words (`Pending` between attempts)."},
 				"node":  schema.StringAttribute{Computed: true, MarkdownDescription: "The node it runs on; empty while unscheduled."},
 			}},
 		},
