@@ -1,5 +1,5 @@
-# Two workers with one GPU each, on the GPU nodes (tainted nvidia.com/gpu, as GKE, EKS and the
-# NVIDIA GPU Operator taint them). The launcher's mpirun starts the ranks over SSH; a new
+# Two workers with one GPU each, on the GPU nodes (tainted nvidia.com/gpu, as GKE taints a GPU
+# node pool and EKS node groups are often given). The launcher's mpirun starts the ranks over SSH; a new
 # worker_count replaces the job, since mpirun fixes its ranks when it starts.
 resource "training_mpi_job" "resnet" {
   name         = "resnet-horovod"
