@@ -227,3 +227,29 @@ func TestAccGuides_eachGuidesBlocksValidateTogether(t *testing.T) {
 		t.Errorf("%d guides validated, want every guide with blocks", validated)
 	}
 }
+
+// Every folder of examples/ names the provider's source in its own required_providers block, as
+// a reader who copies the folder needs: without it Terraform looks for hashicorp/training. (The
+// install lane initialises each folder against a release; this says it without one.)
+func TestEveryExampleFolderNamesTheProvidersSource(t *testing.T) {
+	folders := map[string]bool{}
+	err := filepath.WalkDir("../../examples", func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".tf" {
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			dir := filepath.Dir(p)
+			folders[dir] = folders[dir] || strings.Contains(string(raw), `source  = "kubetrain/training"`)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir, named := range folders {
+		if !named {
+			t.Errorf("%s: no required_providers block names kubetrain/training (add its versions.tf)", strings.TrimPrefix(dir, "../../"))
+		}
+	}
+}
