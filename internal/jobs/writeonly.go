@@ -34,11 +34,10 @@ func (w *WriteOnlyEnv) refs() []corev1.EnvVar {
 // readWriteOnlyRefs takes a TrainJob's variables of its write-only Secret out of its trainer's
 // Secret variables, when the job object records a version of them.
 func readWriteOnlyRefs(o *PodOptions, job string, annotations map[string]string) {
-	version, err := strconv.ParseInt(annotations[WriteOnlyEnvAnnotation], 10, 64)
-	if err != nil {
+	w := recordedWriteOnlyEnv(job, annotations)
+	if w == nil {
 		return
 	}
-	w := &WriteOnlyEnv{Secret: WriteOnlyEnvSecret(job), Version: version}
 	for name, ref := range o.SecretEnv {
 		if ref.Secret == w.Secret && ref.Key == name {
 			w.Names = append(w.Names, name)
@@ -66,14 +65,24 @@ func WriteOnlyEnvSecret(job string) string { return job + "-write-only-env" }
 // readWriteOnlyEnv takes the Secret of the job's write-only variables out of the pods' whole
 // Secrets, when the job object records a version of them.
 func readWriteOnlyEnv(o *PodOptions, job string, annotations map[string]string) {
-	version, err := strconv.ParseInt(annotations[WriteOnlyEnvAnnotation], 10, 64)
-	secret := WriteOnlyEnvSecret(job)
-	if err != nil || !slices.Contains(o.EnvFromSecrets, secret) {
+	w := recordedWriteOnlyEnv(job, annotations)
+	if w == nil || !slices.Contains(o.EnvFromSecrets, w.Secret) {
 		return
 	}
-	o.WriteOnlyEnv = &WriteOnlyEnv{Secret: secret, Version: version}
+	secret := w.Secret
+	o.WriteOnlyEnv = w
 	o.EnvFromSecrets = slices.DeleteFunc(slices.Clone(o.EnvFromSecrets), func(s string) bool { return s == secret })
 	if len(o.EnvFromSecrets) == 0 {
 		o.EnvFromSecrets = nil
 	}
+}
+
+// recordedWriteOnlyEnv is the Secret of the job's write-only variables with the version its
+// object records; nil when it records none.
+func recordedWriteOnlyEnv(job string, annotations map[string]string) *WriteOnlyEnv {
+	version, err := strconv.ParseInt(annotations[WriteOnlyEnvAnnotation], 10, 64)
+	if err != nil {
+		return nil
+	}
+	return &WriteOnlyEnv{Secret: WriteOnlyEnvSecret(job), Version: version}
 }

@@ -136,8 +136,7 @@ func (d *runtimeDataSource) Read(ctx context.Context, req datasource.ReadRequest
 	if resp.Diagnostics.HasError() {
 		return
 	}
-	spec := jobs.RuntimeSpec{Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString()}
-	t := kube.Target{GVR: spec.GVR(), Kind: spec.Kind(), Namespace: spec.Namespace, Name: spec.Name}
+	t := (&runtimeModel{Name: m.Name, Namespace: m.Namespace}).target()
 	obj, err := d.client.Get(ctx, t)
 	switch {
 	case err != nil:
@@ -145,7 +144,7 @@ func (d *runtimeDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		return
 	case obj == nil:
 		where := "Set namespace to read a TrainingRuntime."
-		if spec.Namespace != "" {
+		if t.Namespace != "" {
 			where = "Leave namespace unset to read a ClusterTrainingRuntime."
 		}
 		resp.Diagnostics.AddError("Runtime not found", fmt.Sprintf("There is no %s. %s", t, where))
@@ -156,18 +155,12 @@ func (d *runtimeDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		resp.Diagnostics.AddError("Error reading "+t.String(), err.Error())
 		return
 	}
-	m.ID, m.Kind, m.Framework = types.StringValue(spec.Name), types.StringValue(spec.Kind()), types.StringValue(offer.Framework)
-	if spec.Namespace != "" {
-		m.ID = types.StringValue(spec.Namespace + "/" + spec.Name)
-	}
+	m.ID, m.Kind, m.Framework = types.StringValue(importIDOf(t)), types.StringValue(t.Kind), types.StringValue(offer.Framework)
 	m.DefaultNumNodes, m.ProcessesPerNode = positiveInt(offer.DefaultNodes), positiveInt(offer.ProcsPerNode)
 	if m.NumNodes.IsNull() {
 		m.NumNodes = types.Int64Value(int64(max(offer.DefaultNodes, 1)))
 	}
-	m.GangScheduleTimeout = types.Int64Null()
-	if offer.GangTimeoutSeconds != nil {
-		m.GangScheduleTimeout = types.Int64Value(int64(*offer.GangTimeoutSeconds))
-	}
+	m.GangScheduleTimeout = optionalInt(offer.GangTimeoutSeconds)
 	m.Managed = types.BoolValue(offer.Managed)
 	m.Labels = types.MapValueMust(types.StringType, stringValues(obj.GetLabels()))
 	total := corev1.ResourceList{}
@@ -177,10 +170,9 @@ func (d *runtimeDataSource) Read(ctx context.Context, req datasource.ReadRequest
 		pod := j.Template.Spec
 		requests := kueue.PodRequests(pod)
 		for name, q := range requests {
-			sum := total[name]
-			for range j.Count {
-				sum.Add(q)
-			}
+			pods, sum := q.DeepCopy(), total[name]
+			pods.Mul(int64(j.Count))
+			sum.Add(pods)
 			total[name] = sum
 		}
 		var c corev1.Container

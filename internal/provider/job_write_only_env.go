@@ -128,9 +128,18 @@ func (writeOnlyNames) PlanModifyList(ctx context.Context, req planmodifier.ListR
 
 // addTo sets the job's write-only variables in o, when the model has a version of them.
 func (m *writeOnlyEnvModel) addTo(job string, o *jobs.PodOptions) {
-	if v := m.SensitiveEnvWOVersion; !v.IsNull() && !v.IsUnknown() {
-		o.WriteOnlyEnv = &jobs.WriteOnlyEnv{Secret: jobs.WriteOnlyEnvSecret(job), Version: v.ValueInt64()}
+	if w := m.writeOnlyFor(job); w != nil {
+		o.WriteOnlyEnv = w
 	}
+}
+
+// writeOnlyFor is the write-only variables of the object named name (a job, a
+// TrainingRuntime), as the model says them; nil for none.
+func (m *writeOnlyEnvModel) writeOnlyFor(name string) *jobs.WriteOnlyEnv {
+	if v := m.SensitiveEnvWOVersion; !v.IsNull() && !v.IsUnknown() {
+		return &jobs.WriteOnlyEnv{Secret: jobs.WriteOnlyEnvSecret(name), Version: v.ValueInt64()}
+	}
+	return nil
 }
 
 // setFrom reads the version back; the values never are.
@@ -148,9 +157,7 @@ func writeOnlyOf(m jobModel) *jobs.WriteOnlyEnv {
 	if !ok {
 		return nil
 	}
-	var o jobs.PodOptions
-	w.writeOnlyEnv().addTo(m.job().Name.ValueString(), &o)
-	return o.WriteOnlyEnv
+	return w.writeOnlyEnv().writeOnlyFor(m.job().Name.ValueString())
 }
 
 // secretWriter writes and deletes the Secret of an object's write-only variables (a job's, a

@@ -262,9 +262,7 @@ func writeOnlyOfObject(m any) *jobs.WriteOnlyEnv {
 	if !ok {
 		return nil
 	}
-	var o jobs.PodOptions
-	r.writeOnlyEnvModel.addTo(r.Name.ValueString(), &o)
-	return o.WriteOnlyEnv
+	return r.writeOnlyFor(r.Name.ValueString())
 }
 
 func (r *objectResource[M, PM]) ImportState(ctx context.Context, req resource.ImportStateRequest, resp *resource.ImportStateResponse) {
