@@ -15,9 +15,6 @@ import (
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
 )
 
-// releaseVersion is the version the install test's release is built at (make testacc-install).
-const releaseVersion = "0.1.0"
-
 // releaseDir is the release `make release` wrote for the install test (TRAINING_RELEASE_DIR); a
 // run without one is another lane's, and skips.
 func releaseDir(t *testing.T) string {
@@ -27,6 +24,17 @@ func releaseDir(t *testing.T) string {
 		t.Skip("TRAINING_RELEASE_DIR is not set: make testacc-install builds a release and runs this test")
 	}
 	return dir
+}
+
+// releaseVersion is the version the release in dir was built at (make release derives it from
+// git), read from the name of its SHA256SUMS.
+func releaseVersion(t *testing.T, dir string) string {
+	t.Helper()
+	sums, err := filepath.Glob(filepath.Join(dir, "terraform-provider-training_*_SHA256SUMS"))
+	if err != nil || len(sums) != 1 {
+		t.Fatalf("the release in %s has %d SHA256SUMS files (%v); want one", dir, len(sums), err)
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(filepath.Base(sums[0]), "terraform-provider-training_"), "_SHA256SUMS")
 }
 
 // readmeBlock is the README's first fenced hcl block that contains what.
@@ -44,6 +52,9 @@ func readmeBlock(t *testing.T, what string) string {
 	t.Fatalf("README.md has no hcl block with %q", what)
 	return ""
 }
+
+// pinnedVersion is the version constraint of a required_providers entry for this provider.
+var pinnedVersion = regexp.MustCompile(`(source\s*=\s*"kubetrain/training"\s*\n\s*version\s*=\s*)"[^"]*"`)
 
 // installCLIs are the CLIs the install path is run with: Terraform, and OpenTofu, which reads
 // its own registry host's mirror.
@@ -84,18 +95,22 @@ func runCLI(t *testing.T, dir, cli, rc string, args ...string) string {
 // The install path as README writes it: in a fresh folder, README's provider block and first job,
 // README's CLI configuration serving the release's filesystem mirror; init installs the release
 // (the lock file records its version and the hash of its archive for this platform), and the
-// first job plans against the cluster. Then with OpenTofu, from the same release.
+// first job plans against the cluster. Then with OpenTofu, from the same release. The release is
+// of the commit under test: a prerelease, 0.2.0-dev.N+COMMIT, pinned by its exact version as
+// README says (at a release tag, that version).
 func TestAccInstall_fromTheReleaseAsTheREADMESays(t *testing.T) {
 	release := releaseDir(t)
 	newAPI(t)
+	releaseVersion := releaseVersion(t, release)
 	platform := runtime.GOOS + "_" + runtime.GOARCH
 	archive := filepath.Join(release, "terraform-provider-training_"+releaseVersion+"_"+platform+".zip")
 	h1, err := dirhash.HashZip(archive, dirhash.Hash1)
 	if err != nil {
 		t.Fatalf("the release has no archive for %s: %v", platform, err)
 	}
-	install := regexp.MustCompile(`config_path = "[^"]*"`).ReplaceAllString(readmeBlock(t, "required_providers"),
-		`config_path = "`+clustertest.Kubeconfig()+`"`)
+	install := readmeBlock(t, "required_providers")
+	install = regexp.MustCompile(`config_path = "[^"]*"`).ReplaceAllString(install, `config_path = "`+clustertest.Kubeconfig()+`"`)
+	install = pinnedVersion.ReplaceAllString(install, `${1}"`+releaseVersion+`"`)
 	first := readmeBlock(t, `resource "training_mpi_job" "first"`)
 	for name, cli := range installCLIs(t) {
 		t.Run(name, func(t *testing.T) {
@@ -124,6 +139,7 @@ func TestAccInstall_fromTheReleaseAsTheREADMESays(t *testing.T) {
 // (the actions' with Terraform alone: OpenTofu has none).
 func TestAccInstall_everyExampleInitialisesAndValidates(t *testing.T) {
 	release := releaseDir(t)
+	version := releaseVersion(t, release)
 	var dirs []string
 	err := filepath.WalkDir("../../examples", func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && filepath.Ext(p) == ".tf" && !slices.Contains(dirs, filepath.Dir(p)) {
@@ -154,6 +170,8 @@ func TestAccInstall_everyExampleInitialisesAndValidates(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					// The release under test is a prerelease: pinned by its exact version.
+					raw = pinnedVersion.ReplaceAll(raw, []byte(`${1}"`+version+`"`))
 					if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), raw, 0o600); err != nil {
 						t.Fatal(err)
 					}

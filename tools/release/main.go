@@ -41,19 +41,24 @@ var registryPlatforms = []string{"darwin_amd64", "darwin_arm64", "linux_amd64", 
 // mirrorHosts are the registries whose filesystem mirror layout the release is written in.
 var mirrorHosts = []string{"registry.terraform.io", "registry.opentofu.org"}
 
-var semver = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$`)
+var semver = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 
 func main() {
-	version := flag.String("version", "", "the release's version, x.y.z")
+	explicit := flag.String("version", "", "the release's version, x.y.z (by default, from git: see version.go)")
 	dist := flag.String("dist", "dist", "the folder to write the release into (replaced)")
 	platforms := flag.String("platforms", strings.Join(registryPlatforms, ","), "OS_ARCH pairs to build, comma-separated")
 	flag.Parse()
-	if !semver.MatchString(*version) {
-		log.Fatalf("-version %q: want x.y.z (semantic versioning, without a v)", *version)
+	if *explicit != "" && !semver.MatchString(*explicit) {
+		log.Fatalf("-version %q: want x.y.z (semantic versioning, without a v)", *explicit)
 	}
-	if err := release(*version, *dist, strings.Split(*platforms, ",")); err != nil {
+	version, err := releaseVersion(gitIn("."), *explicit)
+	if err != nil {
 		log.Fatal(err)
 	}
+	if err := release(version, *dist, strings.Split(*platforms, ",")); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("release %s in %s\n", version, *dist)
 }
 
 func release(version, dist string, platforms []string) error {
