@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/types"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	k8stypes "k8s.io/apimachinery/pkg/types"
@@ -69,7 +70,8 @@ func (r *jobResource) create(ctx context.Context, req resource.CreateRequest, re
 	young := youngerThan(timeout)
 	for i, d := range dependents {
 		if _, err := r.client.Create(ctx, services[i], d, young); err != nil {
-			resp.Diagnostics.AddError("Error creating "+services[i].String(), alreadyExistsDetail(services[i], importID, err))
+			resp.Diagnostics.AddError("Error creating "+services[i].String(),
+				roleNeeded(alreadyExistsDetail(services[i], importID, err), err, elasticJobsRole, t.Namespace)+" Nothing was created.")
 			r.removeUnowned(ctx, services[:i], &resp.Diagnostics)
 			r.secrets().delete(ctx, t, wo, &resp.Diagnostics)
 			return
@@ -198,6 +200,23 @@ func (r *jobResource) removeUnowned(ctx context.Context, targets []kube.Target, 
 		}
 	}
 	r.waitDeleted(ctx, r.client, diags, removed...)
+}
+
+// The opt-in roles of examples/rbac/provider-rbac.yaml: the objects a job may have beside it
+// (an elastic job's Services and NetworkPolicy, a TensorBoard) are written under their own roles.
+const (
+	elasticJobsRole  = "terraform-provider-training-elastic-jobs"
+	tensorBoardsRole = "terraform-provider-training-tensorboards"
+)
+
+// roleNeeded is detail, followed, where the API server refused err as forbidden, by the role
+// of the provider's that grants it.
+func roleNeeded(detail string, err error, role, namespace string) string {
+	if !apierrors.IsForbidden(err) {
+		return detail
+	}
+	return fmt.Sprintf("%s. The provider's identity needs the ClusterRole %s (from the provider's RBAC example) bound in namespace %s.",
+		strings.TrimSuffix(detail, "."), role, namespace)
 }
 
 // alreadyExistsDetail says what to do when an object cannot be created. The client has already

@@ -126,7 +126,7 @@ func (r *jobResource) reconcileDependents(ctx context.Context, f *jobFields, job
 		d := dependents[i]
 		d.SetOwnerReferences([]metav1.OwnerReference{ownerReference(job)})
 		if _, err := r.client.Create(ctx, t, d, youngerThan(defaultTimeout)); err != nil {
-			diags.AddError("Error creating "+t.String(), alreadyExistsDetail(t, f.ID.ValueString(), err))
+			diags.AddError("Error creating "+t.String(), roleNeeded(alreadyExistsDetail(t, f.ID.ValueString(), err), err, elasticJobsRole, t.Namespace))
 		}
 	}
 	for _, d := range r.kind.Dependents(jt.Name) {

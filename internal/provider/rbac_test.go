@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +55,13 @@ const (
 	jobsRole         = "terraform-provider-training"
 	writeOnlyEnvRole = "terraform-provider-training-write-only-env"
 )
+
+// optInRoles are the namespaced roles that write the objects a job may have beside it, and
+// the kinds of object each alone may make, change or delete.
+var optInRoles = map[string][]string{
+	"terraform-provider-training-elastic-jobs": {"services", "networkpolicies"},
+	"terraform-provider-training-tensorboards": {"services", "deployments"},
+}
 
 // serviceAccountNamespace holds the test ServiceAccounts; jobs are in "default".
 const serviceAccountNamespace = "kube-system"
@@ -249,7 +257,7 @@ func TestShippedRolesNeverChangePodsOrReadSecrets(t *testing.T) {
 			}
 		}
 	}
-	namespaced := slices.Collect(maps.Keys(roleNamespaces))
+	namespaced := append(slices.Collect(maps.Keys(roleNamespaces)), slices.Collect(maps.Keys(optInRoles))...)
 	for _, name := range append(append(slices.Clone(clusterWideRoles), namespaced...), jobsRole, "terraform-provider-training-local-queues", writeOnlyEnvRole) {
 		if !names[name] {
 			t.Errorf("%s has no role %s", rbacFile, name)
@@ -257,6 +265,29 @@ func TestShippedRolesNeverChangePodsOrReadSecrets(t *testing.T) {
 	}
 	if len(names) != len(clusterWideRoles)+len(namespaced)+3 {
 		t.Errorf("%s has roles %v; the tests bind only those they know of", rbacFile, names)
+	}
+}
+
+// Making, changing or deleting a Service, Deployment or NetworkPolicy lets an identity reroute
+// or replace what any workload of the namespace serves: only the opt-in roles of the elastic
+// jobs and the TensorBoards grant it, each for its own kinds; the jobs' role only reads them.
+func TestOnlyOptInRolesWriteServicesDeploymentsAndNetworkPolicies(t *testing.T) {
+	roles, err := readRoles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes := func(v string) bool { return v != "get" && v != "list" && v != "watch" }
+	for _, role := range roles {
+		for _, rule := range role.Rules {
+			for _, resource := range rule.Resources {
+				if resource != "services" && resource != "deployments" && resource != "networkpolicies" {
+					continue
+				}
+				if slices.ContainsFunc(rule.Verbs, writes) && !slices.Contains(optInRoles[role.Name], resource) {
+					t.Errorf("role %s grants %v on %s; only the opt-in roles %v may write them", role.Name, rule.Verbs, resource, slices.Sorted(maps.Keys(optInRoles)))
+				}
+			}
+		}
 	}
 }
 
@@ -335,6 +366,50 @@ func TestAccJobsNeedOnlyTheJobsRole(t *testing.T) {
 			{Config: config, ConfigStateChecks: []statecheck.StateCheck{
 				statecheck.ExpectKnownValue("training_mpi_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running))}},
 			{Config: config, ConfigPlanChecks: resource.ConfigPlanChecks{PreApply: []plancheck.PlanCheck{plancheck.ExpectEmptyPlan()}}},
+		},
+	})
+}
+
+// An elastic job writes Services and a NetworkPolicy beside its Framework, which the jobs' role
+// does not grant: with that role alone, the apply fails naming the opt-in role to bind, and
+// leaves nothing behind; with that role bound too, the job is made, runs, and is destroyed.
+func TestAccElasticJobsNeedTheirOptInRole(t *testing.T) {
+	a := newAPI(t)
+	roles, err := readRoles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	only := func(names ...string) []rbacv1.ClusterRole {
+		return slices.DeleteFunc(slices.Clone(roles), func(r rbacv1.ClusterRole) bool { return !slices.Contains(names, r.Name) })
+	}
+	jobsOnly, err := serviceAccountKubeconfig(clustertest.Kubeconfig(), "terraform-no-elastic", only(jobsRole), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	withElastic, err := serviceAccountKubeconfig(clustertest.Kubeconfig(), "terraform-elastic", only(jobsRole, elasticJobsRole), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Parallel()
+	name := elasticJobName()
+	resource.Test(t, resource.TestCase{
+		ProtoV6ProviderFactories: testProviderFactories,
+		CheckDestroy:             checkNothingLeft(a, name),
+		Steps: []resource.TestStep{
+			{
+				Config:      elasticWorkspaceConfig(jobsOnly, name, 2),
+				ExpectError: regexp.MustCompile(`(?s)forbidden.*needs the ClusterRole\s+` + elasticJobsRole + `.*bound in namespace\s+default`),
+			},
+			{
+				PreConfig: func() {
+					if err := checkNothingLeft(a, name)(nil); err != nil {
+						t.Errorf("the refused apply: %v", err)
+					}
+				},
+				Config: elasticWorkspaceConfig(withElastic, name, 2),
+				ConfigStateChecks: []statecheck.StateCheck{
+					statecheck.ExpectKnownValue("training_elastic_job.test", tfjsonpath.New("status"), knownvalue.StringExact(jobs.Running))},
+			},
 		},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
 	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
@@ -167,8 +168,9 @@ func (r *jobResource) createTensorBoard(ctx context.Context, f *tensorBoardField
 
 func tensorBoardWarning(diags *diag.Diagnostics, job *unstructured.Unstructured, err error) {
 	diags.AddWarning("TensorBoard not made",
-		fmt.Sprintf("The TensorBoard of %s %s/%s could not be made: %v. The job itself is fine and was not changed for it; "+
-			"the next terraform apply tries the TensorBoard again.", job.GetKind(), job.GetNamespace(), job.GetName(), err))
+		fmt.Sprintf("The TensorBoard of %s %s/%s could not be made: %s The job itself is fine and was not changed for it; "+
+			"the next terraform apply tries the TensorBoard again.", job.GetKind(), job.GetNamespace(), job.GetName(),
+			roleNeeded(strings.TrimSuffix(err.Error(), ".")+".", err, tensorBoardsRole, job.GetNamespace())))
 }
 
 // updateTensorBoard makes the TensorBoard what the plan says, from what the state says: added,
