@@ -37,12 +37,12 @@ var readmeChanges = []readmeChange{
 	{cell: "`suspend`", effect: inPlace, fields: map[string][]string{"mpi": {"RunPolicy.Suspend"}, "tf": {"RunPolicy.Suspend"},
 		"pytorch": {"RunPolicy.Suspend"}, "train": {"Suspend"}}},
 	{cell: "`etcd_network_policy` of an elastic job", effect: inPlace, fields: map[string][]string{"elastic": {"EtcdNetworkPolicy"}}},
-	{cell: "a variable moved between `env` and `sensitive_env` with its value", effect: inPlace, fields: map[string][]string{
+	{cell: "a variable moved between `env` and `sensitive_env` with its value *(0.2.0)*", effect: inPlace, fields: map[string][]string{
 		"mpi": {"Pod.SensitiveEnv"}, "tf": {"Pod.SensitiveEnv"}, "pytorch": {"Pod.SensitiveEnv"}, "elastic": {"Pod.SensitiveEnv"}, "train": {"Pod.SensitiveEnv"}}},
-	{cell: "`sensitive_env_wo_version`", effect: inPlace,
+	{cell: "`sensitive_env_wo_version` *(0.2.0)*", effect: inPlace,
 		outside: "a new version changes only the job object's record of it (TestANewVersionOfTheWriteOnlyVariablesChangesTheJobInPlace)"},
 	{cell: "`tensorboard`", outside: "the TensorBoard is a companion of its own objects, beside the job"},
-	{cell: "`wait_for`, `timeouts`, `fail_fast`, `min_running_seconds`, `recreate_if_missing`, `protect_running`",
+	{cell: "`wait_for`, `timeouts`, `fail_fast`, `min_running_seconds`, `recreate_if_missing`, `protect_running` *(0.2.0)*",
 		outside: "only Terraform holds them: no spec has them"},
 	{cell: "anything else baked into the pods (image, command, resources, placement)", effect: replaces},
 }

@@ -175,10 +175,10 @@ func jobMetadata(role string) metadataDoc {
 func podAttributes(role string, meta metadataDoc, stops stopping) map[string]schema.Attribute {
 	return map[string]schema.Attribute{
 		"image": schema.StringAttribute{Required: true, Validators: []validator.String{nonBlankRule},
-			MarkdownDescription: "Container image of " + role + " (Arena: `--image`)."},
+			MarkdownDescription: "Container image of " + role + "."},
 		"gpus": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
 			Validators:          []validator.Int64{int64validator.Between(0, 64)},
-			MarkdownDescription: "GPUs per worker, set as a limit of `gpu_resource_name` (Arena: `--gpus`). Default 0."},
+			MarkdownDescription: "GPUs per worker, set as a limit of `gpu_resource_name`. Default 0."},
 		"gpu_resource_name": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultGPUResource),
 			Validators:          []validator.String{gpuResourceRule},
 			MarkdownDescription: "Extended resource the GPUs are requested as. Default `" + jobs.DefaultGPUResource + "`."},
@@ -187,11 +187,11 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 				"resource's request is its limit): RDMA or InfiniBand devices (`rdma/hca`), AWS EFA (`vpc.amazonaws.com/efa`). The plan's " +
 				"placement check counts them against the nodes' allocatable. Changing them replaces the job."},
 		"cpu": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "CPU per worker as a Kubernetes quantity (`4`, `500m`), set as request and limit (Arena: `--cpu`)."},
+			MarkdownDescription: "CPU per worker as a Kubernetes quantity (`4`, `500m`), set as request and limit."},
 		"memory": schema.StringAttribute{Optional: true, Validators: []validator.String{quantityRule},
-			MarkdownDescription: "Memory per worker as a Kubernetes quantity (`16Gi`), set as request and limit (Arena: `--memory`)."},
+			MarkdownDescription: "Memory per worker as a Kubernetes quantity (`16Gi`), set as request and limit."},
 		"env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule)},
-			MarkdownDescription: "Environment variables of " + role + " (Arena: `--env`)."},
+			MarkdownDescription: "Environment variables of " + role + "."},
 		"sensitive_env": schema.MapAttribute{ElementType: types.StringType, Optional: true, Sensitive: true, Validators: []validator.Map{mapvalidator.KeysAre(envNameRule), distinctKeys{"env", "env_secret"}},
 			MarkdownDescription: "Environment variables of " + role + " whose values must not show: Terraform hides them in plans and logs. " +
 				"They are still stored in the Terraform state and in the job object, as any inline value is; a credential belongs in a Secret, " +
@@ -217,28 +217,28 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 				" Only these keys are Terraform's: labels others add are left alone and not shown as changes."},
 		"annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true,
 			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule)},
-			MarkdownDescription: "Annotations of " + meta.on + " (Arena: `--annotation`). " + meta.change +
+			MarkdownDescription: "Annotations of " + meta.on + ". " + meta.change +
 				" Only these keys are Terraform's: annotations others add are left alone and not shown as changes."},
 		"node_selector": schema.MapAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
-			MarkdownDescription: "Node labels " + role + " must run on (Arena: `--selector`)."},
+			MarkdownDescription: "Node labels " + role + " must run on."},
 		"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
-			MarkdownDescription: "Taints " + role + " tolerate, in Arena's `--toleration` grammar: a bare key (`nvidia.com/gpu`) tolerates " +
+			MarkdownDescription: "Taints " + role + " tolerate, as strings: a bare key (`nvidia.com/gpu`) tolerates " +
 				"every taint with that key, `all` tolerates every taint (a plan warns: that includes cordoned and unreachable nodes), and " +
 				"`key=value:Effect`, `key:Effect` and `key=value` are accepted too, as are the longer forms `key[=value]:Effect:Operator[:seconds]` (the form a refresh writes a toleration with seconds in) " +
 				"and `key=value:Effect,Operator`. Effects are `NoSchedule`, `PreferNoSchedule` and `NoExecute`, operators `Equal` and `Exists`. " +
 				"A malformed entry, `All` (for `all`), or one the API server would refuse (a value with `Exists`, seconds without `NoExecute`) is a plan-time error."},
 		"priority_class_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
-			MarkdownDescription: "PriorityClass of " + role + " (Arena: `--priority`)."},
+			MarkdownDescription: "PriorityClass of " + role + "."},
 		"service_account_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},
 			MarkdownDescription: "ServiceAccount " + role + " run as."},
 		"image_pull_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
-			MarkdownDescription: "Secrets to pull the image with (Arena: `--image-pull-secret`)."},
+			MarkdownDescription: "Secrets to pull the image with."},
 		"image_pull_policy": schema.StringAttribute{Optional: true, Validators: []validator.String{stringvalidator.OneOf(string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))},
 			MarkdownDescription: "`Always`, `IfNotPresent` or `Never`; unset leaves Kubernetes' default."},
 		"data_volumes": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(dataVolumeRule)},
-			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path` (Arena: `--data`)."},
+			MarkdownDescription: "PersistentVolumeClaims to mount, as `claim-name:/mount/path`."},
 		"security_context": securityAttribute(role),
-		"cpu_limit": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), MarkdownDescription: "Whether `cpu` (and a role's `cpu`) is also the CPU limit. Default true (request and limit, as Arena sets them). " +
+		"cpu_limit": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(true), MarkdownDescription: "Whether `cpu` (and a role's `cpu`) is also the CPU limit. Default true (request and limit). " +
 			"`false` sets it as the request (`resources.requests.cpu`) alone: the pods are scheduled by it and may use idle CPU beyond it, " +
 			"so that data loaders are not throttled by the CFS quota. Memory and extended resources keep their limits."},
 		"scheduler_name": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule},

@@ -57,11 +57,11 @@ type mpiJobModel struct {
 func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	own := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-launcher-xxxxx")},
-			MarkdownDescription: "Name of the MPIJob (Arena: `--name`): a DNS label short enough for its pods' names."},
+			MarkdownDescription: "Name of the MPIJob: a DNS label short enough for its pods' names."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
 			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
-			MarkdownDescription: "The command that starts the training, in exec form: the launcher's, usually starting with `mpirun` " +
-				"(Arena: the command after the flags). With `elastic` it is the training program alone (`[\"python\", \"train.py\"]`), which the launcher runs under " +
+			MarkdownDescription: "The command that starts the training, in exec form: the launcher's, usually starting with `mpirun`. " +
+				"With `elastic` it is the training program alone (`[\"python\", \"train.py\"]`), which the launcher runs under " +
 				"`horovodrun -np N --min-np MIN --max-np MAX --slots-per-host SLOTS --host-discovery-script " + jobs.DiscoverHostsScript + "`, " +
 				"counting one process per slot of each worker."},
 		"worker_command": schema.ListAttribute{ElementType: types.StringType, Optional: true, Computed: true,
@@ -70,12 +70,12 @@ func (r *mpiJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, r
 			MarkdownDescription: "What the workers run in place of the default: the SSH daemon (`/usr/sbin/sshd -De`) that mpi-operator v2's launcher reaches them through."},
 		"worker_count": schema.Int64Attribute{Required: true,
 			Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			MarkdownDescription: "Number of workers (Arena: `--workers`). A plain `mpirun` fixes its ranks when it starts and never " +
+			MarkdownDescription: "Number of workers. A plain `mpirun` fixes its ranks when it starts and never " +
 				"reads the hostfile again, so changing it **replaces** the job. With `elastic`, elastic Horovod finds its hosts " +
 				"through mpi-operator's discovery script while it runs, and changing it rescales the running job in place within " +
 				"its bounds. With `wait_for = \"running\"` the apply waits until exactly that many workers run."},
 		"mount_data_on_launcher": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Mount `data_volumes` on the launcher as well as on the workers (Arena: `--mounts-on-launcher`). " +
+			MarkdownDescription: "Mount `data_volumes` on the launcher as well as on the workers. " +
 				"Default false: the launcher usually only starts the workers, and a `ReadWriteOnce` claim mounted by a launcher on " +
 				"another node would keep workers from starting (Multi-Attach)."},
 		"ssh_auth_mount_path": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(jobs.DefaultSSHAuthMountPath),

@@ -61,14 +61,14 @@ func (r *pytorchJobResource) Schema(ctx context.Context, _ resource.SchemaReques
 	count := []validator.Int64{int64validator.Between(1, 10000)}
 	own := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-worker-99999")},
-			MarkdownDescription: "Name of the PyTorchJob (Arena: `--name`): a DNS label short enough for its pods' names."},
+			MarkdownDescription: "Name of the PyTorchJob: a DNS label short enough for its pods' names."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
 			Validators: []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The command of the master and every worker, in exec form, usually `[\"torchrun\", \"train.py\", ...]`: " +
 				"training-operator sets `MASTER_ADDR`, `MASTER_PORT`, `WORLD_SIZE`, `RANK` and torchrun's `PET_*` variables " +
 				"(`PET_NNODES`, `PET_NODE_RANK`, `PET_NPROC_PER_NODE`; with `elastic`, `PET_RDZV_BACKEND`, `PET_RDZV_ENDPOINT`), which torchrun reads as its arguments."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: count,
-			MarkdownDescription: "Number of workers (Arena: `--workers` counts the master too; here the master is extra). A static job's " +
+			MarkdownDescription: "Number of workers, the master not counted. A static job's " +
 				"processes are told `WORLD_SIZE` when they start, so changing it **replaces** the job. With `elastic`, torchrun " +
 				"re-rendezvouses with the workers that come and go, and changing it rescales the running job in place within its bounds."},
 		"processes_per_worker": schema.Int64Attribute{Optional: true, Computed: true,

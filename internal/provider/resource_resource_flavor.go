@@ -73,7 +73,7 @@ func flavorSchema(ctx context.Context) schema.Schema {
 				PlanModifiers: []planmodifier.List{listplanmodifier.RequiresReplaceIf(func(ctx context.Context, req planmodifier.ListRequest, resp *listplanmodifier.RequiresReplaceIfFuncResponse) {
 					resp.RequiresReplace = withTopology(ctx, req.Plan)
 				}, replacedWithTopology, replacedWithTopology)},
-				MarkdownDescription: "Tolerations Kueue adds to the pods it admits under this flavor, in Arena's `--toleration` grammar (`nvidia.com/gpu`, `key=value:Effect`, `all`), as the jobs' `tolerations`. " +
+				MarkdownDescription: "Tolerations Kueue adds to the pods it admits under this flavor, as strings (`nvidia.com/gpu`, `key=value:Effect`, `all`), as the jobs' `tolerations`. " +
 					replacedWithTopology},
 			"topology_name": schema.StringAttribute{Optional: true, PlanModifiers: replaceName, Validators: kueueObjectNames,
 				MarkdownDescription: "The `training_topology` of this flavor's nodes, for Topology Aware Scheduling: Kueue then places the pods it admits " +

@@ -224,7 +224,7 @@ func runtimeSchema(ctx context.Context) schema.Schema {
 		Version: podSchemaVersion,
 		MarkdownDescription: "A Kubeflow Trainer v2 training runtime, the blueprint a platform team publishes and `training_train_job`s run on: " +
 			"a `ClusterTrainingRuntime`, or with `namespace` a `TrainingRuntime` (`trainer.kubeflow.org/v1alpha1`). It holds the ML policy " +
-			"(`framework`, the MPI policy), the node template (image, command, resources, env, tolerations in Arena's grammar, node selector, " +
+			"(`framework`, the MPI policy), the node template (image, command, resources, env, tolerations, node selector, " +
 			"volumes) and the gang-scheduling policy. Every attribute but the name and namespace changes in place: jobs already made keep the " +
 			"JobSet they were made with. Destroy waits until Trainer lets the runtime go, once no TrainJob uses it.",
 		Attributes: mergeAttributes(attributes, own, map[string]schema.Attribute{

@@ -51,12 +51,12 @@ type tfJobModel struct {
 func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, resp *resource.SchemaResponse) {
 	own := map[string]schema.Attribute{
 		"name": schema.StringAttribute{Required: true, Validators: []validator.String{jobNameRule("-worker-99999")},
-			MarkdownDescription: "Name of the TFJob (Arena: `--name`): a DNS label short enough for its pods' names."},
+			MarkdownDescription: "Name of the TFJob: a DNS label short enough for its pods' names."},
 		"command": schema.ListAttribute{ElementType: types.StringType, Required: true,
 			Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
 			MarkdownDescription: "The command of every replica, in exec form; training-operator sets `TF_CONFIG` for each."},
 		"worker_count": schema.Int64Attribute{Required: true, Validators: []validator.Int64{int64validator.Between(1, 10000)},
-			MarkdownDescription: "Number of workers (Arena: `--workers`). TensorFlow's cluster is static: every task's `TF_CONFIG` lists " +
+			MarkdownDescription: "Number of workers. TensorFlow's cluster is static: every task's `TF_CONFIG` lists " +
 				"every worker, so changing it **replaces** the job, unless `dynamic_workers` is set, when it rescales the running job in place. " +
 				"With `wait_for = \"running\"` the apply waits until exactly that many workers run."},
 		"dynamic_workers": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
@@ -67,10 +67,10 @@ func (r *tfJobResource) Schema(ctx context.Context, _ resource.SchemaRequest, re
 				"`chief`; a `MultiWorkerMirroredStrategy` job needs the full cluster and must leave it off."},
 		"ps_count": schema.Int64Attribute{Optional: true, Computed: true, Default: int64default.StaticInt64(0),
 			Validators: []validator.Int64{int64validator.Between(0, 1000)},
-			MarkdownDescription: "Number of parameter servers (Arena: `--ps`). Default 0. They get no GPUs; `roles = { ps = { cpu = ..., memory = ... } }` " +
-				"gives them their CPU and memory (Arena: `--ps-cpu`, `--ps-memory`)."},
+			MarkdownDescription: "Number of parameter servers. Default 0. They get no GPUs; `roles = { ps = { cpu = ..., memory = ... } }` " +
+				"gives them their CPU and memory."},
 		"chief": schema.BoolAttribute{Optional: true, Computed: true, Default: booldefault.StaticBool(false),
-			MarkdownDescription: "Run a chief as well (Arena: `--chief`), with the workers' resources. Default false."},
+			MarkdownDescription: "Run a chief as well, with the workers' resources. Default false."},
 	}
 	resp.Schema = jobSchema(ctx, jobSchemaSpec{
 		kind: jobs.TF,

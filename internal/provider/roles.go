@@ -96,7 +96,7 @@ func rolesAttribute() schema.Attribute {
 		MarkdownDescription: "What a role's pods say otherwise than the job's, by role (the names `pod_patch` takes): the job-wide " +
 			"attributes are every role's defaults, and an entry here overrides them for one role: a launcher on CPU nodes with an " +
 			"image of its own (`{ launcher = { image = \"...\", cpu = \"2\", node_selector = { pool = \"cpu\" }, tolerations = [] } }`), " +
-			"a variable for the workers alone; a parameter server's `cpu` and `memory` (Arena's `--ps-cpu`, `--ps-memory`). An elastic " +
+			"a variable for the workers alone; a parameter server's `cpu` and `memory`. An elastic " +
 			"job's `etcd` is a CPU helper, not a worker: it takes none of the job-wide attributes but its priority class, and its " +
 			"defaults are the image `" + jobs.DefaultEtcdImage + "`, no resources, and no node selector or tolerations (on a cluster " +
 			"whose every node is tainted, give it the tolerations of nodes it may use). Applied before `pod_patch`; read back on " +

@@ -55,7 +55,7 @@ type tensorBoardModel struct {
 
 func tensorBoardAttribute() schema.Attribute {
 	return schema.SingleNestedAttribute{Optional: true,
-		MarkdownDescription: "A TensorBoard for the job (Arena: `--tensorboard --logdir`): a Deployment and a Service named `NAME-tensorboard`, " +
+		MarkdownDescription: "A TensorBoard for the job: a Deployment and a Service named `NAME-tensorboard`, " +
 			"owned by the job so they are removed with it. It is a CPU helper no training depends on: it takes neither the job's priority class " +
 			"nor its tolerations and node selector (it would preempt other teams' pods, or sit on GPU nodes), only its own `tolerations` and " +
 			"`node_selector`; and it mounts read-only the data volume that holds `log_dir` (or `data_volume`), so that it never holds a claim " +
@@ -72,7 +72,7 @@ func tensorBoardAttribute() schema.Attribute {
 			"service_type": schema.StringAttribute{Optional: true, Computed: true, Default: stringdefault.StaticString(string(corev1.ServiceTypeClusterIP)),
 				Validators: []validator.String{stringvalidator.OneOf(string(corev1.ServiceTypeClusterIP), string(corev1.ServiceTypeNodePort))},
 				MarkdownDescription: "`ClusterIP` (default: the TensorBoard answers inside the cluster, or through `kubectl port-forward`) or " +
-					"`NodePort` (it answers on a port of every node, to anyone who can reach the nodes, as Arena's `--tensorboard` does)."},
+					"`NodePort` (it answers on a port of every node, to anyone who can reach the nodes)."},
 			"data_volume": schema.StringAttribute{Optional: true, Validators: []validator.String{dataVolumeRule},
 				MarkdownDescription: "The claim it reads the logs from, as `PVC_NAME:/MOUNT/PATH`, mounted read-only (a ReadOnlyMany claim of the same " +
 					"volume, for instance). Unset: the job's `data_volumes` whose mount path holds `log_dir` (all of them when none does)."},
@@ -80,7 +80,7 @@ func tensorBoardAttribute() schema.Attribute {
 				MarkdownDescription: "Labels of the nodes it may run on. Unset: any node (not the job's selector)."},
 			"tolerations": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 				Validators:          []validator.List{listvalidator.ValueStringsAre(tolerationRule)},
-				MarkdownDescription: "Taints it tolerates, in Arena's grammar as the job's `tolerations`. Unset: none (not the job's)."},
+				MarkdownDescription: "Taints it tolerates, as strings, as the job's `tolerations`. Unset: none (not the job's)."},
 		},
 	}
 }
@@ -274,7 +274,7 @@ func (r *jobResource) readTensorBoard(ctx context.Context, f *tensorBoardFields,
 	}
 	tolerations, rest := jobs.FormatTolerations(tb.Tolerations)
 	if len(rest) > 0 {
-		diags.AddWarning("TensorBoard toleration not shown", fmt.Sprintf("The TensorBoard of %s tolerates %v, which Arena's grammar cannot say; "+
+		diags.AddWarning("TensorBoard toleration not shown", fmt.Sprintf("The TensorBoard of %s tolerates %v, which the toleration strings cannot say; "+
 			"its tolerations are left out of state.", job, rest[0]))
 		tolerations = nil
 	}

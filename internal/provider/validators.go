@@ -193,7 +193,7 @@ type tolerationString struct{}
 
 var _ validator.String = tolerationString{}
 
-func (tolerationString) Description(context.Context) string { return "toleration in Arena's grammar" }
+func (tolerationString) Description(context.Context) string { return "a toleration string" }
 func (v tolerationString) MarkdownDescription(ctx context.Context) string {
 	return v.Description(ctx)
 }
