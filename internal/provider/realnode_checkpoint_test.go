@@ -127,7 +127,10 @@ func mpiStepped(t *testing.T, a *api, name string, from int) int {
 // mpiStarted waits for mpi_checkpoint.py's start in the MPIJob of that name, checks that it
 // runs one rank on each of its workers, and returns the start.
 func mpiStarted(t *testing.T, a *api, name string, workers int) event {
-	events := a.waitEvents(t, mpiLauncher(name), 3*time.Minute, name+" starting", func(events []event) bool {
+	// The launcher starts with the workers and fails until their names resolve, which they do
+	// once the workers are Ready; the kubelet restarts it after 10, 20, 40, 80 then 160 seconds.
+	// A worker Ready a minute late (a loaded machine) puts the launcher's start 3 minutes out.
+	events := a.waitEvents(t, mpiLauncher(name), 6*time.Minute, name+" starting", func(events []event) bool {
 		return len(eventsOf(events, "start")) > 0
 	})
 	s := eventsOf(events, "start")[0]

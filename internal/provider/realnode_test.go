@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
@@ -148,7 +149,12 @@ func (a *api) podStates() string {
 	var lines []string
 	for _, p := range list.Items {
 		line := fmt.Sprintf("pod %s: %s on %q", p.Name, p.Status.Phase, p.Spec.NodeName)
-		for _, c := range p.Status.ContainerStatuses {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady {
+				line += fmt.Sprintf(", Ready=%s since %s %s", c.Status, c.LastTransitionTime.Format(time.TimeOnly), c.Reason)
+			}
+		}
+		for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
 			switch {
 			case c.State.Waiting != nil:
 				line += fmt.Sprintf("; %s waiting: %s %s", c.Name, c.State.Waiting.Reason, c.State.Waiting.Message)
@@ -157,6 +163,27 @@ func (a *api) podStates() string {
 			}
 		}
 		lines = append(lines, line)
+	}
+	// A pod's name is in the cluster DNS only while the pod is Ready, and a node the
+	// controller-manager finds silent has its pods marked not Ready: the nodes' and the Services'
+	// endpoints say whether the pods could find each other.
+	if nodes, err := a.kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: realnode.Label + "=true"}); err == nil {
+		for _, n := range nodes.Items {
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					lines = append(lines, fmt.Sprintf("node %s: Ready=%s since %s %s", n.Name, c.Status, c.LastTransitionTime.Format(time.TimeOnly), c.Reason))
+				}
+			}
+		}
+	}
+	if endpoints, err := a.kube.DiscoveryV1().EndpointSlices("default").List(context.Background(), metav1.ListOptions{}); err == nil {
+		for _, s := range endpoints.Items {
+			var eps []string
+			for _, e := range s.Endpoints {
+				eps = append(eps, fmt.Sprintf("%s ready=%v", ptr.Deref(e.Hostname, ptr.Deref(e.TargetRef, corev1.ObjectReference{}).Name), ptr.Deref(e.Conditions.Ready, false)))
+			}
+			lines = append(lines, fmt.Sprintf("endpoints of service %s: %s", s.Labels["kubernetes.io/service-name"], strings.Join(eps, ", ")))
+		}
 	}
 	return strings.Join(lines, "\n")
 }
