@@ -142,7 +142,7 @@ func TestAccInstall_everyExampleInitialisesAndValidates(t *testing.T) {
 	version := releaseVersion(t, release)
 	var dirs []string
 	err := filepath.WalkDir("../../examples", func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && filepath.Ext(p) == ".tf" && !slices.Contains(dirs, filepath.Dir(p)) {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".tf" && !slices.Contains(dirs, filepath.Dir(p)) && !isPlatformExample(filepath.Dir(p)) {
 			dirs = append(dirs, filepath.Dir(p))
 		}
 		return err
