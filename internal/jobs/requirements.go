@@ -31,7 +31,7 @@ type Tested struct {
 
 // The releases tested, one per part the local cluster builds.
 var (
-	TestedKubernetes          = Tested{Module: "k8s.io/kubernetes", Component: "kubernetes", Current: "v1.34.4", Previous: "v1.32.13"}
+	TestedKubernetes          = Tested{Module: "k8s.io/kubernetes", Component: "kubernetes", Current: "v1.37.2", Previous: "v1.32.13"}
 	TestedMPIOperator         = Tested{Module: "github.com/kubeflow/mpi-operator", Component: "mpi-operator", Current: "v0.8.2", Previous: "v0.7.0"}
 	TestedTrainingOperator    = Tested{Module: "github.com/kubeflow/training-operator", Component: "training-operator", Current: "v1.9.0", Previous: "v1.8.1"}
 	TestedTrainer             = Tested{Module: "github.com/kubeflow/trainer/v2", Component: "trainer", Current: "v2.3.0", Previous: "v2.2.0"}
@@ -52,7 +52,7 @@ func (t Tested) Releases() string {
 	return t.Current + " and " + t.Previous
 }
 
-// Minor is a Kubernetes release as its docs name it: v1.34.4 is 1.34.
+// Minor is a Kubernetes release as its docs name it: v1.37.2 is 1.37.
 func Minor(release string) string {
 	major, rest, _ := strings.Cut(strings.TrimPrefix(release, "v"), ".")
 	minor, _, _ := strings.Cut(rest, ".")
