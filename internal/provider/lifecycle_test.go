@@ -19,7 +19,7 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
-// The objects a platform team declares around its jobs (Kueue's flavors and queues, MultiKueue's
+// The objects a platform team declares around its jobs (Kueue's flavors, queues and priorities, MultiKueue's
 // clusters, configs and admission checks, a Trainer runtime) go through their whole life in one
 // configuration: made, changed in place where the change allows it, imported exactly, replaced
 // when renamed, destroyed with nothing left; and the queue_problems function finds nothing wrong
@@ -76,6 +76,12 @@ resource "training_admission_check" "fleet" {
   multikueue_config = %[3]d == 1 ? training_multikueue_config.fleet.name : training_multikueue_config.spare.name
 }
 
+resource "training_workload_priority_class" "urgent" {
+  name        = "%[1]s-urgent%[2]s"
+  value       = %[3]d00
+  description = "urgent v%[3]d"
+}
+
 resource "training_runtime" "torch" {
   name      = "%[1]s-rt%[2]s"
   namespace = "default"
@@ -97,7 +103,7 @@ output "queue_problems" {
 	addresses := []string{
 		"training_resource_flavor.gpu", "training_cluster_queue.team", "training_local_queue.team",
 		"training_multikueue_cluster.worker", "training_multikueue_config.fleet", "training_admission_check.fleet",
-		"training_runtime.torch",
+		"training_runtime.torch", "training_workload_priority_class.urgent",
 	}
 	expectAll := func(action plancheck.ResourceActionType) resource.ConfigPlanChecks {
 		var checks []plancheck.PlanCheck
@@ -127,6 +133,7 @@ output "queue_problems" {
 			imported("training_multikueue_config.fleet", prefix+"-fleet"),
 			imported("training_admission_check.fleet", prefix+"-check", condition...),
 			imported("training_runtime.torch", "default/"+prefix+"-rt"),
+			imported("training_workload_priority_class.urgent", prefix+"-urgent"),
 			{Config: withProblems(config("-b", 2)), ConfigPlanChecks: expectAll(plancheck.ResourceActionDestroyBeforeCreate), ConfigStateChecks: noProblems},
 		},
 	})
@@ -145,7 +152,7 @@ func checkNothingLeftNamed(a *api, prefix string) resource.TestCheckFunc {
 	return checkNoneNamed(a, prefix,
 		kueueObject{kueue.ResourceFlavorGVR, ""}, kueueObject{kueue.ClusterQueueGVR, ""}, kueueObject{kueue.LocalQueueGVR, "default"},
 		kueueObject{kueue.MultiKueueClusterGVR, ""}, kueueObject{kueue.MultiKueueConfigGVR, ""}, kueueObject{kueue.AdmissionCheckGVR, ""},
-		kueueObject{jobs.TrainingRuntimeGVR, "default"})
+		kueueObject{jobs.TrainingRuntimeGVR, "default"}, kueueObject{kueue.WorkloadPriorityClassGVR, ""})
 }
 
 // checkNoneNamed checks that destroy left no object of those kinds whose name starts with prefix.

@@ -322,6 +322,7 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 		newRuntimeResource,
 		newNodeTaintResource,
 		newTopologyResource,
+		newWorkloadPriorityClassResource,
 		newMultiKueueClusterResource,
 		newMultiKueueConfigResource,
 		newAdmissionCheckResource,
