@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/inf.v0"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -27,8 +29,54 @@ type Config struct {
 	// (resources.quotaCheckStrategy: IgnoreUndeclared, behind a feature gate).
 	IgnoreUndeclared bool
 	// What the prediction does not model, when enabled: fair sharing (fairSharing.enable, or the
-	// fairSharing block of v1beta2), admission fair sharing, and waitForPodsReady.
-	FairSharing, AdmissionFairSharing, WaitForPodsReady bool
+	// fairSharing block of v1beta2) and admission fair sharing.
+	FairSharing, AdmissionFairSharing bool
+	// PodsReady is waitForPodsReady as the configuration writes it; nil where it says nothing,
+	// which Kueue reads by its release (PodsReadyOn).
+	PodsReady *PodsReady
+	// v1beta1: the configuration is of the older version, whose waitForPodsReady is off unless
+	// enabled.
+	v1beta1 bool
+}
+
+// PodsReady is Kueue's waitForPodsReady: a workload whose pods are not all ready Timeout after
+// its admission, or that has lost a ready pod for RecoveryTimeout, is evicted and requeued; with
+// BlockAdmission, Kueue admits the next workload only once the admitted ones' pods are ready.
+type PodsReady struct {
+	Enabled                  bool
+	Timeout, RecoveryTimeout time.Duration
+	BlockAdmission           bool
+}
+
+// defaultPodsReadyTimeout is Kueue v0.19.2's waitForPodsReady.timeout where none is given
+// (apis/config/v1beta2/defaults.go, DefaultWaitForPodsReadyTimeout; v1beta1's is the same).
+const defaultPodsReadyTimeout = 30 * time.Minute
+
+// PodsReadyOn is waitForPodsReady as Kueue of release r runs it with this configuration: what it
+// sets, with Kueue's defaults for what it leaves out. Kueue v0.19 runs it where a v1beta2
+// configuration says nothing (timeout 30 minutes, recovery timeout the same, admission not
+// blocked; apis/config/v1beta2/defaults.go), unless its feature gate DisableWaitForPodsReady is
+// on, which is a flag of Kueue's command line the provider cannot read. Earlier releases, and
+// v1beta1 configurations, leave it off unless enabled, and then block admission by default
+// (apis/config/v1beta1/defaults.go). Kueue v0.18, untested, is taken for v0.19 (Current).
+func (c *Config) PodsReadyOn(r Release) PodsReady {
+	p := PodsReady{}
+	switch {
+	case c.PodsReady != nil:
+		p = *c.PodsReady
+	case r == Current && !c.v1beta1:
+		p.Enabled = true
+	}
+	if !p.Enabled {
+		return PodsReady{}
+	}
+	if p.Timeout == 0 {
+		p.Timeout = defaultPodsReadyTimeout
+	}
+	if p.RecoveryTimeout == 0 {
+		p.RecoveryTimeout = p.Timeout
+	}
+	return p
 }
 
 // Transformation is one of resources.transformations: what a request of Input counts as.
@@ -62,8 +110,12 @@ type configFile struct {
 	} `json:"fairSharing"`
 	AdmissionFairSharing *struct{} `json:"admissionFairSharing"`
 	WaitForPodsReady     *struct {
-		Enable *bool `json:"enable"`
+		Enable          *bool            `json:"enable"`
+		Timeout         *metav1.Duration `json:"timeout"`
+		RecoveryTimeout *metav1.Duration `json:"recoveryTimeout"`
+		BlockAdmission  *bool            `json:"blockAdmission"`
 	} `json:"waitForPodsReady"`
+	APIVersion string `json:"apiVersion"`
 }
 
 // DefaultFrameworks are the integrations Kueue v0.19.2 runs when its configuration lists none
@@ -94,7 +146,25 @@ func ParseConfig(data []byte) (*Config, error) {
 	// their enable fields.
 	c.FairSharing = f.FairSharing != nil && (f.FairSharing.Enable == nil || *f.FairSharing.Enable)
 	c.AdmissionFairSharing = f.AdmissionFairSharing != nil
-	c.WaitForPodsReady = f.WaitForPodsReady != nil && (f.WaitForPodsReady.Enable == nil || *f.WaitForPodsReady.Enable)
+	c.v1beta1 = strings.HasSuffix(f.APIVersion, "/v1beta1")
+	if w := f.WaitForPodsReady; w != nil {
+		// v1beta2 enables it by the block's presence; v1beta1 by enable, and blocks admission
+		// where it does not say otherwise.
+		p := PodsReady{Enabled: !c.v1beta1 || w.Enable != nil && *w.Enable, BlockAdmission: c.v1beta1}
+		if w.Enable != nil && !c.v1beta1 {
+			p.Enabled = *w.Enable
+		}
+		if w.Timeout != nil {
+			p.Timeout = w.Timeout.Duration
+		}
+		if w.RecoveryTimeout != nil {
+			p.RecoveryTimeout = w.RecoveryTimeout.Duration
+		}
+		if w.BlockAdmission != nil {
+			p.BlockAdmission = *w.BlockAdmission
+		}
+		c.PodsReady = &p
+	}
 	return c, nil
 }
 
@@ -107,8 +177,8 @@ func (c *Config) Excludes(name string) bool {
 }
 
 // Unmodeled are the settings that decide admission and that the prediction does not follow, in
-// words; none when they are off.
-func (c *Config) Unmodeled() []string {
+// words, as Kueue of release r runs them; none when they are off.
+func (c *Config) Unmodeled(r Release) []string {
 	var out []string
 	if c.FairSharing {
 		out = append(out, "fair sharing, which decides who borrows and who is preempted by the queues' shares")
@@ -116,8 +186,11 @@ func (c *Config) Unmodeled() []string {
 	if c.AdmissionFairSharing {
 		out = append(out, "admission fair sharing, which orders a queue's workloads by their LocalQueues' usage")
 	}
-	if c.WaitForPodsReady {
-		out = append(out, "waitForPodsReady, which admits one workload at a time until its pods are ready and requeues one that times out")
+	// waitForPodsReady changes admission only when it blocks it; otherwise it evicts later, which
+	// a prediction of admission need not follow.
+	if p := c.PodsReadyOn(r); p.BlockAdmission {
+		out = append(out, fmt.Sprintf("waitForPodsReady with blockAdmission, which admits one workload at a time until its pods are "+
+			"ready (or %s pass)", p.Timeout))
 	}
 	return out
 }

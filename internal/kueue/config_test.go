@@ -2,6 +2,7 @@ package kueue
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -47,14 +48,55 @@ fairSharing: {}
 	if diff := cmp.Diff(want, have); diff != "" {
 		t.Errorf("Counted (-want +got):\n%s", diff)
 	}
-	if u := c.Unmodeled(); len(u) != 1 {
-		t.Errorf("Unmodeled: %v, want fair sharing alone", u)
+	if u := c.Unmodeled(V017); len(u) != 1 {
+		t.Errorf("Unmodeled on Kueue v0.17: %v, want fair sharing alone", u)
 	}
 	bare, err := ParseConfig([]byte("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bare.Manages("batch/job") || bare.Manages("kubeflow.org/mpijob") || len(bare.Unmodeled()) != 0 {
-		t.Errorf("a configuration without integrations runs %v and leaves %v unmodeled", bare.Frameworks, bare.Unmodeled())
+	if !bare.Manages("batch/job") || bare.Manages("kubeflow.org/mpijob") || len(bare.Unmodeled(Current)) != 0 {
+		t.Errorf("a configuration without integrations runs %v and leaves %v unmodeled", bare.Frameworks, bare.Unmodeled(Current))
+	}
+}
+
+// Kueue v0.19 turned waitForPodsReady on where a v1beta2 configuration does not set it (its
+// chart's does not): a workload whose pods are not all ready 30 minutes after its admission, or
+// that loses a ready pod for 30 minutes, is evicted and requeued, and admission is not blocked
+// (apis/config/v1beta2/defaults.go; CHANGELOG-0.19: "WaitForPodsReady is now enabled by
+// default"). Before v0.19, and in a v1beta1 configuration, it is off unless enabled, and then
+// blocks admission by default, which the admission prediction does not follow.
+func TestWaitForPodsReadyIsOnByDefaultFromKueue019(t *testing.T) {
+	parse := func(config string) *Config {
+		t.Helper()
+		c, err := ParseConfig([]byte(config))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	thirty := 30 * time.Minute
+	for _, tc := range []struct {
+		name    string
+		config  *Config
+		release Release
+		want    PodsReady
+	}{
+		{"the chart's configuration on v0.19", parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"), Current,
+			PodsReady{Enabled: true, Timeout: thirty, RecoveryTimeout: thirty}},
+		{"the chart's configuration on v0.17", parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"), V017, PodsReady{}},
+		{"a v1beta2 configuration that sets it", parse("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nwaitForPodsReady:\n  timeout: 10m\n  blockAdmission: true\n"), Current,
+			PodsReady{Enabled: true, Timeout: 10 * time.Minute, RecoveryTimeout: 10 * time.Minute, BlockAdmission: true}},
+		{"a v1beta1 configuration that enables it", parse("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nwaitForPodsReady:\n  enable: true\n"), Current,
+			PodsReady{Enabled: true, Timeout: thirty, RecoveryTimeout: thirty, BlockAdmission: true}},
+		{"a v1beta1 configuration without it", parse("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"), Current, PodsReady{}},
+	} {
+		if got := tc.config.PodsReadyOn(tc.release); got != tc.want {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+		blocks := len(tc.config.Unmodeled(tc.release)) == 1
+		if blocks != tc.want.BlockAdmission {
+			t.Errorf("%s: unmodeled %q; the prediction follows admission unless waitForPodsReady blocks it", tc.name, tc.config.Unmodeled(tc.release))
+		}
 	}
 }

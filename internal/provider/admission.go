@@ -126,7 +126,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 		unknown = append(unknown, "Kueue's configuration ("+cfgErr.Error()+"), which may leave resources out of quota or transform them, "+
 			"share borrowed quota fairly, or wait for a workload's pods before it admits the next; it assumes Kueue's defaults")
 	} else {
-		for _, u := range cfg.Unmodeled() {
+		for _, u := range cfg.Unmodeled(state.Release) {
 			unknown = append(unknown, "what Kueue's configuration turns on: "+u)
 		}
 	}
