@@ -76,7 +76,11 @@ func cniConfig() string {
 // kubeletConfigYAML: the kubelet serves on the node address only, to anyone (the API server
 // reaches it there for logs and exec without a client certificate); cgroup v1 is allowed
 // explicitly; images are never garbage-collected (they are loaded, not pulled); eviction
-// thresholds are low so that a busy CI disk does not evict the tests' pods.
+// thresholds are low so that a busy CI disk does not evict the tests' pods. The kubelet never
+// verifies pull credentials for an image it has: since Kubernetes 1.35 it records the secret an
+// image was pulled with, and the pull-secret test's private registry serves the loaded training
+// image under another tag, after which every other pod of that image was made to pull it again,
+// from no registry (ImagePullBackOff).
 func kubeletConfigYAML(dir string) string {
 	return fmt.Sprintf(`apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -92,6 +96,7 @@ authorization: {mode: AlwaysAllow}
 cgroupDriver: cgroupfs
 failCgroupV1: false
 failSwapOn: false
+imagePullCredentialsVerificationPolicy: NeverVerify
 containerRuntimeEndpoint: unix://%[4]s
 clusterDNS: [%[1]s]
 clusterDomain: %[5]s
