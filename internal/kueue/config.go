@@ -150,8 +150,8 @@ func ParseConfig(data []byte) (*Config, error) {
 	if w := f.WaitForPodsReady; w != nil {
 		// v1beta2 enables it by the block's presence; v1beta1 by enable, and blocks admission
 		// where it does not say otherwise.
-		p := PodsReady{Enabled: !c.v1beta1 || w.Enable != nil && *w.Enable, BlockAdmission: c.v1beta1}
-		if w.Enable != nil && !c.v1beta1 {
+		p := PodsReady{Enabled: !c.v1beta1, BlockAdmission: c.v1beta1}
+		if w.Enable != nil {
 			p.Enabled = *w.Enable
 		}
 		if w.Timeout != nil {
