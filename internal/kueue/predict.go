@@ -39,6 +39,9 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 			out[i].Message = fmt.Sprintf("ClusterQueue %s doesn't exist", wl.Queue)
 		case q.stopped():
 			out[i].Message = fmt.Sprintf("ClusterQueue %s is inactive", wl.Queue)
+		case q.cycle != "":
+			out[i].Message = fmt.Sprintf("ClusterQueue %s is inactive: its cohorts %s form a loop, and Kueue admits nothing below one "+
+				"until it is broken (it says so on no condition)", wl.Queue, q.cycle)
 		case wl.NamespaceLabels != nil && !q.spec.AdmitsFrom(wl.NamespaceLabels):
 			// Kueue holds it until the namespace's labels or the selector change.
 			out[i].Message, out[i].Never = NamespaceMismatchOf(s.release), true

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,9 @@ type queueState struct {
 	fungibility Fungibility
 	// workloads hold quota in the queue, by key.
 	workloads map[string]*Workload
+	// cycle is the loop of cohorts above the queue ("a -> b -> a"), "" for none: Kueue admits
+	// nothing to it (cutCycles).
+	cycle string
 }
 
 // group is a resource group: the resources it covers and its flavors, in order.
@@ -142,6 +146,7 @@ func NewSnapshot(now time.Time, flavors []FlavorSpec, queues []ClusterQueueSpec,
 		}
 		s.queues[spec.Name] = q
 	}
+	s.cutCycles()
 	for _, n := range s.cohorts {
 		if n.parent == nil {
 			n.accumulate()
@@ -215,4 +220,56 @@ func (s *Snapshot) removeWorkload(wl *Workload) {
 	for fr, v := range wl.Usage {
 		q.node.removeUsage(fr, v)
 	}
+}
+
+// cutCycles takes out of the tree every cohort whose parents loop, and every cohort and
+// ClusterQueue below one, as Kueue v0.19.2 leaves them out of its scheduler's snapshot
+// (pkg/cache/scheduler/snapshot.go, hierarchy.HasCycle) and admits nothing to those queues until
+// the loop is broken, saying so on no condition. Each such queue keeps the loop's names (cycle)
+// and stands alone, so that nothing walks the loop.
+func (s *Snapshot) cutCycles() {
+	var cut []*quotaNode
+	for _, name := range sortedKeys(s.queues) {
+		q := s.queues[name]
+		if q.cycle = cycleAbove(q.node); q.cycle != "" {
+			cut = append(cut, q.node)
+		}
+	}
+	for _, name := range sortedKeys(s.cohorts) {
+		if n := s.cohorts[name]; cycleAbove(n) != "" {
+			cut = append(cut, n)
+		}
+	}
+	for _, n := range cut {
+		n.parent = nil
+		if n.queue == nil {
+			n.children = nil
+		}
+	}
+}
+
+// cycleAbove is the loop of cohorts n's parents run into, from its first name in order back to
+// it ("a -> b -> a"); "" when they end at a root.
+func cycleAbove(n *quotaNode) string {
+	seen := map[*quotaNode]int{}
+	var path []*quotaNode
+	for ; n != nil; n = n.parent {
+		if i, ok := seen[n]; ok {
+			loop := path[i:]
+			first := 0
+			for j, m := range loop {
+				if m.name < loop[first].name {
+					first = j
+				}
+			}
+			var names []string
+			for j := range loop {
+				names = append(names, loop[(first+j)%len(loop)].name)
+			}
+			return strings.Join(append(names, names[0]), " -> ")
+		}
+		seen[n] = len(path)
+		path = append(path, n)
+	}
+	return ""
 }

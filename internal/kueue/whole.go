@@ -3,18 +3,21 @@ package kueue
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
 // QueueProblems are what Kueue's objects of one configuration, taken together, say is wrong and
 // no one of them says alone (the provider function queue_problems, which a configuration calls
-// with all of them at once): a flavor no ClusterQueue covers (its nodes take no queued job), and
-// a borrowing limit beyond what the rest of the queue's cohort could ever lend it for that
-// flavor and resource, by the quota tree of the admission prediction (Snapshot: the other
-// queues' nominal quotas, or their lending limits where set). Each names both ends. A cohort's
-// members are the queues given; nested cohorts (Cohort objects) are not counted. Quotas that
-// are not quantities are their resources' own errors, and leave the borrowing unchecked.
-func QueueProblems(flavors []string, queues []ClusterQueueSpec) []string {
+// with all of them at once): a flavor no ClusterQueue covers (its nodes take no queued job); a
+// loop of cohorts (Kueue admits nothing below it and says so on no condition: cutCycles); and a
+// ClusterQueue's or Cohort's borrowing limit beyond what the rest of the tree above it could ever
+// lend it for that flavor and resource, by the quota tree of the admission prediction (Snapshot:
+// the others' nominal quotas, or their lending limits where set, through every level). Each
+// names both ends. A cohort that queues name without a Cohort given has no quota of its own.
+// Quotas that are not quantities are their resources' own errors, and leave the borrowing
+// unchecked.
+func QueueProblems(flavors []string, queues []ClusterQueueSpec, cohorts ...CohortSpec) []string {
 	var problems []string
 	covered := map[string]bool{}
 	for _, q := range queues {
@@ -29,23 +32,32 @@ func QueueProblems(flavors []string, queues []ClusterQueueSpec) []string {
 			problems = append(problems, fmt.Sprintf("ResourceFlavor %s is covered by none of the %d ClusterQueues given: no queued job runs on its nodes", f, len(queues)))
 		}
 	}
-	s, err := NewSnapshot(time.Time{}, nil, queues, nil, nil, nil)
+	s, err := NewSnapshot(time.Time{}, nil, queues, nil, cohorts, nil)
 	if err != nil {
 		return problems
 	}
-	for _, q := range queues {
-		n := s.queues[q.Name].node
+	held := map[string][]string{}
+	for _, name := range sortedKeys(s.queues) {
+		if c := s.queues[name].cycle; c != "" {
+			held[c] = append(held[c], name)
+		}
+	}
+	for _, c := range sortedKeys(held) {
+		problems = append(problems, fmt.Sprintf("Cohorts %s form a loop: Kueue admits nothing to the ClusterQueues below it (%s) until it is "+
+			"broken, and says so on no condition", c, strings.Join(held[c], ", ")))
+	}
+	check := func(kind string, n *quotaNode, groups []ResourceGroup) {
 		if n.parent == nil {
-			continue
+			return
 		}
 		var others []string
-		for _, o := range queues {
-			if o.Name != q.Name && o.Cohort == q.Cohort {
-				others = append(others, o.Name)
+		for _, o := range n.parent.children {
+			if o != n {
+				others = append(others, o.name)
 			}
 		}
 		slices.Sort(others)
-		for _, g := range q.ResourceGroups {
+		for _, g := range groups {
 			for _, f := range g.Flavors {
 				for _, r := range f.Resources {
 					fr := FlavorResource{f.Name, r.Name}
@@ -53,15 +65,21 @@ func QueueProblems(flavors []string, queues []ClusterQueueSpec) []string {
 					if limit == nil {
 						continue
 					}
-					// What the cohort holds of fr beyond what this queue put in it.
+					// What the tree above holds of fr beyond what this node put in it.
 					lendable := n.parent.potentialAvailable(fr) - (n.subtree[fr] - n.localQuota(fr))
 					if *limit > lendable {
-						problems = append(problems, fmt.Sprintf("ClusterQueue %s may borrow %s of %s on flavor %s, but the rest of cohort %s (%v) could lend it only %s",
-							q.Name, r.BorrowingLimit, r.Name, f.Name, q.Cohort, others, FormatAmount(r.Name, lendable)))
+						problems = append(problems, fmt.Sprintf("%s %s may borrow %s of %s on flavor %s, but the rest of cohort %s (%v) could lend it only %s",
+							kind, n.name, r.BorrowingLimit, r.Name, f.Name, n.parent.name, others, FormatAmount(r.Name, lendable)))
 					}
 				}
 			}
 		}
+	}
+	for _, q := range queues {
+		check("ClusterQueue", s.queues[q.Name].node, q.ResourceGroups)
+	}
+	for _, c := range cohorts {
+		check("Cohort", s.cohorts[c.Name], c.ResourceGroups)
 	}
 	return problems
 }
