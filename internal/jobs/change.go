@@ -101,7 +101,15 @@ func Compare(old, planned Spec) (Change, error) {
 		}
 	}
 	for _, p := range differences(before.Object, after.Object, nil) {
-		if !k.changesInPlace(p, before, after) {
+		switch {
+		case k.changesInPlace(p, before, after):
+		case slices.Equal(p, priorityClassPath):
+			// Kueue v0.19.2's webhook refuses a class removed, or added to a job that runs
+			// (jobframework.ValidateUpdateForWorkloadPriorityClassName); from one to another, Kueue
+			// gives the Workload the new priority (changesInPlace).
+			c.Replace = append(c.Replace, "the Kueue WorkloadPriorityClass is added or removed: Kueue refuses to remove a job's class, "+
+				"and to add one to a job that runs")
+		default:
 			c.Replace = append(c.Replace, strings.Join(p, ".")+" changes")
 		}
 	}
@@ -144,6 +152,9 @@ func (k *Kind) changesInPlace(p []string, before, after *unstructured.Unstructur
 	// are in its runtime patches, which Trainer's API fixes while the job runs.) On the object,
 	// this provider's own annotations are records for a read (the checkpoint, the inputs an
 	// elastic job's command holds) that no operator reads; what they record changes the pods too.
+	if slices.Equal(p, priorityClassPath) {
+		return before.GetLabels()[PriorityClassLabel] != "" && after.GetLabels()[PriorityClassLabel] != ""
+	}
 	keyLive := userKey
 	if p[0] == "metadata" {
 		keyLive = objectKey
@@ -167,6 +178,9 @@ func (k *Kind) changesInPlace(p []string, before, after *unstructured.Unstructur
 	}
 	return false
 }
+
+// priorityClassPath is the job object's Kueue WorkloadPriorityClass label.
+var priorityClassPath = []string{"metadata", "labels", PriorityClassLabel}
 
 // objectKey says whether a label or annotation of the job object changes in place: any but the
 // label of this provider's jobs and those a tool or controller reads (the queue's: SystemKey).

@@ -83,6 +83,8 @@ var runPolicyChanges = []changeRow{
 	{field: "RunPolicy.BackoffLimit", to: ptr.To[int32](9), want: inPlace, except: map[string]effect{"mpi": replaces}},
 	{field: "RunPolicy.ActiveDeadlineSeconds", to: ptr.To[int64](7200), want: inPlace, except: map[string]effect{"mpi": replaces}},
 	{field: "RunPolicy.QueueName", to: "team-b", want: replaces},
+	// Kueue refuses a class added to a running job (TestAWorkloadPriorityClassChangesInPlace...).
+	{field: "RunPolicy.WorkloadPriorityClass", to: "urgent", want: replaces},
 	{field: "RunPolicy.Suspend", to: true, want: inPlace},
 	{field: "RunPolicy.Scheduling", to: &SchedulingPolicy{MinAvailable: ptr.To[int32](2)}, want: replaces},
 }
@@ -147,6 +149,7 @@ var kindChanges = []struct {
 		{field: "ProcsPerNode", to: int32(2), want: replaces},
 		{field: "Suspend", to: true, want: inPlace},
 		{field: "QueueName", to: "team-b", want: replaces},
+		{field: "WorkloadPriorityClass", to: "urgent", want: replaces},
 		{field: "ActiveDeadlineSeconds", to: ptr.To[int64](86400), want: replaces},
 		{field: "Pod.Roles", to: map[string]RoleOptions{"node": {CPU: "5"}}, want: refused},
 		// The runtime's replicated jobs say where the provider's patch goes, not what it holds.
@@ -342,6 +345,31 @@ func TestANewVersionOfTheWriteOnlyVariablesChangesTheJobInPlace(t *testing.T) {
 		renamed := withField(t, base, "Pod.WriteOnlyEnv", &WriteOnlyEnv{Secret: "job-write-only-env", Version: 2, Names: []string{"HF_TOKEN", "WANDB_API_KEY"}})
 		if got, c := effectOf(v1, renamed); got != replaces {
 			t.Errorf("train: new names of the write-only variables %s (%v), want a replacement", got, c.Replace)
+		}
+	}
+}
+
+// Kueue's webhook lets a job's WorkloadPriorityClass change from one class to another, and Kueue
+// then gives its Workload the new priority, pending or admitted; it refuses a class removed, and
+// one added to a job that runs (v0.19.2 pkg/controller/jobframework/validation.go,
+// ValidateUpdateForWorkloadPriorityClassName). So a change between two classes is in place, and
+// one that adds or removes the class replaces the job, saying why.
+func TestAWorkloadPriorityClassChangesInPlaceOnlyFromOneToAnother(t *testing.T) {
+	mpi := arenaSSDSpec()
+	mpi.RunPolicy.QueueName, mpi.RunPolicy.WorkloadPriorityClass = "team", "low"
+	train := trainSpec()
+	train.QueueName, train.WorkloadPriorityClass = "team", "low"
+	for _, spec := range []Spec{mpi, train} {
+		field := "RunPolicy.WorkloadPriorityClass"
+		if spec.Kind() == Train {
+			field = "WorkloadPriorityClass"
+		}
+		if got, change := effectOf(spec, withField(t, spec, field, "urgent")); got != inPlace || !strings.Contains(string(change.Patch), `"kueue.x-k8s.io/priority-class":"urgent"`) {
+			t.Errorf("%s: low to urgent %s (patch %s, replace %v); want in place, patching the label", spec.Kind().Object, got, change.Patch, change.Replace)
+		}
+		got, change := effectOf(spec, withField(t, spec, field, ""))
+		if got != replaces || len(change.Replace) != 1 || !strings.Contains(change.Replace[0], "Kueue refuses") {
+			t.Errorf("%s: class removed %s (%v); want a replacement saying Kueue refuses it", spec.Kind().Object, got, change.Replace)
 		}
 	}
 }

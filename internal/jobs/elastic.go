@@ -357,5 +357,5 @@ func NewElasticJob(spec ElasticJobSpec) (fw, etcdService, workerService *unstruc
 }
 
 func objectMeta(name, namespace string, o PodOptions) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(o.Labels, ""), Annotations: jobAnnotations(o)}
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(o.Labels, "", ""), Annotations: jobAnnotations(o)}
 }

@@ -60,7 +60,7 @@ func readElasticSpec(obj *unstructured.Unstructured) (ElasticJobSpec, error) {
 		}
 		spec.MinWorkers, spec.MaxWorkers, spec.ProcsPerNode, spec.EtcdNetworkPolicy = in.MinWorkers, in.MaxWorkers, in.ProcsPerNode, in.EtcdNetworkPolicy
 	}
-	spec.Pod.Labels, _ = userLabels(f.Labels)
+	spec.Pod.Labels, _, _ = userLabels(f.Labels)
 	spec.Pod.Annotations = userAnnotations(f.Annotations)
 	spec.Pod.Checkpoint = checkpointOf(f.Annotations)
 	withoutCheckpointEnv(&spec.Pod)

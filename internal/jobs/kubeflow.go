@@ -46,6 +46,9 @@ type RunPolicy struct {
 	BackoffLimit            *int32
 	ActiveDeadlineSeconds   *int64
 	QueueName               string
+	// WorkloadPriorityClass is the Kueue WorkloadPriorityClass of the queued job
+	// (PriorityClassLabel); "" none.
+	WorkloadPriorityClass string
 	// Suspend holds the job's pods back (the operator deletes them) until it is false again.
 	Suspend bool
 	// Scheduling is the gang-scheduling policy (runPolicy.schedulingPolicy); nil sets none.
@@ -162,8 +165,8 @@ type replicaSpec struct {
 
 // kubeflowMeta is a Kubeflow job's metadata: the user's labels and annotations, this provider's
 // label and the queue's.
-func kubeflowMeta(name, namespace string, pod PodOptions, queue string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(pod.Labels, queue), Annotations: jobAnnotations(pod)}
+func kubeflowMeta(name, namespace string, pod PodOptions, queue, priorityClass string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: jobLabels(pod.Labels, queue, priorityClass), Annotations: jobAnnotations(pod)}
 }
 
 // kubeflowWorkers is what every Kubeflow job's workers say: the pod options (with the job's
@@ -184,14 +187,15 @@ func readKubeflowWorkers(k *Kind, meta metav1.ObjectMeta, policy runPolicy, repl
 	}
 	w := kubeflowWorkers{Pod: readPodOptions(worker.Template), Workers: ptr.Deref(worker.Replicas, 1)}
 	w.Pod.Spread = k.readSpread(worker.Template, meta.Name, WorkerRole)
-	var queue string
-	w.Pod.Labels, queue = userLabels(meta.Labels)
+	var queue, priorityClass string
+	w.Pod.Labels, queue, priorityClass = userLabels(meta.Labels)
 	w.Pod.Annotations = userAnnotations(meta.Annotations)
 	w.Pod.Checkpoint = checkpointOf(meta.Annotations)
 	withoutCheckpointEnv(&w.Pod)
 	readSensitiveEnv(&w.Pod, meta.Labels, meta.Annotations)
 	readWriteOnlyEnv(&w.Pod, meta.Name, meta.Annotations)
 	w.RunPolicy = readRunPolicy(policy, queue)
+	w.RunPolicy.WorkloadPriorityClass = priorityClass
 	if len(worker.Template.Spec.Containers) > 0 {
 		w.Command = worker.Template.Spec.Containers[0].Command
 	}

@@ -216,7 +216,7 @@ func NewMPIJob(spec MPIJobSpec) (*unstructured.Unstructured, error) {
 	withOpenMPIStop(spec.Pod.Checkpoint, spec.Pod.Env, &launcher, &worker)
 	job := mpiJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: MPI.GVR.GroupVersion().String(), Kind: MPI.Object},
-		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),
+		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName, spec.RunPolicy.WorkloadPriorityClass),
 		Spec: mpiJobSpec{
 			SlotsPerWorker:   ptr.To(slots),
 			SSHAuthMountPath: spec.SSHAuthMountPath,
@@ -310,21 +310,27 @@ func ReadMPIJob(obj *unstructured.Unstructured) (MPIJobSpec, error) {
 	return spec, nil
 }
 
-func jobLabels(user map[string]string, queue string) map[string]string {
+func jobLabels(user map[string]string, queue, priorityClass string) map[string]string {
 	labels := merge(user, map[string]string{ManagedByLabel: ManagedByValue})
 	if queue != "" {
 		labels[QueueLabel] = queue
 	}
+	if priorityClass != "" {
+		labels[PriorityClassLabel] = priorityClass
+	}
 	return labels
 }
 
-// userLabels splits the labels this provider adds from the user's.
-func userLabels(labels map[string]string) (user map[string]string, queue string) {
+// userLabels splits the labels this provider adds (its own, the queue's and the Kueue priority
+// class's) from the user's.
+func userLabels(labels map[string]string) (user map[string]string, queue, priorityClass string) {
 	for k, v := range labels {
 		switch k {
 		case ManagedByLabel:
 		case QueueLabel:
 			queue = v
+		case PriorityClassLabel:
+			priorityClass = v
 		default:
 			if user == nil {
 				user = map[string]string{}
@@ -332,7 +338,7 @@ func userLabels(labels map[string]string) (user map[string]string, queue string)
 			user[k] = v
 		}
 	}
-	return user, queue
+	return user, queue, priorityClass
 }
 
 // IsManaged says whether this provider created obj.

@@ -30,6 +30,8 @@ const (
 	ManagedByValue = "terraform-provider-training"
 	// QueueLabel submits a job to a Kueue LocalQueue.
 	QueueLabel = "kueue.x-k8s.io/queue-name"
+	// PriorityClassLabel gives a queued job a Kueue WorkloadPriorityClass.
+	PriorityClassLabel = "kueue.x-k8s.io/priority-class"
 
 	shmVolumeName = "shm-volume"
 

@@ -149,7 +149,7 @@ func NewPyTorchJob(spec PyTorchJobSpec) (*unstructured.Unstructured, error) {
 	}
 	job := pytorchJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: PyTorch.GVR.GroupVersion().String(), Kind: PyTorch.Object},
-		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),
+		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName, spec.RunPolicy.WorkloadPriorityClass),
 		Spec:       pytorchJobSpec{RunPolicy: spec.RunPolicy.api(), PyTorchReplicaSpecs: replicas},
 	}
 	if spec.ProcsPerNode > 0 {

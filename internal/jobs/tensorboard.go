@@ -96,7 +96,7 @@ func NewTensorBoard(job string, namespace string, tb TensorBoardSpec, pod PodOpt
 	}
 	selector := map[string]string{TensorBoardLabel: job}
 	template.Labels = merge(template.Labels, selector)
-	meta := metav1.ObjectMeta{Name: TensorBoardName(job), Namespace: namespace, Labels: jobLabels(selector, ""),
+	meta := metav1.ObjectMeta{Name: TensorBoardName(job), Namespace: namespace, Labels: jobLabels(selector, "", ""),
 		OwnerReferences: []metav1.OwnerReference{owner}}
 	d := appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},

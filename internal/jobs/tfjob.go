@@ -129,7 +129,7 @@ func NewTFJob(spec TFJobSpec) (*unstructured.Unstructured, error) {
 	}
 	job := tfJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: TF.GVR.GroupVersion().String(), Kind: TF.Object},
-		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName),
+		ObjectMeta: kubeflowMeta(spec.Name, spec.Namespace, spec.Pod, spec.RunPolicy.QueueName, spec.RunPolicy.WorkloadPriorityClass),
 		Spec: tfJobSpec{
 			RunPolicy:           spec.RunPolicy.api(),
 			TFReplicaSpecs:      replicas,

@@ -92,9 +92,12 @@ type TrainJobSpec struct {
 	Command, Args       []string
 	Nodes               int32
 	// ProcsPerNode is numProcPerNode; 0 leaves it to the runtime (torch: "auto").
-	ProcsPerNode          int32
-	Suspend               bool
-	QueueName             string
+	ProcsPerNode int32
+	Suspend      bool
+	QueueName    string
+	// WorkloadPriorityClass is the Kueue WorkloadPriorityClass of the queued job
+	// (PriorityClassLabel); "" none.
+	WorkloadPriorityClass string
 	ActiveDeadlineSeconds *int64
 	// RuntimeJobs are the runtime's replicated jobs (RuntimeJobs reads them from the runtime):
 	// the runtime patch places the pods of every one. Without them it patches TrainerNode alone.
@@ -170,7 +173,7 @@ func NewTrainJob(s TrainJobSpec) (*unstructured.Unstructured, error) {
 	job := trainJob{
 		TypeMeta: metav1.TypeMeta{APIVersion: TrainJobGVR.GroupVersion().String(), Kind: Train.Object},
 		ObjectMeta: kubeflowMeta(s.Name, s.Namespace, PodOptions{Labels: s.Labels, Annotations: ownPodMetadata(s), SensitiveEnv: s.Pod.SensitiveEnv,
-			Checkpoint: s.Pod.Checkpoint, WriteOnlyEnv: s.Pod.WriteOnlyEnv}, s.QueueName),
+			Checkpoint: s.Pod.Checkpoint, WriteOnlyEnv: s.Pod.WriteOnlyEnv}, s.QueueName, s.WorkloadPriorityClass),
 		Spec: trainJobSpec{
 			RuntimeRef: runtimeRef{Name: s.Runtime.Name, APIGroup: ptr.To(TrainerGroup), Kind: ptr.To(cmp.Or(s.Runtime.Kind, ClusterTrainingRuntimeKind))},
 			Trainer: &trainer{Image: optional(c.Image), Command: s.Command, Args: s.Args, Env: c.Env, NumNodes: ptr.To(s.Nodes),
@@ -275,7 +278,7 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 	withoutCheckpointEnv(&pod)
 	readWriteOnlyRefs(&pod, job.Name, job.Annotations)
 	readSensitiveEnv(&pod, job.Labels, job.Annotations)
-	labels, queue := userLabels(job.Labels)
+	labels, queue, priorityClass := userLabels(job.Labels)
 	return TrainJobSpec{
 		Name: job.Name, Namespace: job.Namespace, Labels: labels, Annotations: userAnnotations(job.Annotations),
 		Runtime: RuntimeRef{Name: job.Spec.RuntimeRef.Name, Kind: ptr.Deref(job.Spec.RuntimeRef.Kind, ClusterTrainingRuntimeKind)},
@@ -283,6 +286,7 @@ func ReadTrainJob(obj *unstructured.Unstructured) (TrainJobSpec, error) {
 		// Kueue suspends a queued job until it admits it: that is not the configuration's.
 		Suspend:               ownSuspend(queue, job.Spec.Suspend),
 		QueueName:             queue,
+		WorkloadPriorityClass: priorityClass,
 		ActiveDeadlineSeconds: job.Spec.ActiveDeadlineSeconds,
 	}, nil
 }
