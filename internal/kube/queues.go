@@ -68,7 +68,7 @@ func (s *QueueState) Plan(wl *kueue.Workload) []*kueue.Workload {
 
 // The APIs the admission prediction reads beside Kueue's quota objects.
 var (
-	cohortGVR                = schema.GroupVersionResource{Group: kueue.Group, Version: kueue.Version, Resource: "cohorts"}
+	cohortGVR                = kueue.CohortGVR
 	workloadPriorityClassGVR = schema.GroupVersionResource{Group: kueue.Group, Version: kueue.Version, Resource: "workloadpriorityclasses"}
 	priorityClassGVR         = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
 )

@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // ClusterQueueSpec is a ClusterQueue: quotas per flavor, the cohort it borrows and lends in, and
@@ -35,6 +32,9 @@ type ClusterQueueSpec struct {
 	// its quota, by name (spec.admissionChecksStrategy): a MultiKueue check dispatches it to a
 	// worker cluster.
 	AdmissionChecks []string
+	// FairSharingWeight is the queue's fair-sharing weight (spec.fairSharing.weight), a quantity;
+	// "" unset (Kueue's 1).
+	FairSharingWeight string
 }
 
 // ResourceGroup is a set of resources whose quotas are given together, per flavor, in order of
@@ -81,84 +81,11 @@ func (s ClusterQueueSpec) Check() error {
 			return fmt.Errorf("admission check %q is listed twice; Kueue keys the checks by name", c)
 		}
 	}
-	if len(s.ResourceGroups) > maxResourceGroups {
-		return fmt.Errorf("%d resource_group blocks: Kueue takes at most %d", len(s.ResourceGroups), maxResourceGroups)
+	if err := checkResourceGroups(s.ResourceGroups, s.Cohort != "", "a cohort", true); err != nil {
+		return err
 	}
-	groupOf := map[string]int{}       // a covered resource's group: one group each
-	flavorGroupOf := map[string]int{} // a flavor's group: one group each
-	flavors, covered := 0, 0
-	for i, g := range s.ResourceGroups {
-		if len(g.CoveredResources) > maxPerGroup || len(g.Flavors) > maxPerGroup {
-			return fmt.Errorf("resource_group %d: %d covered_resources and %d flavors; Kueue takes at most %d of each", i, len(g.CoveredResources), len(g.Flavors), maxPerGroup)
-		}
-		flavors, covered = flavors+len(g.Flavors), covered+len(g.CoveredResources)
-		if len(g.Flavors)*len(g.CoveredResources) > maxFlavorResourcesPerGroup {
-			return fmt.Errorf("resource_group %d: %d flavors x %d covered_resources; Kueue takes at most %d flavor-resource quotas in a group",
-				i, len(g.Flavors), len(g.CoveredResources), maxFlavorResourcesPerGroup)
-		}
-		for _, r := range g.CoveredResources {
-			if errs := validation.IsQualifiedName(r); len(errs) > 0 {
-				return fmt.Errorf("resource_group %d: covered resource %q is not a resource name: %s", i, r, strings.Join(errs, "; "))
-			}
-			if j, ok := groupOf[r]; ok && j != i {
-				return fmt.Errorf("resource_group %d: %q is covered by resource_group %d too; Kueue wants each resource in one group", i, r, j)
-			}
-			groupOf[r] = i
-		}
-		for _, f := range g.Flavors {
-			if j, ok := flavorGroupOf[f.Name]; ok {
-				return fmt.Errorf("resource_group %d: flavor %q is in resource_group %d too; Kueue wants each flavor once, in one group", i, f.Name, j)
-			}
-			flavorGroupOf[f.Name] = i
-		}
-	}
-	if flavors > maxFlavorsInAll || covered > maxCoveredInAll {
-		return fmt.Errorf("%d flavors and %d covered resources in all; Kueue takes at most %d and %d", flavors, covered, maxFlavorsInAll, maxCoveredInAll)
-	}
-	for i, g := range s.ResourceGroups {
-		covered := map[string]bool{}
-		for _, r := range g.CoveredResources {
-			covered[r] = true
-		}
-		for _, f := range g.Flavors {
-			if len(f.Resources) != len(g.CoveredResources) {
-				return fmt.Errorf("resource_group %d, flavor %q: it must give a quota for each covered resource (%s), in that order",
-					i, f.Name, strings.Join(g.CoveredResources, ", "))
-			}
-			for j, q := range f.Resources {
-				if !covered[q.Name] {
-					return fmt.Errorf("resource_group %d, flavor %q, resource %q: %w", i, f.Name, q.Name, errNoResourceGroupsCoverage)
-				}
-				if q.Name != g.CoveredResources[j] {
-					return fmt.Errorf("resource_group %d, flavor %q: resource %d is %q, but Kueue wants the quotas in the order of covered_resources (%q there)",
-						i, f.Name, j, q.Name, g.CoveredResources[j])
-				}
-				quantities := map[string]resource.Quantity{}
-				for what, v := range map[string]string{"nominal_quota": q.Nominal, "borrowing_limit": q.BorrowingLimit, "lending_limit": q.LendingLimit} {
-					if v == "" {
-						continue
-					}
-					quantity, err := resource.ParseQuantity(v)
-					if err != nil {
-						return fmt.Errorf("resource_group %d, flavor %q, resource %q: %s %q is not a quantity: %v", i, f.Name, q.Name, what, v, err)
-					}
-					if quantity.Sign() < 0 {
-						return fmt.Errorf("resource_group %d, flavor %q, resource %q: %s must not be negative", i, f.Name, q.Name, what)
-					}
-					quantities[what] = quantity
-				}
-				if q.BorrowingLimit != "" && s.Cohort == "" {
-					return fmt.Errorf("resource_group %d, flavor %q, resource %q: borrowing_limit needs a cohort to borrow from", i, f.Name, q.Name)
-				}
-				if q.LendingLimit != "" && s.Cohort == "" {
-					return fmt.Errorf("resource_group %d, flavor %q, resource %q: lending_limit needs a cohort to lend to", i, f.Name, q.Name)
-				}
-				if lend, ok := quantities["lending_limit"]; ok && lend.Cmp(quantities["nominal_quota"]) > 0 {
-					return fmt.Errorf("resource_group %d, flavor %q, resource %q: lending_limit %s is more than nominal_quota %s; Kueue lends at most what the queue has",
-						i, f.Name, q.Name, q.LendingLimit, q.Nominal)
-				}
-			}
-		}
+	if err := checkWeight(s.FairSharingWeight); err != nil {
+		return err
 	}
 	if p := s.Preemption; p.ReclaimWithinCohort == "Never" && p.BorrowWithinCohort != "" && p.BorrowWithinCohort != "Never" {
 		return fmt.Errorf("preemption: borrow_within_cohort = %q needs reclaim_within_cohort other than \"Never\" (Kueue refuses reclaimWithinCohort=Never with a borrowWithinCohort policy)",
@@ -178,25 +105,6 @@ func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
 	if len(s.NamespaceSelector) > 0 {
 		selector["matchLabels"] = stringMap(s.NamespaceSelector)
 	}
-	groups := make([]any, 0, len(s.ResourceGroups))
-	for _, g := range s.ResourceGroups {
-		flavors := make([]any, 0, len(g.Flavors))
-		for _, f := range g.Flavors {
-			quotas := make([]any, 0, len(f.Resources))
-			for _, q := range f.Resources {
-				m := map[string]any{"name": q.Name, "nominalQuota": q.Nominal}
-				if q.BorrowingLimit != "" {
-					m["borrowingLimit"] = q.BorrowingLimit
-				}
-				if q.LendingLimit != "" {
-					m["lendingLimit"] = q.LendingLimit
-				}
-				quotas = append(quotas, m)
-			}
-			flavors = append(flavors, map[string]any{"name": f.Name, "resources": quotas})
-		}
-		groups = append(groups, map[string]any{"coveredResources": stringSlice(g.CoveredResources), "flavors": flavors})
-	}
 	borrow := map[string]any{"policy": cmp.Or(s.Preemption.BorrowWithinCohort, defaultBorrowWithinCohort)}
 	if s.Preemption.MaxPriorityThreshold != nil {
 		borrow["maxPriorityThreshold"] = int64(*s.Preemption.MaxPriorityThreshold)
@@ -205,7 +113,7 @@ func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
 		"namespaceSelector": selector,
 		"queueingStrategy":  cmp.Or(s.QueueingStrategy, defaultQueueingStrategy),
 		"stopPolicy":        cmp.Or(s.StopPolicy, defaultStopPolicy),
-		"resourceGroups":    groups,
+		"resourceGroups":    buildResourceGroups(s.ResourceGroups),
 		"preemption": map[string]any{
 			"reclaimWithinCohort": cmp.Or(s.Preemption.ReclaimWithinCohort, defaultPreemptionPolicy),
 			"withinClusterQueue":  cmp.Or(s.Preemption.WithinClusterQueue, defaultPreemptionPolicy),
@@ -215,6 +123,7 @@ func (s ClusterQueueSpec) Build() (*unstructured.Unstructured, error) {
 	if s.Cohort != "" {
 		spec["cohortName"] = s.Cohort
 	}
+	setWeight(spec, s.FairSharingWeight)
 	if len(s.AdmissionChecks) > 0 {
 		checks := make([]any, len(s.AdmissionChecks))
 		for i, c := range s.AdmissionChecks {
@@ -255,6 +164,7 @@ func ReadClusterQueue(obj *unstructured.Unstructured) (ClusterQueueSpec, error) 
 		unsaid = append(unsaid, fmt.Errorf("ClusterQueue %s has no namespaceSelector (it admits from no namespace), which namespace_selector cannot say", s.Name))
 	}
 	s.ResourceGroups = readResourceGroups(spec)
+	s.FairSharingWeight = readWeight(spec)
 	p, _, _ := unstructured.NestedMap(spec, "preemption")
 	s.Preemption.ReclaimWithinCohort = cmp.Or(str(p, "reclaimWithinCohort"), defaultPreemptionPolicy)
 	s.Preemption.WithinClusterQueue = cmp.Or(str(p, "withinClusterQueue"), defaultPreemptionPolicy)
@@ -326,17 +236,6 @@ func ReadQueueStatus(obj *unstructured.Unstructured) QueueStatus {
 	}
 	return s
 }
-
-// Limits of a ClusterQueue's resource groups in Kueue v0.19.2: its CRD's list bounds
-// (apis/kueue/v1beta2/clusterqueue_types.go) and its webhook's totals
-// (pkg/webhooks/clusterqueue_webhook.go).
-const (
-	maxResourceGroups          = 16
-	maxPerGroup                = 64 // covered resources, flavors, resources of a flavor
-	maxFlavorsInAll            = 256
-	maxCoveredInAll            = 256
-	maxFlavorResourcesPerGroup = 512
-)
 
 // Covers says whether one of the queue's resource groups covers the resource.
 func (s ClusterQueueSpec) Covers(resource string) bool {

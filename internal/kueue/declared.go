@@ -17,11 +17,54 @@ type Declared struct {
 	flavors     map[string]FlavorSpec
 	queues      map[string]ClusterQueueSpec
 	localQueues map[string]string
+	cohorts     map[string]CohortSpec
+	priorities  map[string]int32
 }
 
 // NewDeclared is a plan's record of its Kueue objects, empty.
 func NewDeclared() *Declared {
-	return &Declared{flavors: map[string]FlavorSpec{}, queues: map[string]ClusterQueueSpec{}, localQueues: map[string]string{}}
+	return &Declared{flavors: map[string]FlavorSpec{}, queues: map[string]ClusterQueueSpec{}, localQueues: map[string]string{},
+		cohorts: map[string]CohortSpec{}, priorities: map[string]int32{}}
+}
+
+// PriorityClass records a WorkloadPriorityClass the plan declares.
+func (d *Declared) PriorityClass(c WorkloadPriorityClassSpec) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.priorities[c.Name] = int32(c.Value)
+}
+
+// PriorityOf is the value of a WorkloadPriorityClass the plan declares; ok is false for one it
+// does not.
+func (d *Declared) PriorityOf(name string) (value int32, ok bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	value, ok = d.priorities[name]
+	return value, ok
+}
+
+// Cohort records a Cohort the plan declares.
+func (d *Declared) Cohort(c CohortSpec) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.cohorts[c.Name] = c
+}
+
+// OverlayCohorts is the cluster's Cohorts as this plan leaves them: each declared one in place
+// of the cluster's.
+func (d *Declared) OverlayCohorts(cohorts []CohortSpec) []CohortSpec {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []CohortSpec
+	for _, c := range cohorts {
+		if _, declared := d.cohorts[c.Name]; !declared {
+			out = append(out, c)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(d.cohorts)) {
+		out = append(out, d.cohorts[name])
+	}
+	return out
 }
 
 // Flavor records a flavor the plan declares.
@@ -188,4 +231,28 @@ func (d *Declared) CheckClusterQueue(q ClusterQueueSpec, inCluster map[string]bo
 		}
 	}
 	return out
+}
+
+// CheckCohort checks a declared Cohort's parents, as the cluster has them (inCluster; nil when
+// they cannot be read) and the plan declares them before it: a loop, below which Kueue admits
+// nothing and says so on no condition.
+func (d *Declared) CheckCohort(c CohortSpec, inCluster []CohortSpec) []Finding {
+	if inCluster == nil {
+		return nil
+	}
+	parents := map[string]string{}
+	for _, o := range d.OverlayCohorts(inCluster) {
+		parents[o.Name] = o.Parent
+	}
+	parents[c.Name] = c.Parent
+	loop := loopAbove(c.Name, func(n string) string { return parents[n] })
+	if loop == "" {
+		return nil
+	}
+	return []Finding{{
+		Summary: fmt.Sprintf("Cohort %s closes a loop of cohorts: %s", c.Name, loop),
+		Detail: fmt.Sprintf("With parent %s, the cohorts %s (as the cluster has them and this plan declares them) form a loop. Kueue admits "+
+			"nothing to any ClusterQueue below a loop until it is broken, and says so on no condition: every job queued there waits. "+
+			"Give one of them another parent, or none.", c.Parent, loop),
+	}}
 }

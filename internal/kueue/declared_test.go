@@ -122,3 +122,21 @@ func TestTheTallySaysTheDevicesAskedForBesideWhatTheQueuesHaveFree(t *testing.T)
 		t.Errorf("tally:\n got %s\nwant %s", got, want)
 	}
 }
+
+// A declared Cohort whose parent closes a loop with the cluster's cohorts and those declared
+// before it is found, naming the loop; one that ends at a root is not; nothing is said when the
+// cluster's cohorts cannot be read.
+func TestADeclaredCohortClosingALoopIsFound(t *testing.T) {
+	d := NewDeclared()
+	cluster := []CohortSpec{{Name: "a", Parent: "b"}, {Name: "b"}}
+	d.Cohort(CohortSpec{Name: "c", Parent: "a"})
+	if f := d.CheckCohort(CohortSpec{Name: "b", Parent: "c"}, cluster); len(f) != 1 || !strings.Contains(f[0].Summary, "a -> b -> c -> a") {
+		t.Errorf("findings %+v; want the loop a -> b -> c -> a", f)
+	}
+	if f := d.CheckCohort(CohortSpec{Name: "b", Parent: "root"}, cluster); len(f) != 0 {
+		t.Errorf("findings %+v for a cohort ending at a root", f)
+	}
+	if f := d.CheckCohort(CohortSpec{Name: "b", Parent: "c"}, nil); len(f) != 0 {
+		t.Errorf("findings %+v without the cluster's cohorts", f)
+	}
+}

@@ -29,7 +29,8 @@ func TestClusterQueueReadsBackAsWritten(t *testing.T) {
 		ResourceGroups: []ResourceGroup{{CoveredResources: []string{"cpu", "nvidia.com/gpu"}, Flavors: []FlavorQuotas{
 			{Name: "gpu", Resources: []Quota{{Name: "cpu", Nominal: "64"}, {Name: "nvidia.com/gpu", Nominal: "4", BorrowingLimit: "4", LendingLimit: "2"}}},
 		}}},
-		Preemption: Preemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority", BorrowWithinCohort: "LowerPriority", MaxPriorityThreshold: &threshold},
+		Preemption:        Preemption{ReclaimWithinCohort: "Any", WithinClusterQueue: "LowerPriority", BorrowWithinCohort: "LowerPriority", MaxPriorityThreshold: &threshold},
+		FairSharingWeight: "1500m",
 	}
 	obj, err := spec.Build()
 	if err != nil {

@@ -18,7 +18,8 @@ import (
 // ReadCohort reads a Cohort object.
 func ReadCohort(obj *unstructured.Unstructured) CohortSpec {
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	return CohortSpec{Name: obj.GetName(), Parent: str(spec, "parentName"), ResourceGroups: readResourceGroups(spec)}
+	return CohortSpec{Name: obj.GetName(), Parent: str(spec, "parentName"), ResourceGroups: readResourceGroups(spec),
+		FairSharingWeight: readWeight(spec)}
 }
 
 // ReadFungibility reads a ClusterQueue's flavor fungibility; what it leaves unset is Kueue's

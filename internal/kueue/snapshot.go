@@ -63,6 +63,9 @@ func (q *queueState) stopped() bool { return q.spec.StopPolicy != "" && q.spec.S
 type CohortSpec struct {
 	Name, Parent   string
 	ResourceGroups []ResourceGroup
+	// FairSharingWeight is its fair-sharing weight (spec.fairSharing.weight), a quantity; ""
+	// unset (Kueue's 1).
+	FairSharingWeight string
 }
 
 // A Workload is a job as Kueue schedules it: its pod sets and, once it holds quota, what it holds.
@@ -228,16 +231,22 @@ func (s *Snapshot) removeWorkload(wl *Workload) {
 // the loop is broken, saying so on no condition. Each such queue keeps the loop's names (cycle)
 // and stands alone, so that nothing walks the loop.
 func (s *Snapshot) cutCycles() {
+	parentOf := func(name string) string {
+		if n := s.cohorts[name]; n != nil && n.parent != nil {
+			return n.parent.name
+		}
+		return ""
+	}
 	var cut []*quotaNode
 	for _, name := range sortedKeys(s.queues) {
 		q := s.queues[name]
-		if q.cycle = cycleAbove(q.node); q.cycle != "" {
+		if q.cycle = loopAbove(q.spec.Cohort, parentOf); q.cycle != "" {
 			cut = append(cut, q.node)
 		}
 	}
 	for _, name := range sortedKeys(s.cohorts) {
-		if n := s.cohorts[name]; cycleAbove(n) != "" {
-			cut = append(cut, n)
+		if loopAbove(name, parentOf) != "" {
+			cut = append(cut, s.cohorts[name])
 		}
 	}
 	for _, n := range cut {
@@ -248,24 +257,22 @@ func (s *Snapshot) cutCycles() {
 	}
 }
 
-// cycleAbove is the loop of cohorts n's parents run into, from its first name in order back to
-// it ("a -> b -> a"); "" when they end at a root.
-func cycleAbove(n *quotaNode) string {
-	seen := map[*quotaNode]int{}
-	var path []*quotaNode
-	for ; n != nil; n = n.parent {
+// loopAbove is the loop the cohorts from cohort up run into (parentOf: a cohort's parent, ""
+// for a root), from its first name in order back to it ("a -> b -> a"); "" when they end at a
+// root.
+func loopAbove(cohort string, parentOf func(string) string) string {
+	seen := map[string]int{}
+	var path []string
+	for n := cohort; n != ""; n = parentOf(n) {
 		if i, ok := seen[n]; ok {
 			loop := path[i:]
 			first := 0
 			for j, m := range loop {
-				if m.name < loop[first].name {
+				if m < loop[first] {
 					first = j
 				}
 			}
-			var names []string
-			for j := range loop {
-				names = append(names, loop[(first+j)%len(loop)].name)
-			}
+			names := append(slices.Clone(loop[first:]), loop[:first]...)
 			return strings.Join(append(names, names[0]), " -> ")
 		}
 		seen[n] = len(path)
