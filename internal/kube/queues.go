@@ -39,6 +39,9 @@ type QueueState struct {
 	// its workloads to (through their MultiKueueConfigs); empty when none does, or when the
 	// provider may not read admission checks.
 	Fleets map[string][]string
+	// Provisioning are, by ClusterQueue, its admission checks of Kueue's provisioning controller:
+	// capacity is asked for before a workload is admitted.
+	Provisioning map[string][]ProvisioningCheck
 	// Release is the Kueue release whose rules differ from another's that the cluster runs, told
 	// by its ClusterQueue schema (kueue.ReleaseMarker); ReleaseUnknown says why it could not be
 	// read, and Release is then kueue.Current.
@@ -145,7 +148,7 @@ func (c *Client) readQueues(ctx context.Context) (*QueueState, error) {
 	case !current:
 		s.Release = kueue.V017
 	}
-	if s.Fleets, err = c.readFleets(ctx, s.Queues); err != nil {
+	if s.Fleets, s.Provisioning, err = c.readFleets(ctx, s.Queues); err != nil {
 		// Only the prediction of where a job is dispatched needs them.
 		tflog.Debug(ctx, "MultiKueue's admission checks cannot be read", map[string]any{"error": err.Error()})
 	}
@@ -155,7 +158,7 @@ func (c *Client) readQueues(ctx context.Context) (*QueueState, error) {
 // readWorkloads is queues with the Workloads pending or holding quota and the priority classes.
 func (c *Client) readWorkloads(ctx context.Context, queues *QueueState) (*QueueState, error) {
 	s := &QueueState{Read: queues.Read, Flavors: queues.Flavors, Queues: queues.Queues, Fungibility: queues.Fungibility, Cohorts: queues.Cohorts,
-		LocalQueues: queues.LocalQueues, Fleets: queues.Fleets, Release: queues.Release, ReleaseUnknown: queues.ReleaseUnknown,
+		LocalQueues: queues.LocalQueues, Fleets: queues.Fleets, Provisioning: queues.Provisioning, Release: queues.Release, ReleaseUnknown: queues.ReleaseUnknown,
 		Owners: map[*kueue.Workload]string{}, PriorityClasses: map[string]int32{}, WorkloadPriorityClasses: map[string]int32{}}
 	// The Workloads are read as they stream in and each decoded only when it is read: every
 	// Workload carries its job's pod templates, and 1,000 of them decoded at once took a queued
@@ -206,40 +209,66 @@ func (c *Client) readWorkloads(ctx context.Context, queues *QueueState) (*QueueS
 	return s, nil
 }
 
-// readFleets reads which worker clusters each ClusterQueue's MultiKueue admission checks
-// dispatch to; with no queue that has admission checks, it reads nothing.
-func (c *Client) readFleets(ctx context.Context, queues []kueue.ClusterQueueSpec) (map[string][]string, error) {
-	fleets := map[string][]string{}
+// ProvisioningCheck is an admission check of Kueue's provisioning controller: its name, its
+// ProvisioningRequestConfig's, and whether that config is known to be missing (Kueue then keeps
+// the check inactive, BadParametersRef).
+type ProvisioningCheck struct {
+	Check, Config string
+	Missing       bool
+}
+
+// readFleets reads what each ClusterQueue's admission checks do: the worker clusters its
+// MultiKueue checks dispatch to, and its checks of Kueue's provisioning controller; with no queue
+// that has admission checks, it reads nothing. A ProvisioningRequestConfig that cannot be listed
+// is taken to exist.
+func (c *Client) readFleets(ctx context.Context, queues []kueue.ClusterQueueSpec) (map[string][]string, map[string][]ProvisioningCheck, error) {
+	fleets, provisioning := map[string][]string{}, map[string][]ProvisioningCheck{}
 	if !slices.ContainsFunc(queues, func(q kueue.ClusterQueueSpec) bool { return len(q.AdmissionChecks) > 0 }) {
-		return fleets, nil
+		return fleets, provisioning, nil
 	}
 	checks, err := c.List(ctx, kueue.AdmissionCheckGVR, "", "")
 	if err != nil {
-		return fleets, err
+		return fleets, provisioning, err
+	}
+	byCheck, provisioned := map[string]kueue.AdmissionCheckSpec{}, false
+	for i := range checks {
+		if check, err := kueue.ReadAdmissionCheck(&checks[i]); err == nil { // another controller's check is neither
+			byCheck[check.Name] = check
+			provisioned = provisioned || check.ProvisioningConfig != ""
+		}
+	}
+	var prcs map[string]bool
+	if provisioned {
+		if list, err := c.List(ctx, kueue.ProvisioningRequestConfigGVR, "", ""); err == nil {
+			prcs = map[string]bool{}
+			for i := range list {
+				prcs[list[i].GetName()] = true
+			}
+		}
 	}
 	configs, err := c.List(ctx, kueue.MultiKueueConfigGVR, "", "")
 	if err != nil {
-		return fleets, err
+		return fleets, provisioning, err
 	}
 	clusters := map[string][]string{}
 	for i := range configs {
 		cfg := kueue.ReadMultiKueueConfig(&configs[i])
 		clusters[cfg.Name] = cfg.Clusters
 	}
-	byCheck := map[string][]string{}
-	for i := range checks {
-		if check, err := kueue.ReadAdmissionCheck(&checks[i]); err == nil { // another controller's check dispatches nothing
-			byCheck[check.Name] = clusters[check.Config]
-		}
-	}
 	for _, q := range queues {
-		for _, check := range q.AdmissionChecks {
-			for _, cluster := range byCheck[check] {
+		for _, name := range q.AdmissionChecks {
+			check, ok := byCheck[name]
+			if ok && check.ProvisioningConfig != "" {
+				provisioning[q.Name] = append(provisioning[q.Name], ProvisioningCheck{Check: name, Config: check.ProvisioningConfig,
+					Missing: prcs != nil && !prcs[check.ProvisioningConfig]})
+				continue
+			}
+			for _, cluster := range clusters[check.Config] {
 				if !slices.Contains(fleets[q.Name], cluster) {
 					fleets[q.Name] = append(fleets[q.Name], cluster)
 				}
 			}
 		}
 	}
-	return fleets, nil
+	return fleets, provisioning, nil
 }

@@ -122,16 +122,26 @@ func ReadMultiKueueConfig(obj *unstructured.Unstructured) MultiKueueConfigSpec {
 	return s
 }
 
-// AdmissionCheckSpec is a MultiKueue admission check: the MultiKueueConfig whose clusters the
-// workloads of the ClusterQueues that list it are dispatched to.
+// AdmissionCheckSpec is an admission check of MultiKueue or of Kueue's provisioning controller:
+// Config names the MultiKueueConfig whose clusters the workloads of the ClusterQueues that list it
+// are dispatched to; ProvisioningConfig, the ProvisioningRequestConfig with which capacity is
+// asked for each of them before it is admitted. One of the two is set.
 type AdmissionCheckSpec struct {
-	Name, Config string
+	Name, Config, ProvisioningConfig string
 }
 
-// Check applies Kueue v0.19.2's CRD rules to the parameters: the config's name is a DNS label.
+// Check applies Kueue v0.19.2's CRD rules to the parameters: one config is named, and its name
+// is a DNS label (AdmissionCheckParametersReference).
 func (s AdmissionCheckSpec) Check() error {
-	if errs := validation.IsDNS1123Label(s.Config); len(errs) > 0 {
-		return fmt.Errorf("MultiKueueConfig name %q: %s", s.Config, strings.Join(errs, "; "))
+	if (s.Config == "") == (s.ProvisioningConfig == "") {
+		return fmt.Errorf("AdmissionCheck %s: name either a MultiKueueConfig or a ProvisioningRequestConfig", s.Name)
+	}
+	kind, name := "MultiKueueConfig", s.Config
+	if s.ProvisioningConfig != "" {
+		kind, name = "ProvisioningRequestConfig", s.ProvisioningConfig
+	}
+	if errs := validation.IsDNS1123Label(name); len(errs) > 0 {
+		return fmt.Errorf("%s name %q: %s", kind, name, strings.Join(errs, "; "))
 	}
 	return nil
 }
@@ -142,22 +152,33 @@ func (s AdmissionCheckSpec) Build() (*unstructured.Unstructured, error) {
 		return nil, err
 	}
 	obj := newObject("AdmissionCheck", s.Name, "")
-	obj.Object["spec"] = map[string]any{"controllerName": MultiKueueController,
-		"parameters": map[string]any{"apiGroup": Group, "kind": "MultiKueueConfig", "name": s.Config}}
+	controller, kind, name := MultiKueueController, "MultiKueueConfig", s.Config
+	if s.ProvisioningConfig != "" {
+		controller, kind, name = ProvisioningController, "ProvisioningRequestConfig", s.ProvisioningConfig
+	}
+	obj.Object["spec"] = map[string]any{"controllerName": controller,
+		"parameters": map[string]any{"apiGroup": Group, "kind": kind, "name": name}}
 	return obj, nil
 }
 
-// ReadAdmissionCheck reads an AdmissionCheck back; err says when it is not MultiKueue's.
+// ReadAdmissionCheck reads an AdmissionCheck back; err says when it is neither MultiKueue's nor
+// Kueue's provisioning controller's, or its parameters are not that controller's kind.
 func ReadAdmissionCheck(obj *unstructured.Unstructured) (AdmissionCheckSpec, error) {
 	s := AdmissionCheckSpec{Name: obj.GetName()}
 	spec, _, _ := unstructured.NestedMap(obj.Object, "spec")
-	if c := str(spec, "controllerName"); c != MultiKueueController {
-		return s, fmt.Errorf("AdmissionCheck %s is controlled by %q, not by MultiKueue (%s)", s.Name, c, MultiKueueController)
-	}
 	params, _ := spec["parameters"].(map[string]any)
-	s.Config = str(params, "name")
-	if k := str(params, "kind"); params != nil && k != "MultiKueueConfig" {
-		return s, fmt.Errorf("AdmissionCheck %s's parameters are a %s, not a MultiKueueConfig", s.Name, k)
+	kind := "MultiKueueConfig"
+	switch c := str(spec, "controllerName"); c {
+	case MultiKueueController:
+		s.Config = str(params, "name")
+	case ProvisioningController:
+		kind, s.ProvisioningConfig = "ProvisioningRequestConfig", str(params, "name")
+	default:
+		return s, fmt.Errorf("AdmissionCheck %s is controlled by %q, neither by MultiKueue (%s) nor by Kueue's provisioning (%s)",
+			s.Name, c, MultiKueueController, ProvisioningController)
+	}
+	if k := str(params, "kind"); params != nil && k != kind {
+		return s, fmt.Errorf("AdmissionCheck %s's parameters are a %s, not a %s", s.Name, k, kind)
 	}
 	return s, nil
 }

@@ -69,3 +69,51 @@ func TestMultiKueueObjectsRoundTripAndRefuseWhatKueueRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A ProvisioningRequestConfig builds as Kueue's CRD takes it, its retry strategy written out, and
+// reads back the same; one that leaves the strategy out reads Kueue's defaults. An AdmissionCheck
+// of the provisioning controller names it and reads back as such; one naming both configs, or
+// neither, is refused.
+func TestProvisioningConfigAndCheckRoundTrip(t *testing.T) {
+	s := ProvisioningRequestConfigSpec{Name: "dws", ProvisioningClass: "queued-provisioning.gke.io",
+		Parameters: map[string]string{"ValidUntilSeconds": "3600"}, ManagedResources: []string{"nvidia.com/gpu"},
+		RetryLimit: 0, RetryBaseSeconds: 30, RetryMaxSeconds: 600,
+		NodeSelector: map[string]string{"cloud.google.com/gke-nodepool": "nodepool"}, PodSetMergePolicy: "IdenticalPodTemplates"}
+	obj, err := s.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back := ReadProvisioningRequestConfig(obj); !reflect.DeepEqual(back, s) {
+		t.Errorf("read back\n%+v\nwant\n%+v", back, s)
+	}
+	unstructured.RemoveNestedField(obj.Object, "spec", "retryStrategy")
+	if back := ReadProvisioningRequestConfig(obj); back.RetryLimit != 3 || back.RetryBaseSeconds != 60 || back.RetryMaxSeconds != 1800 {
+		t.Errorf("without a retry strategy: %+v; want Kueue's 3, 60 and 1800", back)
+	}
+	for _, bad := range []ProvisioningRequestConfigSpec{
+		{Name: "x", ProvisioningClass: "Not_A_Name"},
+		{Name: "x", ProvisioningClass: "c", PodSetMergePolicy: "Whatever"},
+		{Name: "x", ProvisioningClass: "c", NodeSelector: map[string]string{"a b": "d"}},
+		{Name: "x", ProvisioningClass: "c", RetryLimit: -1},
+	} {
+		if _, err := bad.Build(); err == nil {
+			t.Errorf("%+v built", bad)
+		}
+	}
+	check := AdmissionCheckSpec{Name: "capacity", ProvisioningConfig: "dws"}
+	obj, err = check.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, _, _ := unstructured.NestedString(obj.Object, "spec", "controllerName"); c != ProvisioningController {
+		t.Errorf("controllerName %q", c)
+	}
+	if back, err := ReadAdmissionCheck(obj); err != nil || back != check {
+		t.Errorf("read back %+v (%v)", back, err)
+	}
+	for _, bad := range []AdmissionCheckSpec{{Name: "both", Config: "fleet", ProvisioningConfig: "dws"}, {Name: "neither"}} {
+		if _, err := bad.Build(); err == nil {
+			t.Errorf("%+v built", bad)
+		}
+	}
+}
