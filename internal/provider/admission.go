@@ -69,6 +69,9 @@ func (r *jobResource) predictAdmission(ctx context.Context, resp *resource.Modif
 	}
 	summary := admissionSummary(r.kind, key, here.queue, here.p, here.orderDecides)
 	detail := admissionDetail(here.state, here.queue, here.p, here.before, here.tally) + caveats(here)
+	if checks := here.state.Provisioning[here.queue]; len(checks) > 0 {
+		summary, detail = provisioningSaid(summary, detail, here.queue, here.p.Admitted, checks)
+	}
 	if fleet := here.state.Fleets[here.queue]; len(fleet) > 0 {
 		dispatch, said := r.predictDispatch(ctx, fleet, obj, roles)
 		summary += dispatch
@@ -105,9 +108,10 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 		return out, "", fmt.Errorf("reading Kueue's queues and workloads: %w", err)
 	}
 	key := obj.GetNamespace() + "/" + obj.GetName()
-	flavors, queues, localQueues := state.Flavors, state.Queues, state.LocalQueues
+	flavors, queues, localQueues, cohorts := state.Flavors, state.Queues, state.LocalQueues, state.Cohorts
 	if declared != nil {
 		flavors, queues, localQueues = declared.Overlay(flavors, queues, localQueues)
+		cohorts = declared.OverlayCohorts(cohorts)
 	}
 	localQueue := jobs.LocalQueueKey(obj)
 	queue := localQueues[localQueue]
@@ -115,7 +119,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 		// Here the apply says so, and creates nothing; in a worker, Kueue holds the copy.
 		return out, "there is no LocalQueue " + localQueue, nil
 	}
-	priority, noWorkload := jobPriority(state, kind, obj, roles)
+	priority, noWorkload := jobPriority(state, declared, kind, obj, roles)
 	if noWorkload != "" {
 		return admissionPrediction{state: state, queue: queue, noWorkload: noWorkload}, "", nil
 	}
@@ -167,7 +171,7 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 			pending = append(pending, w)
 		}
 	}
-	snapshot, err := kueue.NewSnapshot(state.Read, flavors, queues, state.Fungibility, state.Cohorts, holding)
+	snapshot, err := kueue.NewSnapshot(state.Read, flavors, queues, state.Fungibility, cohorts, holding)
 	if err != nil {
 		return out, err.Error(), nil //nolint:nilerr // queues Kueue cannot build a snapshot of give no prediction: why says so
 	}
@@ -229,51 +233,21 @@ func caveats(p admissionPrediction) string {
 	return s
 }
 
-// predictDispatch says which of the fleet's worker clusters would admit the job's copy now, each
-// by its own Kueue's queues, workloads and nodes: the summary's ending, and each worker's answer.
-// A worker the provider block does not give cannot be read, and says so.
-func (r *jobResource) predictDispatch(ctx context.Context, fleet []string, obj *unstructured.Unstructured, roles []jobs.RolePods) (summary, said string) {
-	var would, answers []string
-	for _, name := range fleet {
-		w := r.client.Worker(name)
-		if w == nil {
-			answers = append(answers, "worker cluster "+name+" was not checked: the provider block does not give it (worker_cluster)")
-			continue
-		}
-		there, why, err := predictIn(ctx, w, nil, r.kind, obj, roles)
-		switch {
-		case err != nil:
-			answers = append(answers, "worker cluster "+name+" was not checked: "+err.Error())
-		case why != "":
-			answers = append(answers, "worker cluster "+name+" would not admit it: "+why+" there")
-		case there.p.Admitted:
-			would = append(would, name)
-			answer := fmt.Sprintf("worker cluster %s would admit it in ClusterQueue %s, on flavors: %s", name, there.queue, flavorList(there.p.Flavors))
-			if len(there.p.Targets) > 0 {
-				answer += fmt.Sprintf(", by preempting %d workload(s)", len(there.p.Targets))
-			}
-			answers = append(answers, answer)
-		case there.p.Never:
-			answers = append(answers, fmt.Sprintf("worker cluster %s would never admit it as its ClusterQueue %s is now: %s", name, there.queue, there.p.Message))
-		default:
-			answers = append(answers, fmt.Sprintf("worker cluster %s would hold it in ClusterQueue %s: %s", name, there.queue, there.p.Message))
-		}
-	}
-	if len(would) == 0 {
-		return ", but no worker cluster would admit it now", strings.Join(answers, "; ")
-	}
-	return ", dispatched to worker cluster " + strings.Join(would, " or "), strings.Join(answers, "; ")
-}
-
 // jobPriority is the priority Kueue v0.19.2 gives a job's Workload: its WorkloadPriorityClass (by
-// Kueue's label), else its PriorityClass (the kind's, as Kueue reads it; for a kind that has none
-// of its own, the first role whose pods name one), else the cluster's default. noWorkload says
-// why Kueue would make no Workload: the class named does not exist.
-func jobPriority(state *kube.QueueState, kind *jobs.Kind, obj *unstructured.Unstructured, roles []jobs.RolePods) (priority int32, noWorkload string) {
-	if name := obj.GetLabels()["kueue.x-k8s.io/priority-class"]; name != "" {
+// Kueue's label: as the plan declares it, else as the cluster has it), else its PriorityClass
+// (the kind's, as Kueue reads it; for a kind that has none of its own, the first role whose pods
+// name one), else the cluster's default. noWorkload says why Kueue would make no Workload: the
+// class named does not exist.
+func jobPriority(state *kube.QueueState, declared *kueue.Declared, kind *jobs.Kind, obj *unstructured.Unstructured, roles []jobs.RolePods) (priority int32, noWorkload string) {
+	if name := obj.GetLabels()[jobs.PriorityClassLabel]; name != "" {
+		if declared != nil {
+			if v, ok := declared.PriorityOf(name); ok {
+				return v, ""
+			}
+		}
 		v, ok := state.WorkloadPriorityClasses[name]
 		if !ok {
-			return 0, "its WorkloadPriorityClass " + name + " (label kueue.x-k8s.io/priority-class) does not exist"
+			return 0, "its WorkloadPriorityClass " + name + " (workload_priority_class) does not exist"
 		}
 		return v, ""
 	}

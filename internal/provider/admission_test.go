@@ -32,9 +32,17 @@ type scenarioQueue struct {
 	name, gpus, borrowingLimit string
 	// spot is its quota of GPUs in the scenario's second flavor, tried after the first; "" none.
 	spot string
-	// inCohort puts it in the scenario's cohort; within and reclaim are its preemption policies.
+	// inCohort puts it in the scenario's cohort, cohort in one of the scenario's cohorts (by
+	// name); within and reclaim are its preemption policies.
 	inCohort        bool
+	cohort          string
 	within, reclaim string
+}
+
+// A cohort of an admission scenario: a training_cohort with a parent (another of the scenario's,
+// by name; "" a root) and its own quota of GPUs in the scenario's GPU flavor, with limits.
+type scenarioCohort struct {
+	name, parent, gpus, lendingLimit, borrowingLimit string
 }
 
 // A job of an admission scenario: an MPI job of workers × 1 GPU (its launcher asks for
@@ -45,7 +53,9 @@ type scenarioQueue struct {
 type scenarioJob struct {
 	name, queue, priority, after, kind string
 	policyPriority, launcherPriority   string
-	workers                            int
+	// urgent gives it the scenario's WorkloadPriorityClass (value 5000).
+	urgent  bool
+	workers int
 }
 
 // resourceType is the job's resource type; kind its jobs.Kind.
@@ -67,9 +77,13 @@ func (j scenarioJob) jobKind() *jobs.Kind {
 // adds, whose admission is predicted by the plan and then done by Kueue.
 type admissionScenario struct {
 	name    string
+	cohorts []scenarioCohort
 	queues  []scenarioQueue
 	holding []scenarioJob
 	added   []scenarioJob
+	// want is, for some added jobs, a pattern of what the plan must predict (and Kueue then do):
+	// the rule the scenario is about, not only that the two agree.
+	want map[string]string
 }
 
 // config is the scenario's flavors and queues (unless jobsOnly) and jobsToo; with jobsOnly the
@@ -94,6 +108,9 @@ func (sc admissionScenario) config(prefix string, low, high string, jobsToo []sc
 		}
 		if j.policyPriority != "" {
 			extra += fmt.Sprintf("  gang_scheduling = { priority_class_name = %q }\n", class[j.policyPriority])
+		}
+		if j.urgent {
+			extra += fmt.Sprintf("  workload_priority_class = %q\n", prefix+"-urgent")
 		}
 		if j.launcherPriority != "" {
 			extra += fmt.Sprintf("  roles = { launcher = { priority_class_name = %q } }\n", class[j.launcherPriority])
@@ -140,10 +157,50 @@ resource "training_resource_flavor" "spot" {
   tolerations = ["gpu_node", "ssd_node"]
 }
 `, prefix)
+	fmt.Fprintf(b, `
+resource "training_workload_priority_class" "urgent" {
+  name  = "%[1]s-urgent"
+  value = 5000
+}
+`, prefix)
+	for _, c := range sc.cohorts {
+		parent, quota := "", ""
+		if c.parent != "" {
+			parent = fmt.Sprintf("  parent = training_cohort.%s.name\n", c.parent)
+		}
+		if c.gpus != "" {
+			limits := ""
+			if c.lendingLimit != "" {
+				limits += fmt.Sprintf("        lending_limit = %q\n", c.lendingLimit)
+			}
+			if c.borrowingLimit != "" {
+				limits += fmt.Sprintf("        borrowing_limit = %q\n", c.borrowingLimit)
+			}
+			quota = fmt.Sprintf(`  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.gpu.name
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = %q
+%s      }
+    }
+  }
+`, c.gpus, limits)
+		}
+		fmt.Fprintf(b, `
+resource "training_cohort" %[2]q {
+  name = "%[1]s-%[2]s"
+%[3]s%[4]s}
+`, prefix, c.name, parent, quota)
+	}
 	for _, q := range sc.queues {
 		cohort, limit, preemption := "", "", ""
 		if q.inCohort {
 			cohort = fmt.Sprintf("  cohort = %q\n", prefix)
+		}
+		if q.cohort != "" {
+			cohort = fmt.Sprintf("  cohort = training_cohort.%s.name\n", q.cohort)
 		}
 		if q.borrowingLimit != "" {
 			limit = fmt.Sprintf("        borrowing_limit = %q\n", q.borrowingLimit)
@@ -233,6 +290,28 @@ var admissionScenarios = []admissionScenario{
 		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
 		added:   []scenarioJob{{name: "x", queue: "a", workers: 2, priority: "low", policyPriority: "high"}}},
 	// Kueue reads an MPIJob's launcher's priority class before its workers'.
+	// A WorkloadPriorityClass is the job's priority in Kueue, above its pods' PriorityClass.
+	{name: "a WorkloadPriorityClass beats a PriorityClass", queues: []scenarioQueue{{name: "a", gpus: "2", within: "LowerPriority"}},
+		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "high"}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 2, priority: "low", urgent: true}},
+		want:    map[string]string{"x": "^admit .* preempting h$"}},
+	// Cohort trees: a queue borrows through two levels, what each level holds and lends.
+	{name: "borrows through two levels of cohorts",
+		cohorts: []scenarioCohort{{name: "org", gpus: "2"}, {name: "dept", parent: "org", gpus: "1"}},
+		queues:  []scenarioQueue{{name: "a", gpus: "1", cohort: "dept"}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 4}},
+		want:    map[string]string{"x": "^admit"}},
+	{name: "a cohort lends its parent no more than its lending limit",
+		cohorts: []scenarioCohort{{name: "org"}, {name: "lender", parent: "org", gpus: "2", lendingLimit: "1"}, {name: "dept", parent: "org"}},
+		queues:  []scenarioQueue{{name: "a", gpus: "1", cohort: "dept"}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 2}, {name: "y", queue: "a", workers: 3, after: "x"}},
+		want:    map[string]string{"x": "^admit", "y": "^never$"}},
+	{name: "a cohort borrows no more than its borrowing limit",
+		cohorts: []scenarioCohort{{name: "org", gpus: "4"}, {name: "dept", parent: "org", gpus: "0", borrowingLimit: "1"}},
+		queues:  []scenarioQueue{{name: "a", gpus: "1", cohort: "dept"}, {name: "b", gpus: "1", cohort: "dept"}},
+		holding: []scenarioJob{{name: "h", queue: "b", workers: 1}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 2}, {name: "y", queue: "a", workers: 3, after: "x"}},
+		want:    map[string]string{"x": "^admit", "y": "^hold$"}},
 	{name: "the launcher's priority is the job's", queues: []scenarioQueue{{name: "a", gpus: "2", within: "LowerPriority"}},
 		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
 		added:   []scenarioJob{{name: "x", queue: "a", workers: 2, priority: "low", launcherPriority: "high"}}},
@@ -242,7 +321,7 @@ var admissionScenarios = []admissionScenario{
 func (sc admissionScenario) inCohort(queue string) bool {
 	for _, q := range sc.queues {
 		if q.name == queue {
-			return q.inCohort
+			return q.inCohort || q.cohort != ""
 		}
 	}
 	return false
@@ -360,8 +439,9 @@ func (a *api) kueueAdmissions(t *testing.T, sc admissionScenario, prefix string,
 // equal one), by borrowing from its cohort (and not beyond its borrowing limit), by reclaiming
 // what its cohort borrowed, the second of two jobs of one plan held for the quota the first
 // takes, on the second flavor when the first is used, PyTorchJobs (a master and workers) beside
-// and preempting MPIJobs, and a priority given by the run policy's scheduling policy or by the
-// launcher's pods.
+// and preempting MPIJobs, a priority given by the run policy's scheduling policy, by the
+// launcher's pods or by a WorkloadPriorityClass over the pods' PriorityClass, and cohort trees two
+// levels deep: borrowing through both levels, within a cohort's lending and borrowing limits.
 func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 	a := newAPI(t)
 	t.Parallel()
@@ -387,6 +467,9 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 			for _, j := range sc.added {
 				if predicted[j.name] == "" {
 					t.Fatalf("the plan predicted nothing for %s", j.name)
+				}
+				if want := sc.want[j.name]; want != "" && !regexp.MustCompile(want).MatchString(predicted[j.name]) {
+					t.Errorf("%s: the plan predicted %q; the scenario is about %q", j.name, predicted[j.name], want)
 				}
 			}
 			// The same jobs added to the configuration that declares their queues are predicted
@@ -649,10 +732,13 @@ func TestAPredictionThatTheApplysOrderDecidesSaysSo(t *testing.T) {
 
 // A job's priority is the one Kueue gives its Workload: its WorkloadPriorityClass, else the
 // PriorityClass Kueue reads (an MPIJob's launcher's before its workers'), else the lowest global
-// default; a class that does not exist means Kueue makes no Workload, which the plan says.
+// default; a class that does not exist means Kueue makes no Workload, which the plan says, unless
+// the plan makes it.
 func TestJobPriorityIsKueues(t *testing.T) {
 	state := &kube.QueueState{PriorityClasses: map[string]int32{"low": 10, "high": 1000}, DefaultPriority: 5,
 		WorkloadPriorityClasses: map[string]int32{"urgent": 5000}}
+	declared := kueue.NewDeclared()
+	declared.PriorityClass(kueue.WorkloadPriorityClassSpec{Name: "planned", Value: 7})
 	build := func(launcher, workers, wpc string) *unstructured.Unstructured {
 		s := jobs.MPIJobSpec{Name: "j", Namespace: "default", Workers: 1, Pod: jobs.PodOptions{Image: "i", PriorityClassName: workers}}
 		if launcher != "" {
@@ -679,8 +765,9 @@ func TestJobPriorityIsKueues(t *testing.T) {
 		{"a WorkloadPriorityClass first", build("high", "low", "urgent"), 5000, ""},
 		{"a PriorityClass that does not exist", build("", "missing", ""), 0, "PriorityClass missing does not exist"},
 		{"a WorkloadPriorityClass that does not exist", build("", "", "gone"), 0, "WorkloadPriorityClass gone"},
+		{"a WorkloadPriorityClass the plan makes", build("", "", "planned"), 7, ""},
 	} {
-		got, noWorkload := jobPriority(state, jobs.MPI, tc.obj, nil)
+		got, noWorkload := jobPriority(state, declared, jobs.MPI, tc.obj, nil)
 		if got != tc.want || (noWorkload == "") != (tc.noWorkload == "") || !strings.Contains(noWorkload, tc.noWorkload) {
 			t.Errorf("%s: priority %d (%q), want %d (%q)", tc.name, got, noWorkload, tc.want, tc.noWorkload)
 		}
@@ -789,5 +876,26 @@ resource "training_mpi_job" %[1]q {
 		if name == "elsewhere" && !strings.Contains(kueue.ReadWorkload(&list.Items[0]).Reason, kueue.NamespaceMismatchOf(testKueueRelease())) {
 			t.Errorf("Kueue holds the job of the unselected namespace otherwise than predicted: %s", kueue.ReadWorkload(&list.Items[0]).Reason)
 		}
+	}
+}
+
+// A queue whose admission checks ask for capacity admits a job once its capacity is provisioned,
+// and the prediction says so, naming each check and its config; a job that waits for quota is
+// told what follows it; a check whose config is missing admits nothing, which the prediction says
+// instead of an admission.
+func TestAProvisioningCheckIsInThePrediction(t *testing.T) {
+	checks := []kube.ProvisioningCheck{{Check: "dws", Config: "gke"}}
+	summary, detail := provisioningSaid("Kueue would admit X", "", "team", true, checks)
+	if !strings.HasSuffix(summary, ", once its capacity is provisioned") || !strings.Contains(detail, "dws (ProvisioningRequestConfig gke)") {
+		t.Errorf("admitted: %q / %q", summary, detail)
+	}
+	if summary, detail := provisioningSaid("Kueue would hold X", "", "team", false, checks); summary != "Kueue would hold X" ||
+		!strings.Contains(detail, "once the capacity is provisioned") {
+		t.Errorf("held: %q / %q", summary, detail)
+	}
+	checks[0].Missing = true
+	if summary, detail := provisioningSaid("Kueue would admit X", "", "team", true, checks); !strings.Contains(summary, "never admit") ||
+		!strings.Contains(detail, "ProvisioningRequestConfig gke, which does not exist") {
+		t.Errorf("missing config: %q / %q", summary, detail)
 	}
 }

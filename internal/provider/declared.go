@@ -45,6 +45,14 @@ func (r *objectResource[M, PM]) declare(ctx context.Context, obj *unstructured.U
 		}
 		r.declared.ClusterQueue(q)
 		findings = r.declared.CheckClusterQueue(q, r.clusterNames(ctx).flavors)
+	case "Cohort":
+		c := kueue.ReadCohort(obj)
+		r.declared.Cohort(c)
+		findings = r.declared.CheckCohort(c, r.clusterCohorts(ctx))
+	case "WorkloadPriorityClass":
+		if c, err := kueue.ReadWorkloadPriorityClass(obj); err == nil {
+			r.declared.PriorityClass(c)
+		}
 	case "LocalQueue":
 		lq := kueue.ReadLocalQueue(obj)
 		key := obj.GetNamespace() + "/" + obj.GetName()
@@ -77,6 +85,18 @@ func (r *objectResource[M, PM]) clusterNames(ctx context.Context) clusterQueueNa
 		names.queues[q.Name] = true
 	}
 	return names
+}
+
+// clusterCohorts are the Cohorts the cluster has; nil when Kueue's objects cannot be read.
+func (r *objectResource[M, PM]) clusterCohorts(ctx context.Context) []kueue.CohortSpec {
+	if r.client == nil {
+		return nil
+	}
+	state, err := r.client.SharedQueues(ctx)
+	if err != nil {
+		return nil
+	}
+	return append([]kueue.CohortSpec{}, state.Cohorts...)
 }
 
 // checkDeclaredQueue refuses at plan a job that the queue its configuration declares could never

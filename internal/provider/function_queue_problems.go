@@ -26,26 +26,45 @@ func (f *queueProblemsFunction) Metadata(_ context.Context, _ function.MetadataR
 
 func (f *queueProblemsFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
 	resp.Definition = function.Definition{
-		Summary: "What Kueue's flavors and ClusterQueues of a configuration, taken together, have wrong",
-		MarkdownDescription: "Checks the `training_resource_flavor`s and `training_cluster_queue`s it is given together and returns " +
-			"each problem found, naming both ends: a flavor that none of the ClusterQueues covers (no queued job runs on its nodes), and " +
-			"a ClusterQueue's `borrowing_limit` beyond what the rest of its cohort's queues given could ever lend it for that flavor and " +
-			"resource (their `nominal_quota`, or their `lending_limit` where set). No resource can check these alone: Terraform plans a " +
+		Summary: "What Kueue's flavors, ClusterQueues and cohorts of a configuration, taken together, have wrong",
+		MarkdownDescription: "Checks the `training_resource_flavor`s, `training_cluster_queue`s and (optionally) `training_cohort`s it is " +
+			"given together and returns each problem found, naming both ends: a flavor that none of the ClusterQueues covers (no queued " +
+			"job runs on its nodes); a ClusterQueue's or cohort's `borrowing_limit` beyond what the rest of the tree above it could ever " +
+			"lend it for that flavor and resource (the others' `nominal_quota`, or their `lending_limit` where set, at every level); and " +
+			"cohorts whose parents loop, below which Kueue admits nothing and says so on no condition. A cohort that the queues name " +
+			"but that is not given holds no quota of its own. No resource can check these alone: Terraform plans a " +
 			"flavor before the queues that name it, and a cohort's queues in no fixed order. Call it in a `check` block, whose failed " +
 			"assertion is a warning in every plan (Terraform 1.8+, OpenTofu 1.7+): see the example. It reads nothing from the cluster.",
 		Parameters: []function.Parameter{
 			function.DynamicParameter{Name: "flavors", AllowUnknownValues: true, MarkdownDescription: "The `training_resource_flavor` resources (or their names), as a list or tuple: `[training_resource_flavor.a100, ...]`."},
 			function.DynamicParameter{Name: "cluster_queues", AllowUnknownValues: true, MarkdownDescription: "The `training_cluster_queue` resources, as a list or tuple."},
 		},
+		VariadicParameter: function.DynamicParameter{Name: "cohorts", AllowUnknownValues: true,
+			MarkdownDescription: "Optional: the `training_cohort` resources, as a list or tuple: `[training_cohort.research, ...]`. With them, " +
+				"the borrowing is checked through the whole tree (each cohort's own quota, `lending_limit` and `borrowing_limit`), and a loop of " +
+				"cohorts is found."},
 		Return: function.ListReturn{ElementType: types.StringType},
 	}
 }
 
 func (f *queueProblemsFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var flavorsArg, queuesArg types.Dynamic
-	resp.Error = req.Arguments.Get(ctx, &flavorsArg, &queuesArg)
+	var cohortsArgs types.Tuple
+	resp.Error = req.Arguments.Get(ctx, &flavorsArg, &queuesArg, &cohortsArgs)
 	if resp.Error != nil {
 		return
+	}
+	if len(cohortsArgs.Elements()) > 1 {
+		resp.Error = function.NewArgumentFuncError(3, "cohorts: give every training_cohort in one list, as the third argument")
+		return
+	}
+	var cohortsArg attr.Value = types.DynamicNull()
+	if len(cohortsArgs.Elements()) == 1 {
+		cohortsArg = cohortsArgs.Elements()[0]
+		if d, ok := cohortsArg.(types.Dynamic); cohortsArg.IsUnknown() || ok && d.IsUnderlyingValueUnknown() {
+			resp.Error = resp.Result.Set(ctx, types.ListUnknown(types.StringType))
+			return
+		}
 	}
 	// A resource's computed attributes are unknown until it is made; the names, quotas and
 	// cohorts this reads come from the configuration. Only an argument unknown as a whole (its
@@ -86,7 +105,21 @@ func (f *queueProblemsFunction) Run(ctx context.Context, req function.RunRequest
 		}
 		queues = append(queues, queueOf(o))
 	}
-	problems := kueue.QueueProblems(flavors, queues)
+	var cohorts []kueue.CohortSpec
+	for i, v := range elements(cohortsArg) {
+		if v.IsUnknown() || nameUnknown(v) {
+			unknown()
+			return
+		}
+		o, ok := v.(types.Object)
+		if !ok || stringValue(o.Attributes()["name"]) == "" {
+			resp.Error = function.NewArgumentFuncError(2, fmt.Sprintf("cohorts: element %d is not a training_cohort", i))
+			return
+		}
+		a := o.Attributes()
+		cohorts = append(cohorts, kueue.CohortSpec{Name: stringValue(a["name"]), Parent: stringValue(a["parent"]), ResourceGroups: resourceGroupsOfValue(a["resource_group"])})
+	}
+	problems := kueue.QueueProblems(flavors, queues, cohorts...)
 	values := make([]attr.Value, len(problems))
 	for i, p := range problems {
 		values[i] = types.StringValue(p)
@@ -103,8 +136,13 @@ func nameUnknown(v attr.Value) bool {
 // queueOf is the part of a training_cluster_queue's value that QueueProblems reads.
 func queueOf(o types.Object) kueue.ClusterQueueSpec {
 	a := o.Attributes()
-	q := kueue.ClusterQueueSpec{Name: stringValue(a["name"]), Cohort: stringValue(a["cohort"])}
-	for _, g := range elements(a["resource_group"]) {
+	return kueue.ClusterQueueSpec{Name: stringValue(a["name"]), Cohort: stringValue(a["cohort"]), ResourceGroups: resourceGroupsOfValue(a["resource_group"])}
+}
+
+// resourceGroupsOfValue is the resource groups of a ClusterQueue's or Cohort's value.
+func resourceGroupsOfValue(v attr.Value) []kueue.ResourceGroup {
+	var out []kueue.ResourceGroup
+	for _, g := range elements(v) {
 		gobj, _ := g.(types.Object)
 		group := kueue.ResourceGroup{}
 		for _, f := range elements(gobj.Attributes()["flavor"]) {
@@ -118,9 +156,9 @@ func queueOf(o types.Object) kueue.ClusterQueueSpec {
 			}
 			group.Flavors = append(group.Flavors, fq)
 		}
-		q.ResourceGroups = append(q.ResourceGroups, group)
+		out = append(out, group)
 	}
-	return q
+	return out
 }
 
 // elements are the elements of a list, set or tuple (through a dynamic value), none for

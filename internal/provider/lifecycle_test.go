@@ -19,7 +19,7 @@ import (
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
 )
 
-// The objects a platform team declares around its jobs (Kueue's flavors, queues and priorities, MultiKueue's
+// The objects a platform team declares around its jobs (Kueue's flavors, queues, cohorts and priorities, MultiKueue's
 // clusters, configs and admission checks, a Trainer runtime) go through their whole life in one
 // configuration: made, changed in place where the change allows it, imported exactly, replaced
 // when renamed, destroyed with nothing left; and the queue_problems function finds nothing wrong
@@ -36,8 +36,9 @@ resource "training_resource_flavor" "gpu" {
 }
 
 resource "training_cluster_queue" "team" {
-  name   = "%[1]s-team%[2]s"
-  cohort = "%[1]s-org%[3]d"
+  name                = "%[1]s-team%[2]s"
+  cohort              = "%[1]s-org%[3]d"
+  fair_sharing_weight = "%[3]d"
   resource_group {
     covered_resources = ["nvidia.com/gpu"]
     flavor {
@@ -76,6 +77,35 @@ resource "training_admission_check" "fleet" {
   multikueue_config = %[3]d == 1 ? training_multikueue_config.fleet.name : training_multikueue_config.spare.name
 }
 
+resource "training_cohort" "dept" {
+  name                = "%[1]s-dept%[2]s"
+  parent              = "%[1]s-org%[3]d"
+  fair_sharing_weight = "%[3]d500m"
+  resource_group {
+    covered_resources = ["nvidia.com/gpu"]
+    flavor {
+      name = training_resource_flavor.gpu.name
+      resource {
+        name          = "nvidia.com/gpu"
+        nominal_quota = "%[3]d"
+        lending_limit = "%[3]d0"
+      }
+    }
+  }
+}
+
+resource "training_provisioning_request_config" "capacity" {
+  name               = "%[1]s-capacity%[2]s"
+  provisioning_class = "check-capacity.autoscaling.x-k8s.io"
+  parameters         = { v = "%[3]d" }
+  retry_limit        = %[3]d
+}
+
+resource "training_admission_check" "capacity" {
+  name                        = "%[1]s-capacity%[2]s"
+  provisioning_request_config = training_provisioning_request_config.capacity.name
+}
+
 resource "training_workload_priority_class" "urgent" {
   name        = "%[1]s-urgent%[2]s"
   value       = %[3]d00
@@ -96,14 +126,15 @@ resource "training_runtime" "torch" {
 	withProblems := func(config string) string {
 		return config + `
 output "queue_problems" {
-  value = provider::training::queue_problems([training_resource_flavor.gpu], [training_cluster_queue.team])
+  value = provider::training::queue_problems([training_resource_flavor.gpu], [training_cluster_queue.team], [training_cohort.dept])
 }
 `
 	}
 	addresses := []string{
 		"training_resource_flavor.gpu", "training_cluster_queue.team", "training_local_queue.team",
 		"training_multikueue_cluster.worker", "training_multikueue_config.fleet", "training_admission_check.fleet",
-		"training_runtime.torch", "training_workload_priority_class.urgent",
+		"training_runtime.torch", "training_workload_priority_class.urgent", "training_cohort.dept",
+		"training_provisioning_request_config.capacity",
 	}
 	expectAll := func(action plancheck.ResourceActionType) resource.ConfigPlanChecks {
 		var checks []plancheck.PlanCheck
@@ -134,6 +165,9 @@ output "queue_problems" {
 			imported("training_admission_check.fleet", prefix+"-check", condition...),
 			imported("training_runtime.torch", "default/"+prefix+"-rt"),
 			imported("training_workload_priority_class.urgent", prefix+"-urgent"),
+			imported("training_cohort.dept", prefix+"-dept"),
+			imported("training_provisioning_request_config.capacity", prefix+"-capacity"),
+			imported("training_admission_check.capacity", prefix+"-capacity", condition...),
 			{Config: withProblems(config("-b", 2)), ConfigPlanChecks: expectAll(plancheck.ResourceActionDestroyBeforeCreate), ConfigStateChecks: noProblems},
 		},
 	})
@@ -152,7 +186,8 @@ func checkNothingLeftNamed(a *api, prefix string) resource.TestCheckFunc {
 	return checkNoneNamed(a, prefix,
 		kueueObject{kueue.ResourceFlavorGVR, ""}, kueueObject{kueue.ClusterQueueGVR, ""}, kueueObject{kueue.LocalQueueGVR, "default"},
 		kueueObject{kueue.MultiKueueClusterGVR, ""}, kueueObject{kueue.MultiKueueConfigGVR, ""}, kueueObject{kueue.AdmissionCheckGVR, ""},
-		kueueObject{jobs.TrainingRuntimeGVR, "default"}, kueueObject{kueue.WorkloadPriorityClassGVR, ""})
+		kueueObject{jobs.TrainingRuntimeGVR, "default"}, kueueObject{kueue.WorkloadPriorityClassGVR, ""}, kueueObject{kueue.CohortGVR, ""},
+		kueueObject{kueue.ProvisioningRequestConfigGVR, ""})
 }
 
 // checkNoneNamed checks that destroy left no object of those kinds whose name starts with prefix.

@@ -212,7 +212,7 @@ func podAttributes(role string, meta metadataDoc, stops stopping) map[string]sch
 		"env_from_secrets": schema.ListAttribute{ElementType: types.StringType, Optional: true, Validators: []validator.List{listvalidator.ValueStringsAre(objectNameRule)},
 			MarkdownDescription: "Secrets in the job's namespace whose every key becomes an environment variable of " + role + " (`envFrom`)."},
 		"labels": schema.MapAttribute{ElementType: types.StringType, Optional: true,
-			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
+			Validators: []validator.Map{mapvalidator.KeysAre(labelKeyRule, jobLabelKeyRule), mapvalidator.ValueStringsAre(labelValueRule)},
 			MarkdownDescription: "Labels of " + meta.on + ". " + meta.change +
 				" Only these keys are Terraform's: labels others add are left alone and not shown as changes."},
 		"annotations": schema.MapAttribute{ElementType: types.StringType, Optional: true,

@@ -323,6 +323,8 @@ func (p *trainingProvider) Resources(context.Context) []func() resource.Resource
 		newNodeTaintResource,
 		newTopologyResource,
 		newWorkloadPriorityClassResource,
+		newCohortResource,
+		newProvisioningRequestConfigResource,
 		newMultiKueueClusterResource,
 		newMultiKueueConfigResource,
 		newAdmissionCheckResource,

@@ -31,6 +31,15 @@ func validateQueueing(ctx context.Context, config tfsdk.Config, diags *diag.Diag
 					"(a LocalQueue of a ClusterQueue whose flavor has a topology_name).")
 		}
 	}
+	if _, ok := config.Schema.GetAttributes()["workload_priority_class"]; ok {
+		var class types.String
+		diags.Append(config.GetAttribute(ctx, path.Root("workload_priority_class"), &class)...)
+		if !class.IsNull() && queue.IsNull() {
+			diags.AddAttributeError(path.Root("workload_priority_class"), "A Kueue priority without a queue",
+				"workload_priority_class is the job's priority in Kueue's queue, which needs queue_name (a LocalQueue); without one "+
+					"Kueue never sees the job. For the scheduler's priority of its pods, set priority_class_name.")
+		}
+	}
 	if waitFor.ValueString() == waitAdmitted && queue.IsNull() {
 		diags.AddAttributeError(path.Root("wait_for"), "Nothing to admit",
 			`wait_for = "admitted" waits for Kueue to admit the job, which needs queue_name (a LocalQueue); without one the job is never queued.`)

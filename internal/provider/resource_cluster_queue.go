@@ -35,6 +35,7 @@ type clusterQueueModel struct {
 	StopPolicy        types.String         `tfsdk:"stop_policy"`
 	ResourceGroup     []resourceGroupModel `tfsdk:"resource_group"`
 	Preemption        []preemptionModel    `tfsdk:"preemption"`
+	FairSharingWeight types.String         `tfsdk:"fair_sharing_weight"`
 	queueStatusModel
 	Usage    types.Map      `tfsdk:"usage"`
 	Timeouts timeouts.Value `tfsdk:"timeouts"`
@@ -65,7 +66,6 @@ type preemptionModel struct {
 }
 
 func clusterQueueSchema(ctx context.Context) schema.Schema {
-	quantity := []validator.String{quotaRule}
 	return schema.Schema{
 		MarkdownDescription: "A Kueue [ClusterQueue](https://kueue.sigs.k8s.io/docs/concepts/cluster_queue/): quotas of GPUs, CPU and memory " +
 			"per flavor, the cohort it borrows from and lends to, and when its workloads preempt others. Jobs reach it through a " +
@@ -75,7 +75,9 @@ func clusterQueueSchema(ctx context.Context) schema.Schema {
 			"id":   idAttribute("The ClusterQueue's name."),
 			"name": schema.StringAttribute{Required: true, PlanModifiers: replaceName, Validators: kueueObjectNames, MarkdownDescription: "Name of the ClusterQueue (cluster-scoped)."},
 			"cohort": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, objectNameRule},
-				MarkdownDescription: "Cohort the queue belongs to: queues of one cohort borrow each other's unused quota."},
+				MarkdownDescription: "Cohort the queue belongs to: queues of one cohort borrow each other's unused quota. It may name a " +
+					"`training_cohort`, whose own quotas and parent cohorts the queue then borrows from too, or just a name the queues share."},
+			"fair_sharing_weight": fairSharingWeightAttribute("queue"),
 			"admission_checks": schema.ListAttribute{ElementType: types.StringType, Optional: true,
 				Validators: []validator.List{listvalidator.SizeBetween(1, 64), listvalidator.UniqueValues(), listvalidator.ValueStringsAre(nonBlankRule)},
 				MarkdownDescription: "AdmissionChecks every workload of the queue must pass once it has its quota, by name " +
@@ -92,40 +94,8 @@ func clusterQueueSchema(ctx context.Context) schema.Schema {
 				MarkdownDescription: "Quota in use at the last refresh, by `FLAVOR/RESOURCE`, e.g. `{ \"gpu/nvidia.com/gpu\" = \"2\" }`."},
 		}),
 		Blocks: map[string]schema.Block{
-			"timeouts": kueueTimeouts(ctx),
-			"resource_group": schema.ListNestedBlock{
-				MarkdownDescription: "Resources whose quotas are given together, per flavor, in order of preference.",
-				Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
-				NestedObject: schema.NestedBlockObject{
-					Attributes: map[string]schema.Attribute{
-						"covered_resources": schema.ListAttribute{ElementType: types.StringType, Required: true,
-							Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()},
-							MarkdownDescription: "Resources this group covers, e.g. `[\"cpu\", \"memory\", \"nvidia.com/gpu\"]`; each flavor gives a quota for each, in this order."},
-					},
-					Blocks: map[string]schema.Block{
-						"flavor": schema.ListNestedBlock{
-							MarkdownDescription: "A flavor's quotas, tried in the order written.",
-							Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
-							NestedObject: schema.NestedBlockObject{
-								Attributes: map[string]schema.Attribute{
-									"name": schema.StringAttribute{Required: true, Validators: kueueObjectNames, MarkdownDescription: "The ResourceFlavor's name."},
-								},
-								Blocks: map[string]schema.Block{
-									"resource": schema.ListNestedBlock{
-										MarkdownDescription: "One resource's quota in this flavor.",
-										NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
-											"name":            schema.StringAttribute{Required: true, MarkdownDescription: "The resource, e.g. `nvidia.com/gpu`."},
-											"nominal_quota":   schema.StringAttribute{Required: true, Validators: quantity, MarkdownDescription: "The quota this queue owns, as a Kubernetes quantity (`2`, `64Gi`)."},
-											"borrowing_limit": schema.StringAttribute{Optional: true, Validators: quantity, MarkdownDescription: "How much more it may borrow from its cohort. Unset: no limit. Needs a `cohort`."},
-											"lending_limit":   schema.StringAttribute{Optional: true, Validators: quantity, MarkdownDescription: "How much of its unused quota it lends to its cohort. Unset: all of it. Needs a `cohort`."},
-										}},
-									},
-								},
-							},
-						},
-					},
-				},
-			},
+			"timeouts":       kueueTimeouts(ctx),
+			"resource_group": resourceGroupBlock("cohort", 1),
 			"preemption": schema.ListNestedBlock{
 				MarkdownDescription: "When this queue's pending workloads may preempt admitted ones. Unset: never.",
 				Validators:          []validator.List{listvalidator.SizeAtMost(1)},
@@ -166,22 +136,10 @@ func (m *clusterQueueModel) keepStatus(prior objectModel) {
 func (m *clusterQueueModel) spec(ctx context.Context) (kueue.ClusterQueueSpec, diag.Diagnostics) {
 	var diags diag.Diagnostics
 	s := kueue.ClusterQueueSpec{Name: m.Name.ValueString(), Cohort: m.Cohort.ValueString(),
-		QueueingStrategy: m.QueueingStrategy.ValueString(), StopPolicy: m.StopPolicy.ValueString()}
+		QueueingStrategy: m.QueueingStrategy.ValueString(), StopPolicy: m.StopPolicy.ValueString(), FairSharingWeight: m.FairSharingWeight.ValueString()}
 	diags.Append(m.NamespaceSelector.ElementsAs(ctx, &s.NamespaceSelector, true)...)
 	diags.Append(m.AdmissionChecks.ElementsAs(ctx, &s.AdmissionChecks, true)...)
-	for _, g := range m.ResourceGroup {
-		group := kueue.ResourceGroup{}
-		diags.Append(g.CoveredResources.ElementsAs(ctx, &group.CoveredResources, true)...)
-		for _, f := range g.Flavor {
-			fq := kueue.FlavorQuotas{Name: f.Name.ValueString()}
-			for _, q := range f.Resource {
-				fq.Resources = append(fq.Resources, kueue.Quota{Name: q.Name.ValueString(), Nominal: q.NominalQuota.ValueString(),
-					BorrowingLimit: q.BorrowingLimit.ValueString(), LendingLimit: q.LendingLimit.ValueString()})
-			}
-			group.Flavors = append(group.Flavors, fq)
-		}
-		s.ResourceGroups = append(s.ResourceGroups, group)
-	}
+	s.ResourceGroups = resourceGroupsOf(ctx, m.ResourceGroup, &diags)
 	for _, p := range m.Preemption {
 		s.Preemption = kueue.Preemption{ReclaimWithinCohort: p.ReclaimWithinCohort.ValueString(),
 			WithinClusterQueue: p.WithinClusterQueue.ValueString(), BorrowWithinCohort: p.BorrowWithinCohort.ValueString()}
@@ -217,25 +175,8 @@ func (m *clusterQueueModel) read(ctx context.Context, obj *unstructured.Unstruct
 	m.NamespaceSelector = optionalMap(ctx, s.NamespaceSelector, &diags)
 	m.QueueingStrategy = types.StringValue(s.QueueingStrategy)
 	m.StopPolicy = types.StringValue(s.StopPolicy)
-	prior := m.ResourceGroup
-	m.ResourceGroup = nil
-	for gi, g := range s.ResourceGroups {
-		group := resourceGroupModel{CoveredResources: optionalList(ctx, g.CoveredResources, &diags)}
-		for fi, f := range g.Flavors {
-			fq := flavorQuotasModel{Name: types.StringValue(f.Name)}
-			for qi, q := range f.Resources {
-				var was quotaModel
-				if gi < len(prior) && fi < len(prior[gi].Flavor) && qi < len(prior[gi].Flavor[fi].Resource) {
-					was = prior[gi].Flavor[fi].Resource[qi]
-				}
-				fq.Resource = append(fq.Resource, quotaModel{Name: types.StringValue(q.Name),
-					NominalQuota: sameQuantity(was.NominalQuota, q.Nominal), BorrowingLimit: sameQuantity(was.BorrowingLimit, q.BorrowingLimit),
-					LendingLimit: sameQuantity(was.LendingLimit, q.LendingLimit)})
-			}
-			group.Flavor = append(group.Flavor, fq)
-		}
-		m.ResourceGroup = append(m.ResourceGroup, group)
-	}
+	m.ResourceGroup = resourceGroupModels(ctx, m.ResourceGroup, s.ResourceGroups, &diags)
+	m.FairSharingWeight = sameQuantity(m.FairSharingWeight, s.FairSharingWeight)
 	p := s.Preemption
 	// An unset block reads as unset while the cluster holds the defaults it stands for.
 	if len(m.Preemption) > 0 || p.ReclaimWithinCohort != "Never" || p.WithinClusterQueue != "Never" || p.BorrowWithinCohort != "Never" || p.MaxPriorityThreshold != nil {
@@ -254,4 +195,101 @@ func (m *clusterQueueModel) read(ctx context.Context, obj *unstructured.Unstruct
 	}
 	m.Usage = types.MapValueMust(types.StringType, usage)
 	return diags
+}
+
+// resourceGroupBlock is the resource_group block of a ClusterQueue or Cohort: lender is the
+// attribute naming what its limits borrow from and lend to, min the fewest groups it takes.
+func resourceGroupBlock(lender string, minGroups int) schema.ListNestedBlock {
+	quantity := []validator.String{quotaRule}
+	lends := "How much of its unused quota it lends to its " + lender + ". Unset: all of it. Needs a `" + lender + "`."
+	if lender == "parent" {
+		lends = "How much of its subtree's unused quota (its own and its children's) it lends to its parent; it may exceed " +
+			"`nominal_quota`. Unset: all of it. Needs a `parent`."
+	}
+	return schema.ListNestedBlock{
+		MarkdownDescription: "Resources whose quotas are given together, per flavor, in order of preference.",
+		Validators:          []validator.List{listvalidator.SizeAtLeast(minGroups)},
+		NestedObject: schema.NestedBlockObject{
+			Attributes: map[string]schema.Attribute{
+				"covered_resources": schema.ListAttribute{ElementType: types.StringType, Required: true,
+					Validators:          []validator.List{listvalidator.SizeAtLeast(1), listvalidator.UniqueValues()},
+					MarkdownDescription: "Resources this group covers, e.g. `[\"cpu\", \"memory\", \"nvidia.com/gpu\"]`; each flavor gives a quota for each, in this order."},
+			},
+			Blocks: map[string]schema.Block{
+				"flavor": schema.ListNestedBlock{
+					MarkdownDescription: "A flavor's quotas, tried in the order written.",
+					Validators:          []validator.List{listvalidator.SizeAtLeast(1)},
+					NestedObject: schema.NestedBlockObject{
+						Attributes: map[string]schema.Attribute{
+							"name": schema.StringAttribute{Required: true, Validators: kueueObjectNames, MarkdownDescription: "The ResourceFlavor's name."},
+						},
+						Blocks: map[string]schema.Block{
+							"resource": schema.ListNestedBlock{
+								MarkdownDescription: "One resource's quota in this flavor.",
+								NestedObject: schema.NestedBlockObject{Attributes: map[string]schema.Attribute{
+									"name":            schema.StringAttribute{Required: true, MarkdownDescription: "The resource, e.g. `nvidia.com/gpu`."},
+									"nominal_quota":   schema.StringAttribute{Required: true, Validators: quantity, MarkdownDescription: "The quota it owns, as a Kubernetes quantity (`2`, `64Gi`)."},
+									"borrowing_limit": schema.StringAttribute{Optional: true, Validators: quantity, MarkdownDescription: "How much more it may borrow from its " + lender + ". Unset: no limit. Needs a `" + lender + "`."},
+									"lending_limit":   schema.StringAttribute{Optional: true, Validators: quantity, MarkdownDescription: lends},
+								}},
+							},
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+// fairSharingWeightAttribute is the fair_sharing_weight of a ClusterQueue or Cohort (what).
+func fairSharingWeightAttribute(what string) schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Validators: []validator.String{quotaRule},
+		MarkdownDescription: "Its weight under Kueue's fair sharing (`spec.fairSharing.weight`), a quantity such as `2` or `500m`: where " +
+			"Kueue's configuration enables fair sharing, borrowed quota is shared between the " + what + " and its siblings in proportion " +
+			"to their weights, and the one using most per weight is preempted first. `0` gives it an infinite share (it borrows only what " +
+			"no one else wants); a weight above 0 must be more than `1n`. Unset: Kueue's 1. Without fair sharing enabled, Kueue ignores it. " +
+			"Changed in place."}
+}
+
+// resourceGroupsOf is the resource groups of a ClusterQueue's or Cohort's model.
+func resourceGroupsOf(ctx context.Context, groups []resourceGroupModel, diags *diag.Diagnostics) []kueue.ResourceGroup {
+	var out []kueue.ResourceGroup
+	for _, g := range groups {
+		group := kueue.ResourceGroup{}
+		diags.Append(g.CoveredResources.ElementsAs(ctx, &group.CoveredResources, true)...)
+		for _, f := range g.Flavor {
+			fq := kueue.FlavorQuotas{Name: f.Name.ValueString()}
+			for _, q := range f.Resource {
+				fq.Resources = append(fq.Resources, kueue.Quota{Name: q.Name.ValueString(), Nominal: q.NominalQuota.ValueString(),
+					BorrowingLimit: q.BorrowingLimit.ValueString(), LendingLimit: q.LendingLimit.ValueString()})
+			}
+			group.Flavors = append(group.Flavors, fq)
+		}
+		out = append(out, group)
+	}
+	return out
+}
+
+// resourceGroupModels is the model of the resource groups read, each quantity in prior's words
+// where it is the same amount.
+func resourceGroupModels(ctx context.Context, prior []resourceGroupModel, groups []kueue.ResourceGroup, diags *diag.Diagnostics) []resourceGroupModel {
+	var out []resourceGroupModel
+	for gi, g := range groups {
+		group := resourceGroupModel{CoveredResources: optionalList(ctx, g.CoveredResources, diags)}
+		for fi, f := range g.Flavors {
+			fq := flavorQuotasModel{Name: types.StringValue(f.Name)}
+			for qi, q := range f.Resources {
+				var was quotaModel
+				if gi < len(prior) && fi < len(prior[gi].Flavor) && qi < len(prior[gi].Flavor[fi].Resource) {
+					was = prior[gi].Flavor[fi].Resource[qi]
+				}
+				fq.Resource = append(fq.Resource, quotaModel{Name: types.StringValue(q.Name),
+					NominalQuota: sameQuantity(was.NominalQuota, q.Nominal), BorrowingLimit: sameQuantity(was.BorrowingLimit, q.BorrowingLimit),
+					LendingLimit: sameQuantity(was.LendingLimit, q.LendingLimit)})
+			}
+			group.Flavor = append(group.Flavor, fq)
+		}
+		out = append(out, group)
+	}
+	return out
 }

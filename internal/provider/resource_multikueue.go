@@ -5,7 +5,9 @@ import (
 
 	"github.com/hashicorp/terraform-plugin-framework-timeouts/resource/timeouts"
 	"github.com/hashicorp/terraform-plugin-framework-validators/listvalidator"
+	"github.com/hashicorp/terraform-plugin-framework-validators/stringvalidator"
 	"github.com/hashicorp/terraform-plugin-framework/diag"
+	"github.com/hashicorp/terraform-plugin-framework/path"
 	"github.com/hashicorp/terraform-plugin-framework/resource"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema"
 	"github.com/hashicorp/terraform-plugin-framework/resource/schema/boolplanmodifier"
@@ -202,26 +204,43 @@ type admissionCheckModel struct {
 	ID               types.String   `tfsdk:"id"`
 	Name             types.String   `tfsdk:"name"`
 	MultiKueueConfig types.String   `tfsdk:"multikueue_config"`
+	Provisioning     types.String   `tfsdk:"provisioning_request_config"`
 	Timeouts         timeouts.Value `tfsdk:"timeouts"`
 	activeModel
 }
 
 func admissionCheckSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
-		MarkdownDescription: "A MultiKueue admission check (`AdmissionCheck` of controller `" + kueue.MultiKueueController + "`): a " +
-			"`training_cluster_queue` that lists it in `admission_checks` dispatches each job it gives quota to a worker cluster of the " +
-			"named `training_multikueue_config`. `active`, `reason` and `message` say whether the check can dispatch (`BadConfig`: the " +
-			"config is missing; `NoUsableClusters`: none of its clusters is connected, with which are missing and which inactive; " +
-			"`SomeActiveClusters`: some are). Imported by name; an AdmissionCheck of another controller does not import.",
+		MarkdownDescription: "A Kueue admission check: a `training_cluster_queue` that lists it in `admission_checks` gives a job its quota, " +
+			"then admits it only once the check passes. With `multikueue_config`, a MultiKueue check (controller `" + kueue.MultiKueueController + "`) " +
+			"dispatches each job to a worker cluster of the named `training_multikueue_config`; with `provisioning_request_config`, a check of " +
+			"Kueue's provisioning controller (`" + kueue.ProvisioningController + "`) asks the cluster's autoscaler for the job's capacity as the " +
+			"named `training_provisioning_request_config` says, and admits the job once it is provisioned. `active`, `reason` and `message` say " +
+			"whether the check works (MultiKueue: `BadConfig`, the config is missing; `NoUsableClusters`, none of its clusters is connected; " +
+			"`SomeActiveClusters`, some are. Provisioning: `BadParametersRef`, the config is missing). Imported by name; an AdmissionCheck " +
+			"of another controller does not import.",
 		Attributes: activeAttributes(map[string]schema.Attribute{
 			"id":   idAttribute("The AdmissionCheck's name."),
 			"name": schema.StringAttribute{Required: true, PlanModifiers: replaceName, Validators: kueueObjectNames, MarkdownDescription: "Name of the AdmissionCheck (cluster-scoped), which a ClusterQueue's `admission_checks` names."},
-			"multikueue_config": schema.StringAttribute{Required: true, Validators: kueueObjectNames,
-				MarkdownDescription: "The `training_multikueue_config`'s name (`spec.parameters`). Changing it updates the check in place."},
-		}, "the check can dispatch jobs", "`Active`, `SomeActiveClusters`, `NoUsableClusters`, `BadConfig`"),
+			"multikueue_config": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule,
+				stringvalidator.ExactlyOneOf(path.MatchRoot("provisioning_request_config"))}, PlanModifiers: replaceOnControllerChange,
+				MarkdownDescription: "The `training_multikueue_config`'s name (`spec.parameters`), for a MultiKueue check. Changing it updates the check in place; " +
+					"moving to `provisioning_request_config` replaces it."},
+			"provisioning_request_config": schema.StringAttribute{Optional: true, Validators: []validator.String{objectNameRule}, PlanModifiers: replaceOnControllerChange,
+				MarkdownDescription: "The `training_provisioning_request_config`'s name, for a check of capacity on demand. Changing it updates the check in " +
+					"place; moving to `multikueue_config` replaces it."},
+		}, "the check works", "`Active`, `SomeActiveClusters`, `NoUsableClusters`, `BadConfig`, `BadParametersRef`"),
 		Blocks: map[string]schema.Block{"timeouts": kueueTimeouts(ctx)},
 	}
 }
+
+// replaceOnControllerChange replaces an admission check that moves between MultiKueue and the
+// provisioning controller: Kueue keeps an AdmissionCheck's controllerName as it was made.
+var replaceOnControllerChange = []planmodifier.String{stringplanmodifier.RequiresReplaceIf(
+	func(_ context.Context, req planmodifier.StringRequest, resp *stringplanmodifier.RequiresReplaceIfFuncResponse) {
+		resp.RequiresReplace = !req.State.Raw.IsNull() && req.StateValue.IsNull() != req.PlanValue.IsNull()
+	}, "Replaces the check when it moves between MultiKueue and capacity provisioning.",
+	"Replaces the check when it moves between MultiKueue and capacity provisioning.")}
 
 func (m *admissionCheckModel) target() kube.Target {
 	return kube.Target{GVR: kueue.AdmissionCheckGVR, Kind: "AdmissionCheck", Name: m.Name.ValueString()}
@@ -239,7 +258,8 @@ func (m *admissionCheckModel) keepStatus(prior objectModel) {
 
 func (m *admissionCheckModel) build(context.Context) (*unstructured.Unstructured, diag.Diagnostics) {
 	var diags diag.Diagnostics
-	obj, err := kueue.AdmissionCheckSpec{Name: m.Name.ValueString(), Config: m.MultiKueueConfig.ValueString()}.Build()
+	obj, err := kueue.AdmissionCheckSpec{Name: m.Name.ValueString(), Config: m.MultiKueueConfig.ValueString(),
+		ProvisioningConfig: m.Provisioning.ValueString()}.Build()
 	if err != nil {
 		diags.AddError("Invalid AdmissionCheck", err.Error())
 	}
@@ -253,7 +273,7 @@ func (m *admissionCheckModel) read(_ context.Context, obj *unstructured.Unstruct
 		diags.AddError("Error reading AdmissionCheck "+obj.GetName(), err.Error())
 		return diags
 	}
-	m.MultiKueueConfig = types.StringValue(s.Config)
+	m.MultiKueueConfig, m.Provisioning = optionalString(s.Config), optionalString(s.ProvisioningConfig)
 	m.set(kueue.ReadActive(obj))
 	return diags
 }

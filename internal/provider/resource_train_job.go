@@ -50,6 +50,7 @@ type trainJobModel struct {
 	ProcessesPerNode      types.Int64  `tfsdk:"processes_per_node"`
 	Suspend               types.Bool   `tfsdk:"suspend"`
 	QueueName             types.String `tfsdk:"queue_name"`
+	WorkloadPriorityClass types.String `tfsdk:"workload_priority_class"`
 	ActiveDeadlineSeconds types.Int64  `tfsdk:"active_deadline_seconds"`
 	PodLabels             types.Map    `tfsdk:"pod_labels"`
 	PodAnnotations        types.Map    `tfsdk:"pod_annotations"`
@@ -99,6 +100,7 @@ func (r *trainJobResource) Schema(ctx context.Context, _ resource.SchemaRequest,
 		"suspend": schema.BoolAttribute{Optional: true, Computed: true, PlanModifiers: keepBool,
 			MarkdownDescription: "Suspend the job (`spec.suspend`): Trainer suspends its JobSet, whose pods are deleted, and setting it back to false " +
 				"starts them again, in place. With `suspend = true` create and update do not wait for the job to run." + suspendUnset},
+		"workload_priority_class": workloadPriorityClassAttribute(),
 		"queue_name": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`): Kueue holds it suspended until its quota " +
 				"admits it (Kueue's TrainJob integration). Changing it replaces the job." + queueNamePlan},
@@ -182,14 +184,15 @@ func (m *trainJobModel) spec(ctx context.Context) (jobs.Spec, diag.Diagnostics) 
 	diags.Append(m.PodAnnotations.ElementsAs(ctx, &pod.Annotations, true)...)
 	spec := jobs.TrainJobSpec{
 		Name: m.Name.ValueString(), Namespace: m.Namespace.ValueString(), Pod: pod, Labels: labels, Annotations: annotations,
-		Runtime:      jobs.RuntimeRef{Name: m.Runtime.ValueString(), Kind: m.RuntimeKind.ValueString()},
-		Command:      stringList(ctx, m.Command, &diags),
-		Args:         stringList(ctx, m.Args, &diags),
-		Nodes:        int32(m.NumNodes.ValueInt64()),
-		ProcsPerNode: int32(m.ProcessesPerNode.ValueInt64()),
-		Suspend:      m.Suspend.ValueBool(),
-		QueueName:    m.QueueName.ValueString(),
-		RuntimeJobs:  m.runtimeJobs,
+		Runtime:               jobs.RuntimeRef{Name: m.Runtime.ValueString(), Kind: m.RuntimeKind.ValueString()},
+		Command:               stringList(ctx, m.Command, &diags),
+		Args:                  stringList(ctx, m.Args, &diags),
+		Nodes:                 int32(m.NumNodes.ValueInt64()),
+		ProcsPerNode:          int32(m.ProcessesPerNode.ValueInt64()),
+		Suspend:               m.Suspend.ValueBool(),
+		QueueName:             m.QueueName.ValueString(),
+		WorkloadPriorityClass: m.WorkloadPriorityClass.ValueString(),
+		RuntimeJobs:           m.runtimeJobs,
 	}
 	if !m.ActiveDeadlineSeconds.IsNull() {
 		spec.ActiveDeadlineSeconds = ptr.To(m.ActiveDeadlineSeconds.ValueInt64())
@@ -234,6 +237,7 @@ func (m *trainJobModel) read(ctx context.Context, obj *unstructured.Unstructured
 	}
 	m.Suspend = types.BoolValue(s.Suspend)
 	m.QueueName = optionalString(s.QueueName)
+	m.WorkloadPriorityClass = optionalString(s.WorkloadPriorityClass)
 	m.ActiveDeadlineSeconds = types.Int64Null()
 	if s.ActiveDeadlineSeconds != nil {
 		m.ActiveDeadlineSeconds = types.Int64Value(*s.ActiveDeadlineSeconds)

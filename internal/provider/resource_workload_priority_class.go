@@ -37,7 +37,7 @@ func priorityClassSchema(ctx context.Context) schema.Schema {
 	return schema.Schema{
 		MarkdownDescription: "A Kueue [WorkloadPriorityClass](https://kueue.sigs.k8s.io/docs/concepts/workload_priority_class/): a " +
 			"priority for Kueue's queueing and preemption alone, apart from the pods' PriorityClass (which also decides the " +
-			"scheduler's preemption of pods). A job names one with the label `kueue.x-k8s.io/priority-class` in its `labels`; Kueue " +
+			"scheduler's preemption of pods). A queued job names one in its `workload_priority_class`; Kueue " +
 			"orders the queue's workloads by it and, where the ClusterQueue preempts by priority, evicts lower ones for higher. " +
 			"Kueue gives a workload the class's value when it makes the workload: a new value reaches the jobs submitted after it, " +
 			"not those already queued or running. Imported by name.",

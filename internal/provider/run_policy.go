@@ -33,6 +33,7 @@ type runPolicyModel struct {
 	BackoffLimit            types.Int64  `tfsdk:"backoff_limit"`
 	ActiveDeadlineSeconds   types.Int64  `tfsdk:"active_deadline_seconds"`
 	QueueName               types.String `tfsdk:"queue_name"`
+	WorkloadPriorityClass   types.String `tfsdk:"workload_priority_class"`
 	Suspend                 types.Bool   `tfsdk:"suspend"`
 	GangScheduling          *gangModel   `tfsdk:"gang_scheduling"`
 }
@@ -74,6 +75,7 @@ func runPolicyAttributes(kind *jobs.Kind, retried string) map[string]schema.Attr
 				"the job to run." + suspendUnset + change(live.Suspend)},
 		"queue_name": schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, labelValueRule},
 			MarkdownDescription: "Kueue LocalQueue to submit the job to (label `" + jobs.QueueLabel + "`). Changing it replaces the job." + queueNamePlan},
+		"workload_priority_class": workloadPriorityClassAttribute(),
 		"gang_scheduling": schema.SingleNestedAttribute{Optional: true,
 			Attributes: mergeAttributes(scheduleTimeoutAttribute(false), map[string]schema.Attribute{
 				"min_available": schema.Int64Attribute{Optional: true, Validators: []validator.Int64{int64validator.Between(1, math.MaxInt32)},
@@ -108,7 +110,7 @@ func (m *runPolicyModel) suspendKnown() {
 
 func (m runPolicyModel) runPolicy() jobs.RunPolicy {
 	p := jobs.RunPolicy{CleanPodPolicy: m.CleanPodPolicy.ValueString(), ActiveDeadlineSeconds: m.ActiveDeadlineSeconds.ValueInt64Pointer(),
-		QueueName: m.QueueName.ValueString(), Suspend: m.Suspend.ValueBool()}
+		QueueName: m.QueueName.ValueString(), WorkloadPriorityClass: m.WorkloadPriorityClass.ValueString(), Suspend: m.Suspend.ValueBool()}
 	if !m.TTLSecondsAfterFinished.IsNull() {
 		p.TTLSecondsAfterFinished = ptr.To(int32(m.TTLSecondsAfterFinished.ValueInt64()))
 	}
@@ -133,6 +135,7 @@ func int32Of(i types.Int64) *int32 {
 func (m *runPolicyModel) setRunPolicy(p jobs.RunPolicy) {
 	m.CleanPodPolicy = types.StringValue(p.CleanPodPolicy)
 	m.QueueName = optionalString(p.QueueName)
+	m.WorkloadPriorityClass = optionalString(p.WorkloadPriorityClass)
 	m.TTLSecondsAfterFinished = optionalInt(p.TTLSecondsAfterFinished)
 	m.BackoffLimit = optionalInt(p.BackoffLimit)
 	m.ActiveDeadlineSeconds = types.Int64PointerValue(p.ActiveDeadlineSeconds)
@@ -149,4 +152,16 @@ func optionalInt(p *int32) types.Int64 {
 		return types.Int64Null()
 	}
 	return types.Int64Value(int64(*p))
+}
+
+// workloadPriorityClassAttribute is a queued job's workload_priority_class, on every kind Kueue
+// queues.
+func workloadPriorityClassAttribute() schema.StringAttribute {
+	return schema.StringAttribute{Optional: true, Validators: []validator.String{nonBlankRule, objectNameRule, labelValueRule},
+		MarkdownDescription: "Kueue [WorkloadPriorityClass](https://kueue.sigs.k8s.io/docs/concepts/workload_priority_class/) of the job " +
+			"(label `" + jobs.PriorityClassLabel + "`), such as a `training_workload_priority_class`'s `name`: Kueue orders its queue and " +
+			"preempts by this priority instead of the pods' `priority_class_name`, which the scheduler still uses. Needs `queue_name`. " +
+			"Changing it from one class to another updates the job in place, and Kueue gives its workload the new priority, queued or " +
+			"running; adding or removing it replaces the job, since Kueue refuses to remove a job's class and to add one to a job that " +
+			"runs. A class that does not exist makes Kueue hold the job without a workload: the plan warns of it."}
 }

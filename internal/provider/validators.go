@@ -119,6 +119,16 @@ var (
 	labelKeyRule = stringRule{"label or annotation key", func(s string) error {
 		return messages(s, validation.IsQualifiedName(s))
 	}}
+	// A job's labels leave Kueue's to the attributes that say them.
+	jobLabelKeyRule = stringRule{"job label key", func(s string) error {
+		switch s {
+		case jobs.QueueLabel:
+			return fmt.Errorf("%q is the job's queue: set queue_name instead", s)
+		case jobs.PriorityClassLabel:
+			return fmt.Errorf("%q is the job's Kueue priority: set workload_priority_class instead (the job keeps the same label)", s)
+		}
+		return nil
+	}}
 	taintRule      = stringRule{"taint", func(s string) error { _, err := jobs.ParseTaint(s); return err }}
 	labelValueRule = stringRule{"label value", func(s string) error {
 		return messages(s, validation.IsValidLabelValue(s))

@@ -19,5 +19,6 @@ resource "training_pytorch_job" "bert" {
   worker_count = 4
   gpus         = 1
   queue_name   = "team"
-  labels       = { "kueue.x-k8s.io/priority-class" = training_workload_priority_class.release.name }
+
+  workload_priority_class = training_workload_priority_class.release.name
 }

@@ -1,0 +1,2 @@
+# A Cohort is imported by name.
+terraform import training_cohort.research research
