@@ -42,6 +42,8 @@ var binaries = []binary{
 	{name: "kueue", component: "kueue", pkg: "."},
 	{name: "jobset", component: "jobset", pkg: "sigs.k8s.io/jobset"},
 	{name: "trainer", component: "trainer", pkg: "."},
+	// Answers Kueue's ProvisioningRequests as a cloud's autoscaler would.
+	{name: "provisioner", component: "provisioner", pkg: "."},
 	// The real node (package realnode): its kubelet, kube-proxy and cluster DNS run on the machine; pause
 	// and etcd-image go into the images it builds (package images).
 	{name: "kubelet", component: "kubernetes", pkg: "k8s.io/kubernetes/cmd/kubelet", stamped: true},

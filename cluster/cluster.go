@@ -75,7 +75,7 @@ const stateFile = "cluster.json"
 
 // the order in which Stop ends processes: dependants first, etcd last.
 var stopOrder = []string{
-	"trainer", "jobset", "kueue", "frameworkcontroller", "training-operator", "mpi-operator", "kwok",
+	"provisioner", "trainer", "jobset", "kueue", "frameworkcontroller", "training-operator", "mpi-operator", "kwok",
 	"kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
 }
 

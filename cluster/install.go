@@ -52,6 +52,9 @@ var crdManifests = []struct{ component, module, glob string }{
 	{"training-operator", "github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_pytorchjobs.yaml"},
 	{"training-operator", "github.com/kubeflow/training-operator", "manifests/base/crds/kubeflow.org_tfjobs.yaml"},
 	{"kueue", kueueModule, "config/components/crd/bases/*.yaml"},
+	// The ProvisioningRequest API, at the release Kueue builds with, installed before Kueue starts
+	// so that it runs its provisioning controller (which it sets up only where the API is served).
+	{"kueue", provisioningModule, "config/crd/*.yaml"},
 	{"trainer", trainerModule, "manifests/base/crds/trainer.kubeflow.org_*.yaml"},
 	{"jobset", jobsetModule, "config/components/crd/bases/*.yaml"},
 }
@@ -68,6 +71,8 @@ var CRDs = []string{
 	"workloads.kueue.x-k8s.io",
 	"workloadpriorityclasses.kueue.x-k8s.io",
 	"topologies.kueue.x-k8s.io",
+	"provisioningrequestconfigs.kueue.x-k8s.io",
+	"provisioningrequests.autoscaling.x-k8s.io",
 	"trainjobs.trainer.kubeflow.org",
 	"trainingruntimes.trainer.kubeflow.org",
 	"clustertrainingruntimes.trainer.kubeflow.org",

@@ -22,6 +22,10 @@ const KueueNamespace = "kueue-system"
 // kueueModule is the module whose files (CRDs, webhook manifests) the kueue component pins.
 const kueueModule = "sigs.k8s.io/kueue"
 
+// provisioningModule is cluster-autoscaler's API module, which holds the ProvisioningRequest CRD
+// Kueue's provisioning controller needs; the kueue component requires it at Kueue's release.
+const provisioningModule = "k8s.io/autoscaler/cluster-autoscaler/apis"
+
 // KueueIntegrations are the job integrations the local Kueue runs, with the resource each one
 // watches: every Kubeflow kind the provider ships. (A Framework has no Kueue integration.)
 var KueueIntegrations = map[string]string{

@@ -228,8 +228,12 @@ func (s *starter) startControllers() error {
 		struct {
 			name string
 			args []string
-		}{"trainer", []string{kubeconfig, "--webhook-port=" + strconv.Itoa(s.c.Ports["trainer-webhook"]), "--cert-dir=" + p.webhookCertDir()}})
-	operators := map[string]bool{"mpi-operator": true, "training-operator": true, "kueue": true, "jobset": true, "trainer": true}
+		}{"trainer", []string{kubeconfig, "--webhook-port=" + strconv.Itoa(s.c.Ports["trainer-webhook"]), "--cert-dir=" + p.webhookCertDir()}},
+		struct {
+			name string
+			args []string
+		}{"provisioner", []string{kubeconfig}})
+	operators := map[string]bool{"mpi-operator": true, "training-operator": true, "kueue": true, "jobset": true, "trainer": true, "provisioner": true}
 	for _, st := range steps {
 		if s.opts.SkipOperators && operators[st.name] {
 			continue

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/sets"
+	autoscaling "k8s.io/autoscaler/cluster-autoscaler/apis/provisioningrequest/autoscaling.x-k8s.io/v1"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/flowcontrol"
@@ -39,6 +40,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/config"
 	"sigs.k8s.io/kueue/pkg/constants"
 	"sigs.k8s.io/kueue/pkg/controller/admissionchecks/multikueue"
+	"sigs.k8s.io/kueue/pkg/controller/admissionchecks/provisioning"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
 	"sigs.k8s.io/kueue/pkg/controller/failurerecovery"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
@@ -70,6 +72,7 @@ func run(configFile string) error {
 	utilruntime.Must(kueue.AddToScheme(scheme))
 	utilruntime.Must(kueuev1beta1.AddToScheme(scheme))
 	utilruntime.Must(configapi.AddToScheme(scheme))
+	utilruntime.Must(autoscaling.AddToScheme(scheme))
 	utilruntime.Must(jobframework.ForEachIntegration(func(_ string, cb jobframework.IntegrationCallbacks) error {
 		if cb.AddToScheme != nil {
 			return cb.AddToScheme(scheme)
@@ -121,6 +124,14 @@ func run(configFile string) error {
 	if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(cfg.Integrations.Frameworks)); err != nil {
 		return fmt.Errorf("job indexes: %w", err)
 	}
+	// Capacity on demand, where the cluster serves the ProvisioningRequest API when Kueue starts,
+	// as the release's command decides it.
+	provisioned := provisioning.ServerSupportsProvisioningRequest(mgr) == nil
+	if provisioned {
+		if err := provisioning.SetupIndexer(ctx, mgr.GetFieldIndexer()); err != nil {
+			return fmt.Errorf("provisioning indexes: %w", err)
+		}
+	}
 	if features.Enabled(features.MultiKueue) {
 		if err := multikueue.SetupIndexer(ctx, mgr.GetFieldIndexer(), *cfg.Namespace); err != nil {
 			return fmt.Errorf("MultiKueue indexes: %w", err)
@@ -145,6 +156,15 @@ func run(configFile string) error {
 	if features.Enabled(features.FailureRecoveryPolicy) {
 		if failed, err := failurerecovery.SetupControllers(mgr, &cfg, nil); err != nil {
 			return fmt.Errorf("failure recovery controller %s: %w", failed, err)
+		}
+	}
+	if provisioned {
+		c, err := rel.newProvisioning(mgr)
+		if err != nil {
+			return fmt.Errorf("provisioning controller: %w", err)
+		}
+		if err := c.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("provisioning controller: %w", err)
 		}
 	}
 	if features.Enabled(features.MultiKueue) {

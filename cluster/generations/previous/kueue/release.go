@@ -12,6 +12,7 @@ import (
 	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
 	"sigs.k8s.io/kueue/pkg/config"
 	"sigs.k8s.io/kueue/pkg/constants"
+	"sigs.k8s.io/kueue/pkg/controller/admissionchecks/provisioning"
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/scheduler"
 	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
@@ -69,4 +70,10 @@ func (r *release) newScheduler(mgr ctrl.Manager, queues *qcache.Manager, cCache 
 		scheduler.WithFairSharing(cfg.FairSharing),
 		scheduler.WithAdmissionFairSharing(cfg.AdmissionFairSharing),
 		scheduler.WithPreemptionExpectations(r.expectations))
+}
+
+// newProvisioning is Kueue's admission check controller of ProvisioningRequests, as the release's
+// command makes it.
+func (r *release) newProvisioning(mgr ctrl.Manager) (*provisioning.Controller, error) {
+	return provisioning.NewController(mgr.GetClient(), mgr.GetEventRecorderFor("kueue-provisioning-request-controller"), nil)
 }
