@@ -73,5 +73,6 @@ func provisioningSaid(summary, detail, queue string, admitted bool, checks []kub
 	}
 	return summary + ", once its capacity is provisioned", detail + " ClusterQueue " + queue + " gives it its quota, then its admission checks " +
 		strings.Join(names, ", ") + " ask the cluster's autoscaler for the job's capacity: Kueue admits it, and its pods are made, once the " +
-		"capacity is provisioned; a request that fails is made again as the config's retries say, and then the job goes back to its queue."
+		"capacity is provisioned; a request that fails is made again as the config's retries say, and when they are spent Kueue deactivates " +
+		"the job's workload, which then waits, never admitted, until it is activated again."
 }

@@ -1,12 +1,17 @@
 package provider
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
@@ -16,15 +21,25 @@ import (
 // ProvisioningRequestConfig (declared unless config is false; the check names it either way),
 // and its LocalQueue; check is the check's parameters line.
 func provisionedQueue(prefix string, config bool, check string) string {
+	return outcomeQueue(prefix, config, "", check)
+}
+
+// outcomeQueue is provisionedQueue whose config asks the local cluster's provisioner for an
+// outcome of every request ("Failed"; "" none), and retries none.
+func outcomeQueue(prefix string, config bool, outcome, check string) string {
 	prc := ""
 	if config {
+		params := ""
+		if outcome != "" {
+			params = fmt.Sprintf("  parameters         = { SimulatedOutcome = %q }\n  retry_limit        = 0\n", outcome)
+		}
 		prc = fmt.Sprintf(`
 resource "training_provisioning_request_config" "capacity" {
   name               = "%[1]s-capacity"
   provisioning_class = "check-capacity.autoscaling.x-k8s.io"
   managed_resources  = ["nvidia.com/gpu"]
-}
-`, prefix)
+%[2]s}
+`, prefix, params)
 	}
 	return providerConfig() + prc + fmt.Sprintf(`
 resource "training_resource_flavor" "gpu" {
@@ -119,6 +134,92 @@ func plannedAction(t *testing.T, planJSON, address string) string {
 		}
 		if json.Unmarshal([]byte(line), &change) == nil && change.Type == "planned_change" && change.Change.Resource.Addr == address {
 			return change.Change.Action
+		}
+	}
+	return ""
+}
+
+// checkState is the state Kueue gives a Workload's admission check ("Pending", "Ready", "Retry",
+// "Rejected"), "" for none yet.
+func checkState(wl *unstructured.Unstructured, check string) string {
+	checks, _, _ := unstructured.NestedSlice(wl.Object, "status", "admissionChecks")
+	for _, c := range checks {
+		if m, ok := c.(map[string]any); ok && m["name"] == check {
+			state, _ := m["state"].(string)
+			return state
+		}
+	}
+	return ""
+}
+
+// On the local cluster, whose provisioner answers Kueue's ProvisioningRequests as a cloud's
+// autoscaler would: a job queued where the admission check asks for capacity is admitted once its
+// request is provisioned (the apply's wait for admission ends, the check Ready); one whose request
+// fails, with no retries, is never admitted: Kueue rejects the check and deactivates its workload.
+func TestAccKueue_provisioningCheckAdmitsOnceProvisionedAndNotWhenItFails(t *testing.T) {
+	a := newAPI(t)
+	t.Parallel()
+	nodeTaintsMu.RLock()
+	defer nodeTaintsMu.RUnlock()
+	for _, outcome := range []string{"", "Failed"} {
+		t.Run(fmt.Sprintf("outcome %q", outcome), func(t *testing.T) {
+			prefix := acctest.RandomWithPrefix("tf-acc-prov")
+			check := `provisioning_request_config = training_provisioning_request_config.capacity.name`
+			waitFor := "admitted"
+			if outcome != "" {
+				waitFor = "created"
+			}
+			w := newWorkspace(t)
+			t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
+			w.write(outcomeQueue(prefix, true, outcome, check) + queuedJob(jobs.MPI, "job", prefix+"-job", fmt.Sprintf("  wait_for = %q", waitFor)))
+			w.run("apply", "-auto-approve", "-input=false")
+			// Provisioned: the check Ready and the job admitted. Failed with no retries left: Kueue
+			// rejects the check and deactivates the workload, which waits, never admitted.
+			want, done := "check Ready, admitted", func(wl *unstructured.Unstructured) bool {
+				return checkState(wl, prefix+"-capacity") == "Ready" && conditionTrue(wl, "Admitted")
+			}
+			if outcome != "" {
+				want, done = "not admitted, evicted DeactivatedDueToAdmissionCheck", func(wl *unstructured.Unstructured) bool {
+					return !conditionTrue(wl, "Admitted") && conditionTrue(wl, "Evicted") && conditionReason(wl, "Evicted") == "DeactivatedDueToAdmissionCheck"
+				}
+			}
+			var state string
+			for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+				wl := a.workloadOf(jobs.MPI, prefix+"-job")
+				if wl == nil {
+					continue
+				}
+				if done(wl) {
+					return
+				}
+				state = fmt.Sprintf("check %s, admitted %v, evicted %q", checkState(wl, prefix+"-capacity"), conditionTrue(wl, "Admitted"), conditionReason(wl, "Evicted"))
+			}
+			var said []string
+			if wl := a.workloadOf(jobs.MPI, prefix+"-job"); wl != nil {
+				status, _ := json.Marshal(wl.Object["status"])
+				said = append(said, "Workload status: "+string(status))
+			}
+			if prs, err := a.dyn.Resource(provisioningRequestGVR).Namespace("default").List(context.Background(), metav1.ListOptions{}); err == nil {
+				for _, pr := range prs.Items {
+					body, _ := json.Marshal(map[string]any{"spec": pr.Object["spec"], "status": pr.Object["status"]})
+					said = append(said, "ProvisioningRequest "+pr.GetName()+": "+string(body))
+				}
+			}
+			t.Errorf("the job's workload: %s; want %s\n%s", state, want, strings.Join(said, "\n"))
+		})
+	}
+}
+
+// provisioningRequestGVR is the API of the ProvisioningRequests Kueue makes.
+var provisioningRequestGVR = schema.GroupVersionResource{Group: "autoscaling.x-k8s.io", Version: "v1", Resource: "provisioningrequests"}
+
+// conditionReason is the reason of obj's condition of that type, "" for none.
+func conditionReason(obj *unstructured.Unstructured, kind string) string {
+	conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+	for _, c := range conditions {
+		if m, ok := c.(map[string]any); ok && m["type"] == kind {
+			reason, _ := m["reason"].(string)
+			return reason
 		}
 	}
 	return ""
