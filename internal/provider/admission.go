@@ -138,6 +138,9 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 		unknown = append(unknown, fmt.Sprintf("whether ClusterQueue %s takes jobs from namespace %s (%s)", queue, obj.GetNamespace(),
 			cmp.Or(fmt.Sprint(err), "it does not exist yet")))
 	}
+	if u := defaultClassUnknown(state, declared, obj); u != "" {
+		unknown = append(unknown, u)
+	}
 	limitRanges, err := client.SharedLimitRanges(ctx, obj.GetNamespace())
 	if err != nil {
 		unknown = append(unknown, "the defaults of the namespace's LimitRanges ("+err.Error()+")")
@@ -231,6 +234,33 @@ func caveats(p admissionPrediction) string {
 			p.queue + ", which it creates in parallel: Kueue takes jobs of equal priority in the order their Workloads were made."
 	}
 	return s
+}
+
+// defaultWorkloadPriorityClass is the WorkloadPriorityClass Kueue v0.18 and later give a job that
+// names none, where their feature gate WorkloadPriorityClassDefaulting is on
+// (pkg/controller/jobframework/defaults.go, ApplyDefaultWorkloadPriorityClass).
+const defaultWorkloadPriorityClass = "default"
+
+// defaultClassUnknown says, for a job that names no WorkloadPriorityClass where the cluster (or
+// the plan) has one named "default", that Kueue gives the job that class's value only where its
+// feature gate is on (alpha, off by default in v0.19), which is Kueue's command line and cannot
+// be read: the prediction takes the job's own priority. "" otherwise.
+func defaultClassUnknown(state *kube.QueueState, declared *kueue.Declared, obj *unstructured.Unstructured) string {
+	if obj.GetLabels()[jobs.PriorityClassLabel] != "" || state.Release == kueue.V017 {
+		return ""
+	}
+	value, ok := state.WorkloadPriorityClasses[defaultWorkloadPriorityClass]
+	if declared != nil {
+		if v, declaredToo := declared.PriorityOf(defaultWorkloadPriorityClass); declaredToo {
+			value, ok = v, true
+		}
+	}
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("whether Kueue gives the job the WorkloadPriorityClass %q (value %d), as it does to a job that names none where its "+
+		"feature gate WorkloadPriorityClassDefaulting is on (off by default), a flag of Kueue's command line; it takes the job's own "+
+		"priority. Set workload_priority_class to be sure", defaultWorkloadPriorityClass, value)
 }
 
 // jobPriority is the priority Kueue v0.19.2 gives a job's Workload: its WorkloadPriorityClass (by

@@ -899,3 +899,37 @@ func TestAProvisioningCheckIsInThePrediction(t *testing.T) {
 		t.Errorf("missing config: %q / %q", summary, detail)
 	}
 }
+
+// A job that names no WorkloadPriorityClass, on a cluster (or in a plan) with one named
+// "default", is told that Kueue may give it that class (behind a feature gate the provider cannot
+// read); one that names a class, a cluster without "default", and Kueue v0.17 (which has no
+// defaulting) are not.
+func TestTheDefaultWorkloadPriorityClassIsSaidToBeUnknown(t *testing.T) {
+	obj := func(class string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{Object: map[string]any{}}
+		if class != "" {
+			o.SetLabels(map[string]string{jobs.PriorityClassLabel: class})
+		}
+		return o
+	}
+	with := &kube.QueueState{WorkloadPriorityClasses: map[string]int32{"default": 50}}
+	without := &kube.QueueState{WorkloadPriorityClasses: map[string]int32{}}
+	declared := kueue.NewDeclared()
+	declared.PriorityClass(kueue.WorkloadPriorityClassSpec{Name: "default", Value: 70})
+	if u := defaultClassUnknown(with, nil, obj("")); !strings.Contains(u, `"default" (value 50)`) || !strings.Contains(u, "WorkloadPriorityClassDefaulting") {
+		t.Errorf("a job without a class, with \"default\" in the cluster: %q", u)
+	}
+	if u := defaultClassUnknown(without, declared, obj("")); !strings.Contains(u, "(value 70)") {
+		t.Errorf("a job without a class, with \"default\" in the plan: %q", u)
+	}
+	if u := defaultClassUnknown(with, nil, obj("urgent")); u != "" {
+		t.Errorf("a job naming a class: %q", u)
+	}
+	if u := defaultClassUnknown(without, nil, obj("")); u != "" {
+		t.Errorf("a cluster without \"default\": %q", u)
+	}
+	v017 := &kube.QueueState{WorkloadPriorityClasses: map[string]int32{"default": 50}, Release: kueue.V017}
+	if u := defaultClassUnknown(v017, nil, obj("")); u != "" {
+		t.Errorf("Kueue v0.17: %q", u)
+	}
+}
