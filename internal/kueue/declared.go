@@ -55,16 +55,7 @@ func (d *Declared) Cohort(c CohortSpec) {
 func (d *Declared) OverlayCohorts(cohorts []CohortSpec) []CohortSpec {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out []CohortSpec
-	for _, c := range cohorts {
-		if _, declared := d.cohorts[c.Name]; !declared {
-			out = append(out, c)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(d.cohorts)) {
-		out = append(out, d.cohorts[name])
-	}
-	return out
+	return overlay(cohorts, d.cohorts, func(c CohortSpec) string { return c.Name })
 }
 
 // Flavor records a flavor the plan declares.
@@ -117,24 +108,8 @@ func (d *Declared) Queue(localQueue string) (q ClusterQueueSpec, flavors []Flavo
 func (d *Declared) Overlay(flavors []FlavorSpec, queues []ClusterQueueSpec, localQueues map[string]string) ([]FlavorSpec, []ClusterQueueSpec, map[string]string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var fs []FlavorSpec
-	for _, f := range flavors {
-		if _, declared := d.flavors[f.Name]; !declared {
-			fs = append(fs, f)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(d.flavors)) {
-		fs = append(fs, d.flavors[name])
-	}
-	var qs []ClusterQueueSpec
-	for _, q := range queues {
-		if _, declared := d.queues[q.Name]; !declared {
-			qs = append(qs, q)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(d.queues)) {
-		qs = append(qs, d.queues[name])
-	}
+	fs := overlay(flavors, d.flavors, func(f FlavorSpec) string { return f.Name })
+	qs := overlay(queues, d.queues, func(q ClusterQueueSpec) string { return q.Name })
 	lqs := maps.Clone(localQueues)
 	if lqs == nil {
 		lqs = map[string]string{}
@@ -255,4 +230,19 @@ func (d *Declared) CheckCohort(c CohortSpec, inCluster []CohortSpec) []Finding {
 			"nothing to any ClusterQueue below a loop until it is broken, and says so on no condition: every job queued there waits. "+
 			"Give one of them another parent, or none.", c.Parent, loop),
 	}}
+}
+
+// overlay is the cluster's objects with each declared one in place of the cluster's of its name:
+// those the plan does not declare, then the declared ones in the order of their names.
+func overlay[T any](cluster []T, declared map[string]T, name func(T) string) []T {
+	var out []T
+	for _, o := range cluster {
+		if _, ok := declared[name(o)]; !ok {
+			out = append(out, o)
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(declared)) {
+		out = append(out, declared[n])
+	}
+	return out
 }
