@@ -249,18 +249,25 @@ func defaultClassUnknown(state *kube.QueueState, declared *kueue.Declared, obj *
 	if obj.GetLabels()[jobs.PriorityClassLabel] != "" || state.Release == kueue.V017 {
 		return ""
 	}
-	value, ok := state.WorkloadPriorityClasses[defaultWorkloadPriorityClass]
-	if declared != nil {
-		if v, declaredToo := declared.PriorityOf(defaultWorkloadPriorityClass); declaredToo {
-			value, ok = v, true
-		}
-	}
+	value, ok := workloadPriorityOf(state, declared, defaultWorkloadPriorityClass)
 	if !ok {
 		return ""
 	}
 	return fmt.Sprintf("whether Kueue gives the job the WorkloadPriorityClass %q (value %d), as it does to a job that names none where its "+
 		"feature gate WorkloadPriorityClassDefaulting is on (off by default), a flag of Kueue's command line; it takes the job's own "+
 		"priority. Set workload_priority_class to be sure", defaultWorkloadPriorityClass, value)
+}
+
+// workloadPriorityOf is the value of the WorkloadPriorityClass name as the plan leaves it: as the
+// plan declares it, else as the cluster has it; ok is false where neither has it.
+func workloadPriorityOf(state *kube.QueueState, declared *kueue.Declared, name string) (value int32, ok bool) {
+	if declared != nil {
+		if value, ok = declared.PriorityOf(name); ok {
+			return value, true
+		}
+	}
+	value, ok = state.WorkloadPriorityClasses[name]
+	return value, ok
 }
 
 // jobPriority is the priority Kueue v0.19.2 gives a job's Workload: its WorkloadPriorityClass (by
@@ -270,12 +277,7 @@ func defaultClassUnknown(state *kube.QueueState, declared *kueue.Declared, obj *
 // class named does not exist.
 func jobPriority(state *kube.QueueState, declared *kueue.Declared, kind *jobs.Kind, obj *unstructured.Unstructured, roles []jobs.RolePods) (priority int32, noWorkload string) {
 	if name := obj.GetLabels()[jobs.PriorityClassLabel]; name != "" {
-		if declared != nil {
-			if v, ok := declared.PriorityOf(name); ok {
-				return v, ""
-			}
-		}
-		v, ok := state.WorkloadPriorityClasses[name]
+		v, ok := workloadPriorityOf(state, declared, name)
 		if !ok {
 			return 0, "its WorkloadPriorityClass " + name + " (workload_priority_class) does not exist"
 		}
