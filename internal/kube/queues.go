@@ -71,9 +71,7 @@ func (s *QueueState) Plan(wl *kueue.Workload) []*kueue.Workload {
 
 // The APIs the admission prediction reads beside Kueue's quota objects.
 var (
-	cohortGVR                = kueue.CohortGVR
-	workloadPriorityClassGVR = schema.GroupVersionResource{Group: kueue.Group, Version: kueue.Version, Resource: "workloadpriorityclasses"}
-	priorityClassGVR         = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
+	priorityClassGVR = schema.GroupVersionResource{Group: "scheduling.k8s.io", Version: "v1", Resource: "priorityclasses"}
 )
 
 // SharedQueues reads Kueue's queue objects once for the whole provider process: the flavors,
@@ -127,7 +125,7 @@ func (c *Client) readQueues(ctx context.Context) (*QueueState, error) {
 		s.Queues = append(s.Queues, q)
 		s.Fungibility[q.Name] = kueue.ReadFungibility(&queues[i])
 	}
-	cohorts, err := c.List(ctx, cohortGVR, "", "")
+	cohorts, err := c.List(ctx, kueue.CohortGVR, "", "")
 	if err != nil && !apierrors.IsNotFound(err) { // a Kueue without Cohort objects has implicit cohorts alone
 		return nil, err
 	}
@@ -198,7 +196,7 @@ func (c *Client) readWorkloads(ctx context.Context, queues *QueueState) (*QueueS
 			s.DefaultPriority, defaulted = int32(value), true
 		}
 	}
-	wpcs, err := c.List(ctx, workloadPriorityClassGVR, "", "")
+	wpcs, err := c.List(ctx, kueue.WorkloadPriorityClassGVR, "", "")
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}

@@ -48,7 +48,7 @@ func (r *objectResource[M, PM]) declare(ctx context.Context, obj *unstructured.U
 	case "Cohort":
 		c := kueue.ReadCohort(obj)
 		r.declared.Cohort(c)
-		findings = r.declared.CheckCohort(c, r.clusterCohorts(ctx))
+		findings = r.declared.CheckCohort(c, r.clusterNames(ctx).cohorts)
 	case "WorkloadPriorityClass":
 		if c, err := kueue.ReadWorkloadPriorityClass(obj); err == nil {
 			r.declared.PriorityClass(c)
@@ -64,9 +64,12 @@ func (r *objectResource[M, PM]) declare(ctx context.Context, obj *unstructured.U
 	}
 }
 
-// clusterQueueNames are the flavors and ClusterQueues the cluster has, by name; both nil when
-// Kueue's objects cannot be read.
-type clusterQueueNames struct{ flavors, queues map[string]bool }
+// clusterQueueNames are the flavors and ClusterQueues the cluster has, by name, and its Cohorts;
+// all nil when Kueue's objects cannot be read.
+type clusterQueueNames struct {
+	flavors, queues map[string]bool
+	cohorts         []kueue.CohortSpec
+}
 
 func (r *objectResource[M, PM]) clusterNames(ctx context.Context) clusterQueueNames {
 	if r.client == nil {
@@ -77,7 +80,8 @@ func (r *objectResource[M, PM]) clusterNames(ctx context.Context) clusterQueueNa
 		tflog.Debug(ctx, "queue checks against the cluster skipped: Kueue's objects cannot be read", map[string]any{"error": err.Error()})
 		return clusterQueueNames{}
 	}
-	names := clusterQueueNames{flavors: map[string]bool{}, queues: map[string]bool{}}
+	// cohorts is not nil when read, even where the cluster has none.
+	names := clusterQueueNames{flavors: map[string]bool{}, queues: map[string]bool{}, cohorts: append([]kueue.CohortSpec{}, state.Cohorts...)}
 	for _, f := range state.Flavors {
 		names.flavors[f.Name] = true
 	}
@@ -85,18 +89,6 @@ func (r *objectResource[M, PM]) clusterNames(ctx context.Context) clusterQueueNa
 		names.queues[q.Name] = true
 	}
 	return names
-}
-
-// clusterCohorts are the Cohorts the cluster has; nil when Kueue's objects cannot be read.
-func (r *objectResource[M, PM]) clusterCohorts(ctx context.Context) []kueue.CohortSpec {
-	if r.client == nil {
-		return nil
-	}
-	state, err := r.client.SharedQueues(ctx)
-	if err != nil {
-		return nil
-	}
-	return append([]kueue.CohortSpec{}, state.Cohorts...)
 }
 
 // checkDeclaredQueue refuses at plan a job that the queue its configuration declares could never
