@@ -345,11 +345,19 @@ func (s *Snapshot) fitsQuota(q *queueState, wl *Workload, fr FlavorResource, ass
 		return modeFit, borrow, nil
 	}
 	why := []string{fmt.Sprintf("insufficient unused quota for %s in flavor %s, %s more needed", fr.Resource, fr.Flavor, FormatAmount(fr.Resource, val-available))}
-	if q.node.quotas[fr].nominal >= val || mayReclaim || q.preemption.BorrowWithinCohort != "" && q.preemption.BorrowWithinCohort != "Never" {
+	if q.node.quotas[fr].nominal >= val || mayReclaim || s.mayPreemptWhileBorrowing(q) {
 		possibility, borrowAfter := s.simulatePreemption(q, wl, fr, val)
 		return possibility, borrowAfter, why
 	}
 	return modeNoFit, borrow, why
+}
+
+// mayPreemptWhileBorrowing says whether the queue may preempt while it borrows
+// (canPreemptWhileBorrowing): by its borrowWithinCohort policy, or under fair sharing by its
+// reclaimWithinCohort.
+func (s *Snapshot) mayPreemptWhileBorrowing(q *queueState) bool {
+	return q.preemption.BorrowWithinCohort != "" && q.preemption.BorrowWithinCohort != Never ||
+		s.fair != nil && q.preemption.ReclaimWithinCohort != Never
 }
 
 func sortedKeys[V any](m map[string]V) []string {

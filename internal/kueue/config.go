@@ -28,9 +28,14 @@ type Config struct {
 	// IgnoreUndeclared: a resource no ClusterQueue declares is not checked against quota
 	// (resources.quotaCheckStrategy: IgnoreUndeclared, behind a feature gate).
 	IgnoreUndeclared bool
-	// What the prediction does not model, when enabled: fair sharing (fairSharing.enable, or the
-	// fairSharing block of v1beta2) and admission fair sharing.
-	FairSharing, AdmissionFairSharing bool
+	// FairSharing: Kueue shares borrowed quota fairly (fairSharing.enable, or the fairSharing
+	// block of v1beta2), preempting by FairSharingStrategies (fairSharing.preemptionStrategies;
+	// none: Kueue's two, LessThanOrEqualToFinalShare then LessThanInitialShare).
+	FairSharing           bool
+	FairSharingStrategies []string
+	// AdmissionFairSharing orders a queue's workloads by their LocalQueues' usage, which the
+	// prediction does not model.
+	AdmissionFairSharing bool
 	// PodsReady is waitForPodsReady as the configuration writes it; nil where it says nothing,
 	// which Kueue reads by its release (PodsReadyOn).
 	PodsReady *PodsReady
@@ -106,7 +111,8 @@ type configFile struct {
 		} `json:"transformations"`
 	} `json:"resources"`
 	FairSharing *struct {
-		Enable *bool `json:"enable"`
+		Enable               *bool    `json:"enable"`
+		PreemptionStrategies []string `json:"preemptionStrategies"`
 	} `json:"fairSharing"`
 	AdmissionFairSharing *struct{} `json:"admissionFairSharing"`
 	WaitForPodsReady     *struct {
@@ -145,6 +151,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	// v1beta2 enables fair sharing and waitForPodsReady by their blocks' presence; v1beta1 by
 	// their enable fields.
 	c.FairSharing = f.FairSharing != nil && (f.FairSharing.Enable == nil || *f.FairSharing.Enable)
+	if c.FairSharing {
+		c.FairSharingStrategies = f.FairSharing.PreemptionStrategies
+	}
 	c.AdmissionFairSharing = f.AdmissionFairSharing != nil
 	c.v1beta1 = strings.HasSuffix(f.APIVersion, "/v1beta1")
 	if w := f.WaitForPodsReady; w != nil {
@@ -180,9 +189,6 @@ func (c *Config) Excludes(name string) bool {
 // words, as Kueue of release r runs them; none when they are off.
 func (c *Config) Unmodeled(r Release) []string {
 	var out []string
-	if c.FairSharing {
-		out = append(out, "fair sharing, which decides who borrows and who is preempted by the queues' shares")
-	}
 	if c.AdmissionFairSharing {
 		out = append(out, "admission fair sharing, which orders a queue's workloads by their LocalQueues' usage")
 	}

@@ -1,6 +1,8 @@
 package kueue
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +13,8 @@ import (
 
 // Kueue's configuration, as an installation keeps it: which integrations run, and what of a pod's
 // requests is counted, as Kueue v0.19.2 counts it (excluded prefixes dropped first, then each
-// transformation's outputs added, its input kept or replaced); what the prediction does not model
-// is named.
+// transformation's outputs added, its input kept or replaced); fair sharing with its preemption
+// strategies; what the prediction does not model is named.
 func TestKueueConfigSaysWhatKueueManagesAndCounts(t *testing.T) {
 	c, err := ParseConfig([]byte(`apiVersion: config.kueue.x-k8s.io/v1beta2
 kind: Configuration
@@ -30,7 +32,10 @@ resources:
   - input: amd.com/gpu
     outputs:
       accelerators: "2"
-fairSharing: {}
+fairSharing:
+  preemptionStrategies: [LessThanInitialShare]
+admissionFairSharing:
+  usageHalfLifeTime: 168h
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +53,11 @@ fairSharing: {}
 	if diff := cmp.Diff(want, have); diff != "" {
 		t.Errorf("Counted (-want +got):\n%s", diff)
 	}
-	if u := c.Unmodeled(V017); len(u) != 1 {
-		t.Errorf("Unmodeled on Kueue v0.17: %v, want fair sharing alone", u)
+	if !c.FairSharing || !slices.Equal(c.FairSharingStrategies, []string{"LessThanInitialShare"}) {
+		t.Errorf("fair sharing %v by %q, want on by LessThanInitialShare", c.FairSharing, c.FairSharingStrategies)
+	}
+	if u := c.Unmodeled(V017); len(u) != 1 || !strings.HasPrefix(u[0], "admission fair sharing") {
+		t.Errorf("Unmodeled on Kueue v0.17: %v, want admission fair sharing alone (fair sharing is modelled)", u)
 	}
 	bare, err := ParseConfig([]byte("apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"))
 	if err != nil {

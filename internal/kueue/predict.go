@@ -2,6 +2,7 @@ package kueue
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 )
@@ -23,8 +24,8 @@ type Prediction struct {
 
 // Predict is what Kueue would do with each pending workload, taken as its scheduler takes them:
 // in cycles, each the head of every ClusterQueue (by priority, then age), the heads nominated
-// against the same quota and admitted in Kueue's order (the least borrowing first, then by
-// priority and age), each admitted one counting against the rest. A workload that does not fit
+// against the same quota and admitted in Kueue's order (cycleOrder), each admitted one counting
+// against the rest. A workload that does not fit
 // leaves its queue's head to the next (BestEffortFIFO) or holds it (StrictFIFO). The snapshot is
 // left as it was.
 func (s *Snapshot) Predict(pending []*Workload) []Prediction {
@@ -74,13 +75,9 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 				entries = append(entries, entry{list[0], s.assign(s.queues[name], list[0])})
 			}
 		}
-		slices.SortStableFunc(entries, func(a, b entry) int {
-			if a.a.Borrowing != b.a.Borrowing {
-				return a.a.Borrowing - b.a.Borrowing
-			}
-			return queueOrder(a.wl, b.wl)
-		})
-		for _, e := range entries {
+		order := s.cycleOrder(len(entries), func(i int) (*Workload, Assignment) { return entries[i].wl, entries[i].a })
+		for e := range order {
+			e := entries[e]
 			q, p := s.queues[e.wl.Queue], &out[index[e.wl]]
 			done := func() {
 				byQueue[e.wl.Queue] = byQueue[e.wl.Queue][1:]
@@ -130,6 +127,42 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 		}
 	}
 	return out
+}
+
+// cycleOrder yields the indices of a cycle's n heads (head: the workload and its assignment) in
+// the order Kueue takes them. Classically (classicalIterator): the least borrowing first, then by
+// priority and age. Under fair sharing (fairSharingIterator), each next by the tournament of
+// shares as the heads taken before left them (fairNext).
+func (s *Snapshot) cycleOrder(n int, head func(int) (*Workload, Assignment)) iter.Seq[int] {
+	if s.fair == nil {
+		order := make([]int, n)
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(i, j int) int {
+			wi, ai := head(i)
+			wj, aj := head(j)
+			if ai.Borrowing != aj.Borrowing {
+				return ai.Borrowing - aj.Borrowing
+			}
+			return queueOrder(wi, wj)
+		})
+		return slices.Values(order)
+	}
+	return func(yield func(int) bool) {
+		heads, index := map[string]fairEntry{}, map[string]int{}
+		for i := range n {
+			wl, a := head(i)
+			heads[wl.Queue], index[wl.Queue] = fairEntry{wl: wl, usage: a.Usage}, i
+		}
+		for len(heads) > 0 {
+			next := s.fairNext(heads)
+			delete(heads, next)
+			if !yield(index[next]) {
+				return
+			}
+		}
+	}
 }
 
 // queueOrder is a ClusterQueue's order of pending workloads: higher priority, then older, first.

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Kueue v0.19.2's classical preemption (pkg/scheduler/preemption, without fair sharing, which a
-// Configuration must turn on): the workloads to evict so that a workload fits, found among its own
+// Kueue v0.19.2's classical preemption (pkg/scheduler/preemption, where its Configuration leaves
+// fair sharing off; fairshare.go is the other): the workloads to evict so that a workload fits, found among its own
 // queue's (by withinClusterQueue) and those of queues in its cohort tree that use more than their
 // nominal quota (by reclaimWithinCohort and borrowWithinCohort), in Kueue's order of candidates,
 // the fewest that make it fit.
@@ -40,6 +40,7 @@ const (
 	variantHierarchicalReclaim
 	variantReclaimWithoutBorrowing
 	variantReclaimWhileBorrowing
+	variantFairSharing
 )
 
 func (v variant) reason() string {
@@ -48,6 +49,8 @@ func (v variant) reason() string {
 		return InClusterQueue
 	case variantReclaimWhileBorrowing:
 		return InCohortReclaimWhileBorrowing
+	case variantFairSharing:
+		return InCohortFairSharing
 	}
 	return InCohortReclamation
 }
@@ -138,6 +141,9 @@ func candidateOrder(queue string, now time.Time) func(a, b *candidate) int {
 // q) fits, frs being the flavor-resources that need it; none when no set of candidates makes it
 // fit (classicalPreemptions).
 func (s *Snapshot) preemptionTargets(q *queueState, wl *Workload, frs map[FlavorResource]bool, usage map[FlavorResource]int64) []Target {
+	if s.fair != nil {
+		return s.fairPreemptionTargets(q, wl, frs, usage)
+	}
 	var same, hierarchy, priority []*candidate
 	classify := func(c *Workload, advantage bool) variant {
 		if !usesAny(c, frs) {

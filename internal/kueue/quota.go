@@ -49,10 +49,13 @@ type quotaNode struct {
 	quotas   map[FlavorResource]nodeQuota
 	subtree  map[FlavorResource]int64
 	usage    map[FlavorResource]int64
+	// weight is its fair-sharing weight (1 unless set).
+	weight float64
 }
 
 func newNode(name string) *quotaNode {
-	return &quotaNode{name: name, quotas: map[FlavorResource]nodeQuota{}, subtree: map[FlavorResource]int64{}, usage: map[FlavorResource]int64{}}
+	return &quotaNode{name: name, quotas: map[FlavorResource]nodeQuota{}, subtree: map[FlavorResource]int64{}, usage: map[FlavorResource]int64{},
+		weight: 1}
 }
 
 // localQuota is what a node keeps of its subtree's quota for itself: all but its lending limit.

@@ -22,6 +22,8 @@ type Snapshot struct {
 	nodes []corev1.Node
 	// release is the Kueue release whose rules it follows (SetRelease).
 	release Release
+	// fair is Kueue's fair sharing, nil when its configuration leaves it off (SetFairSharing).
+	fair *fairSharing
 }
 
 // queueState is a ClusterQueue in a snapshot.
@@ -120,6 +122,10 @@ func NewSnapshot(now time.Time, flavors []FlavorSpec, queues []ClusterQueueSpec,
 		if err := setQuotas(n, c.ResourceGroups); err != nil {
 			return nil, fmt.Errorf("cohort %s: %w", c.Name, err)
 		}
+		var err error
+		if n.weight, err = parseWeight(c.FairSharingWeight); err != nil {
+			return nil, fmt.Errorf("cohort %s: %w", c.Name, err)
+		}
 		if c.Parent != "" {
 			p := cohort(c.Parent)
 			n.parent, p.children = p, append(p.children, n)
@@ -141,6 +147,10 @@ func NewSnapshot(now time.Time, flavors []FlavorSpec, queues []ClusterQueueSpec,
 			q.groups = append(q.groups, gr)
 		}
 		if err := setQuotas(q.node, spec.ResourceGroups); err != nil {
+			return nil, fmt.Errorf("ClusterQueue %s: %w", spec.Name, err)
+		}
+		var err error
+		if q.node.weight, err = parseWeight(spec.FairSharingWeight); err != nil {
 			return nil, fmt.Errorf("ClusterQueue %s: %w", spec.Name, err)
 		}
 		if spec.Cohort != "" {

@@ -179,6 +179,9 @@ func predictIn(ctx context.Context, client *kube.Client, declared *kueue.Declare
 		return out, err.Error(), nil //nolint:nilerr // queues Kueue cannot build a snapshot of give no prediction: why says so
 	}
 	snapshot.SetRelease(state.Release)
+	if cfg != nil && cfg.FairSharing {
+		snapshot.SetFairSharing(cfg.FairSharingStrategies)
+	}
 	if state.ReleaseUnknown != "" {
 		unknown = append(unknown, "which Kueue release the cluster runs, whose rules differ before v0.18 (its ClusterQueue schema: "+
 			state.ReleaseUnknown+"); it follows v0.18's and later")
@@ -356,6 +359,8 @@ func preemptionWhy(reason string) string {
 		return "a lower priority in the same ClusterQueue"
 	case kueue.InCohortReclaimWhileBorrowing:
 		return "reclaimed within the cohort while this queue borrows"
+	case kueue.InCohortFairSharing:
+		return "fair sharing: its queue's share of the borrowed quota is above what this queue's would be"
 	}
 	return "reclaimed within the cohort (its queue borrows this queue's quota)"
 }

@@ -246,7 +246,8 @@ func fairSharingWeightAttribute(what string) schema.StringAttribute {
 	return schema.StringAttribute{Optional: true, Validators: []validator.String{quotaRule},
 		MarkdownDescription: "Its weight under Kueue's fair sharing (`spec.fairSharing.weight`), a quantity such as `2` or `500m`: where " +
 			"Kueue's configuration enables fair sharing, borrowed quota is shared between the " + what + " and its siblings in proportion " +
-			"to their weights, and the one using most per weight is preempted first. `0` gives it an infinite share (it borrows only what " +
+			"to their weights: the job whose queue would borrow least per weight is admitted first, and a borrowing queue may preempt " +
+			"jobs of one that borrows more (the plan's admission prediction follows this where Kueue's configuration enables it). `0` gives it an infinite share (it borrows only what " +
 			"no one else wants); a weight above 0 must be more than `1n`. Unset: Kueue's 1. Without fair sharing enabled, Kueue ignores it. " +
 			"Changed in place."}
 }
