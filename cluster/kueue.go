@@ -44,6 +44,9 @@ type KueueSettings struct {
 	// ExcludeResourcePrefixes are Kueue's resources.excludeResourcePrefixes: resources whose names
 	// start so are left out of every Workload and quota.
 	ExcludeResourcePrefixes []string
+	// FairSharing turns on Kueue's fair sharing (its configuration's fairSharing block, with
+	// Kueue's default preemption strategies).
+	FairSharing bool
 }
 
 // KueueConfigMap is the ConfigMap, in KueueNamespace, that holds Kueue's configuration under
@@ -66,8 +69,8 @@ func (s *starter) kueueFrameworks() []string {
 	return all
 }
 
-// kueueOwn is Kueue's own part of its configuration: its namespace, its integrations and what
-// it leaves out of quota.
+// kueueOwn is Kueue's own part of its configuration: its namespace, its integrations, what it
+// leaves out of quota and whether it shares fairly.
 func (s *starter) kueueOwn() string {
 	var frameworks []string
 	for _, name := range s.kueueFrameworks() {
@@ -80,6 +83,9 @@ func (s *starter) kueueOwn() string {
 			prefixes = append(prefixes, strconv.Quote(p))
 		}
 		own += fmt.Sprintf("resources:\n  excludeResourcePrefixes: [%s]\n", strings.Join(prefixes, ", "))
+	}
+	if k := s.opts.Kueue; k != nil && k.FairSharing {
+		own += "fairSharing:\n  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]\n"
 	}
 	return own
 }

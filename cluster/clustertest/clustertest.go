@@ -45,10 +45,11 @@ func Worker() (string, error) {
 
 // OtherKueue is the settings of the cluster KueueOtherwise starts: the integrations of Kueue's
 // default configuration since v0.19 (the Kubeflow training-operator's left out: no PyTorchJob,
-// no TFJob) and a resource prefix left out of quota.
+// no TFJob), a resource prefix left out of quota, and fair sharing.
 var OtherKueue = cluster.KueueSettings{
 	Frameworks:              []string{"kubeflow.org/mpijob", "trainer.kubeflow.org/trainjob"},
 	ExcludeResourcePrefixes: []string{"example.com/"},
+	FairSharing:             true,
 }
 
 // KueueOtherwise is a local cluster of its own whose Kueue is configured as OtherKueue says,
