@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubetrain/terraform-provider-training/cluster/apiproxy"
+	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 	"github.com/kubetrain/terraform-provider-training/internal/kube"
 	"github.com/kubetrain/terraform-provider-training/internal/kueue"
@@ -37,6 +38,8 @@ type scenarioQueue struct {
 	inCohort        bool
 	cohort          string
 	within, reclaim string
+	// weight is its fair_sharing_weight, "" none.
+	weight string
 }
 
 // A cohort of an admission scenario: a training_cohort with a parent (another of the scenario's,
@@ -84,6 +87,14 @@ type admissionScenario struct {
 	// want is, for some added jobs, a pattern of what the plan must predict (and Kueue then do):
 	// the rule the scenario is about, not only that the two agree.
 	want map[string]string
+	// fairSharing runs it on the cluster whose Kueue shares fairly (clustertest.KueueOtherwise).
+	fairSharing bool
+	// gated names a cohort of the scenario whose quota is 0 while the added jobs are created,
+	// and given back once they all wait: Kueue then takes them in one scheduling cycle, as the
+	// plan predicts them, not one by one as they come.
+	gated string
+	// closed: the gated cohort is written without quota.
+	closed bool
 }
 
 // config is the scenario's flavors and queues (unless jobsOnly) and jobsToo; with jobsOnly the
@@ -142,7 +153,8 @@ resource %[8]q %[2]q {
 	return b.String()
 }
 
-// queuesConfig writes the scenario's flavors, ClusterQueues and LocalQueues.
+// queuesConfig writes the scenario's flavors, ClusterQueues and LocalQueues (its gated cohort
+// without quota while closed).
 func (sc admissionScenario) queuesConfig(b *strings.Builder, prefix string) {
 	fmt.Fprintf(b, `
 resource "training_resource_flavor" "gpu" {
@@ -168,7 +180,11 @@ resource "training_workload_priority_class" "urgent" {
 		if c.parent != "" {
 			parent = fmt.Sprintf("  parent = training_cohort.%s.name\n", c.parent)
 		}
-		if c.gpus != "" {
+		gpus := c.gpus
+		if sc.closed && c.name == sc.gated {
+			gpus = "0"
+		}
+		if gpus != "" {
 			limits := ""
 			if c.lendingLimit != "" {
 				limits += fmt.Sprintf("        lending_limit = %q\n", c.lendingLimit)
@@ -186,7 +202,7 @@ resource "training_workload_priority_class" "urgent" {
 %s      }
     }
   }
-`, c.gpus, limits)
+`, gpus, limits)
 		}
 		fmt.Fprintf(b, `
 resource "training_cohort" %[2]q {
@@ -215,6 +231,9 @@ resource "training_cohort" %[2]q {
       }
     }
 `, q.spot)
+		}
+		if q.weight != "" {
+			cohort += fmt.Sprintf("  fair_sharing_weight = %q\n", q.weight)
 		}
 		if q.within != "" || q.reclaim != "" {
 			preemption = "  preemption {\n"
@@ -315,6 +334,21 @@ var admissionScenarios = []admissionScenario{
 	{name: "the launcher's priority is the job's", queues: []scenarioQueue{{name: "a", gpus: "2", within: "LowerPriority"}},
 		holding: []scenarioJob{{name: "h", queue: "a", workers: 2, priority: "low"}},
 		added:   []scenarioJob{{name: "x", queue: "a", workers: 2, priority: "low", launcherPriority: "high"}}},
+	// Fair sharing, where Kueue's configuration turns it on: of two borrowers, the one whose
+	// queue's share would be lower goes first, though of lower priority (classically, the higher
+	// priority would); a borrowing queue preempts a queue that borrows more (classically, it could
+	// not). The winner is planned first: a job's prediction counts the jobs planned before it.
+	{name: "fair sharing chooses between two borrowers by weight", fairSharing: true, gated: "org",
+		cohorts: []scenarioCohort{{name: "org", gpus: "4"}},
+		queues:  []scenarioQueue{{name: "a", gpus: "0", cohort: "org"}, {name: "b", gpus: "0", cohort: "org", weight: "2"}},
+		added:   []scenarioJob{{name: "y", queue: "b", workers: 3}, {name: "x", queue: "a", workers: 3, priority: "high", after: "y"}},
+		want:    map[string]string{"x": "^hold$", "y": "^admit"}},
+	{name: "fair sharing preempts the greater borrower", fairSharing: true,
+		queues: []scenarioQueue{{name: "a", gpus: "1", inCohort: true, reclaim: "Any"}, {name: "b", gpus: "1", inCohort: true},
+			{name: "c", gpus: "2", inCohort: true}},
+		holding: []scenarioJob{{name: "h", queue: "b", workers: 3}},
+		added:   []scenarioJob{{name: "x", queue: "a", workers: 2}},
+		want:    map[string]string{"x": "^admit .* preempting h$"}},
 }
 
 // inCohort says whether the scenario's queue is in its cohort.
@@ -440,10 +474,12 @@ func (a *api) kueueAdmissions(t *testing.T, sc admissionScenario, prefix string,
 // what its cohort borrowed, the second of two jobs of one plan held for the quota the first
 // takes, on the second flavor when the first is used, PyTorchJobs (a master and workers) beside
 // and preempting MPIJobs, a priority given by the run policy's scheduling policy, by the
-// launcher's pods or by a WorkloadPriorityClass over the pods' PriorityClass, and cohort trees two
-// levels deep: borrowing through both levels, within a cohort's lending and borrowing limits.
+// launcher's pods or by a WorkloadPriorityClass over the pods' PriorityClass, cohort trees two
+// levels deep (borrowing through both levels, within a cohort's lending and borrowing limits),
+// and, on a Kueue that shares fairly, the borrower of lower share first (before one of higher
+// priority) and a borrower preempting one that borrows more.
 func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
-	a := newAPI(t)
+	ours := newAPI(t)
 	t.Parallel()
 	nodeTaintsMu.RLock()
 	defer nodeTaintsMu.RUnlock()
@@ -452,16 +488,31 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 	for i, sc := range admissionScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
+			a, provider := ours, providerConfig()
+			if sc.fairSharing {
+				kubeconfig, err := clustertest.KueueOtherwise()
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, provider = newAPIAt(t, kubeconfig), fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig)
+				otherKueueConfig.RLock() // the provider reads that Kueue's configuration
+				defer otherKueueConfig.RUnlock()
+			}
 			prefix := fmt.Sprintf("%s-%d", acctest.RandomWithPrefix("tf-acc-qa"), i)
 			low, high := a.priorityClass(prefix+"-low", 10), a.priorityClass(prefix+"-high", 1000)
+			config := func(jobsToo []scenarioJob, waitFor string, jobsOnly bool) string {
+				return strings.Replace(sc.config(prefix, low, high, jobsToo, waitFor, jobsOnly), providerConfig(), provider, 1)
+			}
+			shut := sc
+			shut.closed = true
 			// The queues and the jobs that hold quota before; the jobs added, in a configuration of
 			// their own that names the queues (the plan reads them from the cluster).
 			queues := newWorkspace(t)
-			queues.write(sc.config(prefix, low, high, sc.holding, "admitted", false))
+			queues.write(config(sc.holding, "admitted", false))
 			queues.run("apply", "-auto-approve", "-input=false")
 			t.Cleanup(func() { _, _ = queues.try(nil, "destroy", "-auto-approve", "-input=false") })
 			added := newWorkspace(t)
-			added.write(sc.config(prefix, low, high, sc.added, "created", true))
+			added.write(config(sc.added, "created", true))
 			t.Cleanup(func() { _, _ = added.try(nil, "destroy", "-auto-approve", "-input=false") })
 			predicted := predictedAdmissions(t, added.run("plan", "-json", "-input=false"), prefix)
 			for _, j := range sc.added {
@@ -474,7 +525,7 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 			}
 			// The same jobs added to the configuration that declares their queues are predicted
 			// alike, or (only a job predicted never) fail that plan as never admissible.
-			queues.write(sc.config(prefix, low, high, append(append([]scenarioJob(nil), sc.holding...), sc.added...), "created", false))
+			queues.write(config(append(append([]scenarioJob(nil), sc.holding...), sc.added...), "created", false))
 			out, _ := queues.try(nil, "plan", "-json", "-input=false")
 			declared := predictedAdmissions(t, out, prefix)
 			for _, j := range sc.added {
@@ -490,8 +541,17 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 					t.Errorf("%s: predicted %q with the queues read from the cluster, %q with them declared", j.name, predicted[j.name], declared[j.name])
 				}
 			}
-			queues.write(sc.config(prefix, low, high, sc.holding, "admitted", false))
-			added.run("apply", "-auto-approve", "-input=false")
+			queues.write(config(sc.holding, "admitted", false))
+			if sc.gated != "" {
+				queues.write(strings.Replace(shut.config(prefix, low, high, sc.holding, "admitted", false), providerConfig(), provider, 1))
+				queues.run("apply", "-auto-approve", "-input=false")
+				added.run("apply", "-auto-approve", "-input=false")
+				a.allWait(t, sc, prefix)
+				queues.write(config(sc.holding, "admitted", false))
+				queues.run("apply", "-auto-approve", "-input=false")
+			} else {
+				added.run("apply", "-auto-approve", "-input=false")
+			}
 			got := a.kueueAdmissions(t, sc, prefix, predicted)
 			for _, j := range sc.added {
 				want := predicted[j.name]
@@ -532,6 +592,33 @@ func gpuFlavorOf(wl *unstructured.Unstructured) string {
 		}
 	}
 	return ""
+}
+
+// allWait waits until Kueue has tried every added job of a gated scenario and holds each (its
+// Workload's QuotaReserved condition False); 90 s at most.
+func (a *api) allWait(t *testing.T, sc admissionScenario, prefix string) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(time.Second) {
+		waiting := 0
+		for _, j := range sc.added {
+			wl := a.workloadOf(j.jobKind(), prefix+"-"+j.name)
+			if wl == nil {
+				continue
+			}
+			conditions, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+			for _, c := range conditions {
+				if m, ok := c.(map[string]any); ok && m["type"] == "QuotaReserved" && m["status"] == "False" {
+					waiting++
+				}
+			}
+		}
+		if waiting == len(sc.added) {
+			return
+		}
+		if time.Since(start) > 90*time.Second {
+			t.Fatalf("%d of the %d added jobs wait in Kueue after 90 s with cohort %s closed; all should", waiting, len(sc.added), sc.gated)
+		}
+	}
 }
 
 // conditionTrue says whether obj's status has the condition of that type True.

@@ -4,16 +4,22 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/terraform-plugin-testing/helper/acctest"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubetrain/terraform-provider-training/cluster"
 	"github.com/kubetrain/terraform-provider-training/cluster/clustertest"
 	"github.com/kubetrain/terraform-provider-training/internal/jobs"
 )
+
+// otherKueueConfig is held to read (shared) or take away (alone) the configuration of the
+// cluster clustertest.KueueOtherwise starts.
+var otherKueueConfig sync.RWMutex
 
 // On a cluster whose Kueue is configured as Kueue v0.19's default manifests configure it (no
 // Kubeflow training-operator integrations) and that leaves a resource prefix out of quota, the
@@ -83,10 +89,24 @@ resource "training_mpi_job" "excluded" {
 		t.Errorf("Kueue did not admit the job whose excluded resource its queue does not cover: %v", wl)
 	}
 
-	// Kueue's configuration not readable: the apply finds out, and says so.
-	if err := other.kube.CoreV1().ConfigMaps(cluster.KueueNamespace).Delete(context.Background(), cluster.KueueConfigMap, metav1.DeleteOptions{}); err != nil {
+	// Kueue's configuration not readable: the apply finds out, and says so. The ConfigMap is put
+	// back after, for the tests that read this Kueue's configuration (otherKueueConfig).
+	otherKueueConfig.Lock()
+	defer otherKueueConfig.Unlock()
+	configMaps := other.kube.CoreV1().ConfigMaps(cluster.KueueNamespace)
+	saved, err := configMaps.Get(context.Background(), cluster.KueueConfigMap, metav1.GetOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	if err := configMaps.Delete(context.Background(), cluster.KueueConfigMap, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		back := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: saved.Name, Namespace: saved.Namespace}, Data: saved.Data}
+		if _, err := configMaps.Create(context.Background(), back, metav1.CreateOptions{}); err != nil {
+			t.Errorf("putting Kueue's configuration back: %v", err)
+		}
+	}()
 	w.write(queues + fpga + pytorch)
 	started := time.Now()
 	apply := w.start("apply", "-auto-approve", "-input=false")
