@@ -57,8 +57,9 @@ type NodeWatch struct {
 }
 
 // WatchNodes starts watching the nodes of the cluster kubeconfig names; each problem is also
-// written to out as it is seen. Nodes already unhealthy when the watch starts are written to out
-// but not recorded: the watch is for what goes wrong while it runs.
+// written to out as it is seen. Nodes unhealthy when first seen (when the watch starts, or a node
+// added since, such as the provisioner's, that has yet to become Ready) are written to out but not
+// recorded: the watch is for nodes that go wrong while it runs.
 func WatchNodes(ctx context.Context, kubeconfig string, out io.Writer) (*NodeWatch, error) {
 	c, err := newClients(kubeconfig)
 	if err != nil {
@@ -102,7 +103,7 @@ func (w *NodeWatch) observe(obj any, first bool) {
 	line := fmt.Sprintf("%s node %s: %s", time.Now().UTC().Format(time.RFC3339Nano), n.Name, strings.Join(problems, "; "))
 	switch {
 	case first || !known:
-		_, _ = fmt.Fprintf(w.out, "nodewatch: unhealthy when the watch started: %s\n", line)
+		_, _ = fmt.Fprintf(w.out, "nodewatch: unhealthy when first seen (a node that has yet to become Ready is not counted): %s\n", line)
 	case was:
 		w.problems = append(w.problems, line)
 		_, _ = fmt.Fprintf(w.out, "nodewatch: NODE BECAME UNHEALTHY: %s\n", line)

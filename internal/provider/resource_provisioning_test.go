@@ -29,7 +29,8 @@ func provisionedQueue(prefix string, config bool, check string) string {
 func outcomeQueue(prefix string, config bool, outcome, check string) string {
 	prc := ""
 	if config {
-		params := ""
+		// The provisioned nodes' group, from the request's class detail, as a job's node selector.
+		params := fmt.Sprintf("  node_selector_from_class_details = { %q = %q }\n", provisionedNodeLabel, "NodeGroup")
 		if outcome != "" {
 			params = fmt.Sprintf("  parameters         = { SimulatedOutcome = %q }\n  retry_limit        = 0\n", outcome)
 		}
@@ -152,26 +153,42 @@ func checkState(wl *unstructured.Unstructured, check string) string {
 	return ""
 }
 
+// The marks of the nodes the local cluster's provisioner adds for a request (see
+// cluster/components/provisioner): their group's label, whose value the request's class detail
+// NodeGroup holds, and their taint.
+const (
+	provisionedNodeLabel = "provisioner.kubetrain.io/node-group"
+	provisionedTaint     = "provisioner.kubetrain.io/provisioned"
+)
+
 // On the local cluster, whose provisioner answers Kueue's ProvisioningRequests as a cloud's
 // autoscaler would: a job queued where the admission check asks for capacity is admitted once its
-// request is provisioned (the apply's wait for admission ends, the check Ready); one whose request
-// fails, with no retries, is never admitted: Kueue rejects the check and deactivates its workload.
+// request is provisioned (the apply's wait for admission ends, the check Ready), and its workers
+// run on the nodes added for it, which go with the job; one whose request fails, with no
+// retries, is never admitted: Kueue rejects the check and deactivates its workload.
 func TestAccKueue_provisioningCheckAdmitsOnceProvisionedAndNotWhenItFails(t *testing.T) {
 	a := newAPI(t)
 	t.Parallel()
-	nodeTaintsMu.RLock()
-	defer nodeTaintsMu.RUnlock()
 	for _, outcome := range []string{"", "Failed"} {
 		t.Run(fmt.Sprintf("outcome %q", outcome), func(t *testing.T) {
+			// Provisioned capacity adds nodes, which tests of the nodes must not see.
+			if outcome == "" {
+				nodeTaintsMu.Lock()
+				defer nodeTaintsMu.Unlock()
+			} else {
+				nodeTaintsMu.RLock()
+				defer nodeTaintsMu.RUnlock()
+			}
 			prefix := acctest.RandomWithPrefix("tf-acc-prov")
 			check := `provisioning_request_config = training_provisioning_request_config.capacity.name`
-			waitFor := "admitted"
-			if outcome != "" {
-				waitFor = "created"
+			job := queuedJob(jobs.MPI, "job", prefix+"-job", `  wait_for = "created"`)
+			if outcome == "" {
+				job = strings.Replace(queuedJob(jobs.MPI, "job", prefix+"-job", `  wait_for = "admitted"`), `tolerations  = ["node-role.kubernetes.io/control-plane"]`,
+					fmt.Sprintf(`tolerations  = ["node-role.kubernetes.io/control-plane", %q]`, provisionedTaint), 1)
 			}
 			w := newWorkspace(t)
 			t.Cleanup(func() { _, _ = w.try(nil, "destroy", "-auto-approve", "-input=false") })
-			w.write(outcomeQueue(prefix, true, outcome, check) + queuedJob(jobs.MPI, "job", prefix+"-job", fmt.Sprintf("  wait_for = %q", waitFor)))
+			w.write(outcomeQueue(prefix, true, outcome, check) + job)
 			w.run("apply", "-auto-approve", "-input=false")
 			// Provisioned: the check Ready and the job admitted. Failed with no retries left: Kueue
 			// rejects the check and deactivates the workload, which waits, never admitted.
@@ -189,10 +206,16 @@ func TestAccKueue_provisioningCheckAdmitsOnceProvisionedAndNotWhenItFails(t *tes
 				if wl == nil {
 					continue
 				}
-				if done(wl) {
-					return
+				if !done(wl) {
+					state = fmt.Sprintf("check %s, admitted %v, evicted %q", checkState(wl, prefix+"-capacity"), conditionTrue(wl, "Admitted"), conditionReason(wl, "Evicted"))
+					continue
 				}
-				state = fmt.Sprintf("check %s, admitted %v, evicted %q", checkState(wl, prefix+"-capacity"), conditionTrue(wl, "Admitted"), conditionReason(wl, "Evicted"))
+				if outcome == "" {
+					a.runsOnProvisionedNodes(t, prefix+"-job")
+					w.run("destroy", "-auto-approve", "-input=false")
+					a.provisionedNodesGone(t, prefix)
+				}
+				return
 			}
 			var said []string
 			if wl := a.workloadOf(jobs.MPI, prefix+"-job"); wl != nil {
@@ -208,6 +231,58 @@ func TestAccKueue_provisioningCheckAdmitsOnceProvisionedAndNotWhenItFails(t *tes
 			t.Errorf("the job's workload: %s; want %s\n%s", state, want, strings.Join(said, "\n"))
 		})
 	}
+}
+
+// runsOnProvisionedNodes waits until every worker of the MPI job runs on a node the provisioner
+// added (60 s at most).
+func (a *api) runsOnProvisionedNodes(t *testing.T, job string) {
+	t.Helper()
+	var placed []string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		placed = nil
+		onProvisioned := 0
+		workers := 0
+		for _, p := range a.pods("default", jobs.MPI.PodSelector(job)) {
+			if !strings.Contains(p.Name, "-worker-") {
+				continue
+			}
+			workers++
+			placed = append(placed, p.Name+" on "+p.Spec.NodeName)
+			if p.Spec.NodeName == "" {
+				continue
+			}
+			if n, err := a.kube.CoreV1().Nodes().Get(context.Background(), p.Spec.NodeName, metav1.GetOptions{}); err == nil && n.Labels[provisionedNodeLabel] != "" {
+				onProvisioned++
+			}
+		}
+		if workers == 2 && onProvisioned == workers {
+			return
+		}
+	}
+	t.Errorf("the job's workers did not all run on provisioned nodes within 60 s: %v", placed)
+}
+
+// provisionedNodesGone waits until no node the provisioner added for the test's requests is left
+// (60 s at most): Kueue deletes a request with its workload, and the provisioner its nodes.
+func (a *api) provisionedNodesGone(t *testing.T, prefix string) {
+	t.Helper()
+	var left []string
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		nodes, err := a.kube.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: provisionedNodeLabel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		left = nil
+		for _, n := range nodes.Items {
+			if strings.Contains(n.Annotations["provisioner.kubetrain.io/request"], prefix) {
+				left = append(left, n.Name)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+	}
+	t.Errorf("nodes provisioned for the destroyed job are left after 60 s: %v", left)
 }
 
 // provisioningRequestGVR is the API of the ProvisioningRequests Kueue makes.
