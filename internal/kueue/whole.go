@@ -83,3 +83,43 @@ func QueueProblems(flavors []string, queues []ClusterQueueSpec, cohorts ...Cohor
 	}
 	return problems
 }
+
+// AdmissionCheckProblems are what the admission checks of one configuration, taken with its
+// ClusterQueues and ProvisioningRequestConfigs, say is wrong: where checks are given (checks not
+// nil), a check a ClusterQueue names that is not among them (Kueue keeps the queue inactive while
+// it is missing: AdmissionCheckNotFound); where configs are given (configs not nil), a
+// provisioning check whose ProvisioningRequestConfig is not among them (Kueue keeps the check
+// inactive, BadParametersRef, and admits no job of the queues that name it). Either may exist on
+// the cluster outside the configuration, which is said.
+func AdmissionCheckProblems(queues []ClusterQueueSpec, checks []AdmissionCheckSpec, configs []string) []string {
+	var problems []string
+	byName := map[string]AdmissionCheckSpec{}
+	for _, c := range checks {
+		byName[c.Name] = c
+	}
+	namedBy := map[string][]string{}
+	for _, q := range queues {
+		for _, c := range q.AdmissionChecks {
+			namedBy[c] = append(namedBy[c], q.Name)
+			if _, ok := byName[c]; checks != nil && !ok {
+				problems = append(problems, fmt.Sprintf("ClusterQueue %s names AdmissionCheck %s, which is not among the %d given: unless it exists "+
+					"on the cluster, Kueue keeps the queue inactive and admits none of its jobs", q.Name, c, len(checks)))
+			}
+		}
+	}
+	if configs == nil {
+		return problems
+	}
+	for _, c := range checks {
+		if c.ProvisioningConfig == "" || slices.Contains(configs, c.ProvisioningConfig) {
+			continue
+		}
+		queues := "no ClusterQueue given names it"
+		if len(namedBy[c.Name]) > 0 {
+			queues = "it holds every job of ClusterQueue(s) " + strings.Join(namedBy[c.Name], ", ")
+		}
+		problems = append(problems, fmt.Sprintf("AdmissionCheck %s names ProvisioningRequestConfig %s, which is not among the %d given: unless it "+
+			"exists on the cluster, Kueue keeps the check inactive, and %s", c.Name, c.ProvisioningConfig, len(configs), queues))
+	}
+	return problems
+}

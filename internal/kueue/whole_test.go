@@ -30,3 +30,34 @@ func TestQueueProblemsOfTheQueuesTakenTogether(t *testing.T) {
 		t.Errorf("a limit the cohort meets: %q", got)
 	}
 }
+
+// A check a queue names that is not given, and a provisioning check whose config is not given,
+// are problems naming both ends, only where checks (or configs) are given at all: a configuration
+// that gives none may keep them elsewhere.
+func TestAdmissionCheckProblemsNameWhatIsMissing(t *testing.T) {
+	queues := []ClusterQueueSpec{{Name: "team", AdmissionChecks: []string{"dws", "gone"}}}
+	checks := []AdmissionCheckSpec{{Name: "dws", ProvisioningConfig: "capacity"}, {Name: "fleet", Config: "workers"}}
+	got := AdmissionCheckProblems(queues, checks, []string{"other"})
+	want := []string{
+		"ClusterQueue team names AdmissionCheck gone, which is not among the 2 given",
+		"AdmissionCheck dws names ProvisioningRequestConfig capacity, which is not among the 1 given: unless it exists on the cluster, " +
+			"Kueue keeps the check inactive, and it holds every job of ClusterQueue(s) team",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("problems %q, want %d", got, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d: %q, want %q", i, got[i], want[i])
+		}
+	}
+	if got := AdmissionCheckProblems(queues, checks, nil); len(got) != 1 {
+		t.Errorf("without configs given, only the missing check: %q", got)
+	}
+	if got := AdmissionCheckProblems(queues, nil, nil); len(got) != 0 {
+		t.Errorf("without checks given: %q", got)
+	}
+	if got := AdmissionCheckProblems(queues[:0], checks, []string{"capacity"}); len(got) != 0 {
+		t.Errorf("every config given: %q", got)
+	}
+}

@@ -26,46 +26,49 @@ func (f *queueProblemsFunction) Metadata(_ context.Context, _ function.MetadataR
 
 func (f *queueProblemsFunction) Definition(_ context.Context, _ function.DefinitionRequest, resp *function.DefinitionResponse) {
 	resp.Definition = function.Definition{
-		Summary: "What Kueue's flavors, ClusterQueues and cohorts of a configuration, taken together, have wrong",
-		MarkdownDescription: "Checks the `training_resource_flavor`s, `training_cluster_queue`s and (optionally) `training_cohort`s it is " +
+		Summary: "What Kueue's flavors, ClusterQueues, cohorts and admission checks of a configuration, taken together, have wrong",
+		MarkdownDescription: "Checks the `training_resource_flavor`s, `training_cluster_queue`s and (optionally) `training_cohort`s, " +
+			"`training_admission_check`s and `training_provisioning_request_config`s it is " +
 			"given together and returns each problem found, naming both ends: a flavor that none of the ClusterQueues covers (no queued " +
 			"job runs on its nodes); a ClusterQueue's or cohort's `borrowing_limit` beyond what the rest of the tree above it could ever " +
 			"lend it for that flavor and resource (the others' `nominal_quota`, or their `lending_limit` where set, at every level); and " +
-			"cohorts whose parents loop, below which Kueue admits nothing and says so on no condition. A cohort that the queues name " +
-			"but that is not given holds no quota of its own. No resource can check these alone: Terraform plans a " +
+			"cohorts whose parents loop, below which Kueue admits nothing and says so on no condition; an admission check a ClusterQueue " +
+			"names that is not given, and a provisioning check whose ProvisioningRequestConfig is not given (Kueue holds every job of " +
+			"their queues). A cohort that the queues name but that is not given holds no quota of its own. No resource can check these alone: Terraform plans a " +
 			"flavor before the queues that name it, and a cohort's queues in no fixed order. Call it in a `check` block, whose failed " +
 			"assertion is a warning in every plan (Terraform 1.8+, OpenTofu 1.7+): see the example. It reads nothing from the cluster.",
 		Parameters: []function.Parameter{
 			function.DynamicParameter{Name: "flavors", AllowUnknownValues: true, MarkdownDescription: "The `training_resource_flavor` resources (or their names), as a list or tuple: `[training_resource_flavor.a100, ...]`."},
 			function.DynamicParameter{Name: "cluster_queues", AllowUnknownValues: true, MarkdownDescription: "The `training_cluster_queue` resources, as a list or tuple."},
 		},
-		VariadicParameter: function.DynamicParameter{Name: "cohorts", AllowUnknownValues: true,
-			MarkdownDescription: "Optional: the `training_cohort` resources, as a list or tuple: `[training_cohort.research, ...]`. With them, " +
-				"the borrowing is checked through the whole tree (each cohort's own quota, `lending_limit` and `borrowing_limit`), and a loop of " +
-				"cohorts is found."},
+		VariadicParameter: function.DynamicParameter{Name: "more", AllowUnknownValues: true,
+			MarkdownDescription: "Optional, in any order, each a list or tuple of one kind: the `training_cohort` resources " +
+				"(`[training_cohort.research, ...]`), with which the borrowing is checked through the whole tree (each cohort's own quota, " +
+				"`lending_limit` and `borrowing_limit`) and a loop of cohorts is found; the `training_admission_check` resources, with which a " +
+				"check a ClusterQueue names that is not given is found; the `training_provisioning_request_config` resources, with which a " +
+				"provisioning check whose config is not given is found. What is not given may exist on the cluster outside the configuration: " +
+				"the problem says so."},
 		Return: function.ListReturn{ElementType: types.StringType},
 	}
 }
 
 func (f *queueProblemsFunction) Run(ctx context.Context, req function.RunRequest, resp *function.RunResponse) {
 	var flavorsArg, queuesArg types.Dynamic
-	var cohortsArgs types.Tuple
-	resp.Error = req.Arguments.Get(ctx, &flavorsArg, &queuesArg, &cohortsArgs)
+	var moreArgs types.Tuple
+	resp.Error = req.Arguments.Get(ctx, &flavorsArg, &queuesArg, &moreArgs)
 	if resp.Error != nil {
 		return
 	}
-	if len(cohortsArgs.Elements()) > 1 {
-		resp.Error = function.NewArgumentFuncError(3, "cohorts: give every training_cohort in one list, as the third argument")
+	more, funcErr := sortArguments(moreArgs.Elements())
+	if funcErr != nil {
+		resp.Error = funcErr
 		return
 	}
-	var cohortsArg attr.Value = types.DynamicNull()
-	if len(cohortsArgs.Elements()) == 1 {
-		cohortsArg = cohortsArgs.Elements()[0]
-		if d, ok := cohortsArg.(types.Dynamic); cohortsArg.IsUnknown() || ok && d.IsUnderlyingValueUnknown() {
-			resp.Error = resp.Result.Set(ctx, types.ListUnknown(types.StringType))
-			return
-		}
+	if more == nil {
+		resp.Error = resp.Result.Set(ctx, types.ListUnknown(types.StringType))
+		return
 	}
+	cohortsArg := more["cohort"]
 	// A resource's computed attributes are unknown until it is made; the names, quotas and
 	// cohorts this reads come from the configuration. Only an argument unknown as a whole (its
 	// list not known yet) leaves the answer unknown.
@@ -119,7 +122,42 @@ func (f *queueProblemsFunction) Run(ctx context.Context, req function.RunRequest
 		a := o.Attributes()
 		cohorts = append(cohorts, kueue.CohortSpec{Name: stringValue(a["name"]), Parent: stringValue(a["parent"]), ResourceGroups: resourceGroupsOfValue(a["resource_group"])})
 	}
+	var checks []kueue.AdmissionCheckSpec
+	if more["check"] != nil {
+		checks = []kueue.AdmissionCheckSpec{}
+	}
+	for i, v := range elements(more["check"]) {
+		if v.IsUnknown() || nameUnknown(v) {
+			unknown()
+			return
+		}
+		o, ok := v.(types.Object)
+		if !ok || o.Attributes()["provisioning_request_config"] == nil {
+			resp.Error = function.NewArgumentFuncError(2, fmt.Sprintf("admission checks: element %d is not a training_admission_check", i))
+			return
+		}
+		a := o.Attributes()
+		checks = append(checks, kueue.AdmissionCheckSpec{Name: stringValue(a["name"]), Config: stringValue(a["multikueue_config"]),
+			ProvisioningConfig: stringValue(a["provisioning_request_config"])})
+	}
+	var configs []string
+	if more["config"] != nil {
+		configs = []string{}
+	}
+	for i, v := range elements(more["config"]) {
+		if v.IsUnknown() || nameUnknown(v) {
+			unknown()
+			return
+		}
+		o, ok := v.(types.Object)
+		if !ok || o.Attributes()["provisioning_class"] == nil {
+			resp.Error = function.NewArgumentFuncError(2, fmt.Sprintf("provisioning configs: element %d is not a training_provisioning_request_config", i))
+			return
+		}
+		configs = append(configs, stringValue(o.Attributes()["name"]))
+	}
 	problems := kueue.QueueProblems(flavors, queues, cohorts...)
+	problems = append(problems, kueue.AdmissionCheckProblems(queues, checks, configs)...)
 	values := make([]attr.Value, len(problems))
 	for i, p := range problems {
 		values[i] = types.StringValue(p)
@@ -133,10 +171,59 @@ func nameUnknown(v attr.Value) bool {
 	return ok && o.Attributes()["name"] != nil && o.Attributes()["name"].IsUnknown()
 }
 
-// queueOf is the part of a training_cluster_queue's value that QueueProblems reads.
+// queueOf is the part of a training_cluster_queue's value that QueueProblems and
+// AdmissionCheckProblems read.
 func queueOf(o types.Object) kueue.ClusterQueueSpec {
 	a := o.Attributes()
-	return kueue.ClusterQueueSpec{Name: stringValue(a["name"]), Cohort: stringValue(a["cohort"]), ResourceGroups: resourceGroupsOfValue(a["resource_group"])}
+	var checks []string
+	for _, c := range elements(a["admission_checks"]) {
+		checks = append(checks, stringValue(c))
+	}
+	return kueue.ClusterQueueSpec{Name: stringValue(a["name"]), Cohort: stringValue(a["cohort"]), ResourceGroups: resourceGroupsOfValue(a["resource_group"]),
+		AdmissionChecks: checks}
+}
+
+// moreKinds are the resources the function's optional arguments give, by the attribute only
+// each has: each argument a list of one of them.
+var moreKinds = []struct{ kind, attribute, resource string }{
+	{"cohort", "parent", "training_cohort"},
+	{"check", "provisioning_request_config", "training_admission_check"},
+	{"config", "provisioning_class", "training_provisioning_request_config"},
+}
+
+// sortArguments sorts the optional arguments by what they list ("cohort", "check", "config"; an
+// empty list gives nothing); nil when one is not known yet.
+func sortArguments(args []attr.Value) (map[string]attr.Value, *function.FuncError) {
+	out := map[string]attr.Value{}
+	for i, arg := range args {
+		if d, ok := arg.(types.Dynamic); arg.IsUnknown() || ok && d.IsUnderlyingValueUnknown() {
+			return nil, nil
+		}
+		list := elements(arg)
+		if len(list) == 0 {
+			continue
+		}
+		o, _ := list[0].(types.Object)
+		kind := ""
+		for _, k := range moreKinds {
+			if o.Attributes()[k.attribute] != nil {
+				kind = k.kind
+			}
+		}
+		if kind == "" {
+			return nil, function.NewArgumentFuncError(int64(2+i), fmt.Sprintf("argument %d: a list of training_cohort, training_admission_check "+
+				"or training_provisioning_request_config resources; its first element is none of these", 3+i))
+		}
+		if out[kind] != nil {
+			for _, k := range moreKinds {
+				if k.kind == kind {
+					return nil, function.NewArgumentFuncError(int64(2+i), fmt.Sprintf("argument %d: give every %s in one list", 3+i, k.resource))
+				}
+			}
+		}
+		out[kind] = arg
+	}
+	return out, nil
 }
 
 // resourceGroupsOfValue is the resource groups of a ClusterQueue's or Cohort's value.

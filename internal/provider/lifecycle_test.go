@@ -126,7 +126,8 @@ resource "training_runtime" "torch" {
 	withProblems := func(config string) string {
 		return config + `
 output "queue_problems" {
-  value = provider::training::queue_problems([training_resource_flavor.gpu], [training_cluster_queue.team], [training_cohort.dept])
+  value = provider::training::queue_problems([training_resource_flavor.gpu], [training_cluster_queue.team], [training_cohort.dept],
+    [training_admission_check.fleet, training_admission_check.capacity], [training_provisioning_request_config.capacity])
 }
 `
 	}
