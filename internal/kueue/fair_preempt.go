@@ -52,15 +52,7 @@ func (s *Snapshot) fairPreemptionTargets(q *queueState, wl *Workload, frs map[Fl
 		}
 		return nil
 	}
-	targets = s.fillBack(q, usage, targets, true)
-	for _, t := range targets {
-		s.addWorkload(t.wl)
-	}
-	out := make([]Target, len(targets))
-	for i, t := range targets {
-		out[i] = Target{Workload: t.wl, Reason: t.variant.reason()}
-	}
-	return out
+	return s.settle(q, usage, targets, true)
 }
 
 // fairRound runs the first strategy over candidates (runFirstFsStrategy), then, where they do not

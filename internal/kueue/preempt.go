@@ -229,15 +229,7 @@ func (s *Snapshot) preemptionTargets(q *queueState, wl *Workload, frs map[Flavor
 			s.removeWorkload(c.wl)
 			targets = append(targets, c)
 			if fitsNow(q, usage, borrowing) {
-				targets = s.fillBack(q, usage, targets, borrowing)
-				for _, t := range targets {
-					s.addWorkload(t.wl)
-				}
-				out := make([]Target, len(targets))
-				for i, t := range targets {
-					out[i] = Target{Workload: t.wl, Reason: t.variant.reason()}
-				}
-				return out
+				return s.settle(q, usage, targets, borrowing)
 			}
 		}
 		for _, t := range targets {
@@ -287,6 +279,18 @@ func (s *Snapshot) candidateValid(q *queueState, c *candidate, borrowing bool, f
 		}
 	}
 	return true
+}
+
+// settle is what preempting targets (taken out of the snapshot) comes to: those the workload
+// still needs once the others are put back (fillBack), as Targets; the snapshot is left whole.
+func (s *Snapshot) settle(q *queueState, usage map[FlavorResource]int64, targets []*candidate, borrowing bool) []Target {
+	targets = s.fillBack(q, usage, targets, borrowing)
+	out := make([]Target, len(targets))
+	for i, t := range targets {
+		s.addWorkload(t.wl)
+		out[i] = Target{Workload: t.wl, Reason: t.variant.reason()}
+	}
+	return out
 }
 
 // fillBack puts back, from the last but one, each target without which the workload still fits.
