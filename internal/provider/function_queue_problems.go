@@ -203,6 +203,9 @@ func sortArguments(args []attr.Value) (map[string]attr.Value, *function.FuncErro
 		if len(list) == 0 {
 			continue
 		}
+		if list[0].IsUnknown() {
+			return nil, nil // while Terraform validates the configuration: the resources are not planned yet
+		}
 		o, _ := list[0].(types.Object)
 		kind := ""
 		for _, k := range moreKinds {
