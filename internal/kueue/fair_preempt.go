@@ -72,13 +72,9 @@ func (s *Snapshot) fairRound(q *queueState, usage map[FlavorResource]int64, frs 
 		return fitsWithout()
 	}
 	// FairSharingPreemptWithinNominal (beta, on by default): a queue within its nominal quota of
-	// what needs preemption, the workload counted, reclaims regardless of shares.
-	withinNominal := true
-	for fr := range frs {
-		if q.node.quotas[fr].nominal < q.node.usage[fr] {
-			withinNominal = false
-		}
-	}
+	// what needs preemption, the workload counted, reclaims regardless of shares. (A queue
+	// without a cohort takes only its own workloads, for which this is not asked.)
+	withinNominal := !borrowsAny(q, frs)
 	var retry []*candidate
 	order := newTargetOrder(s, q, candidates)
 	for target := order.next(); target != nil; target = order.next() {

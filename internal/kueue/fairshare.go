@@ -120,12 +120,8 @@ func (n *quotaNode) share() drs {
 	if len(borrowing) == 0 {
 		return d
 	}
-	root := n.parent
-	for root.parent != nil {
-		root = root.parent
-	}
 	lendable := map[string]int64{}
-	for fr := range root.subtree {
+	for fr := range n.parent.root().subtree {
 		lendable[fr.Resource] += n.parent.potentialAvailable(fr)
 	}
 	for r, b := range borrowing {
@@ -182,18 +178,12 @@ func (n *quotaNode) queuesBelow() []*queueState {
 	return out
 }
 
-// fairEntry is a ClusterQueue's head in a cycle under fair sharing.
-type fairEntry struct {
-	wl    *Workload
-	usage map[FlavorResource]int64
-}
-
 // fairNext is the head Kueue takes next under fair sharing (fairSharingIterator.pop): that of a
 // queue without a cohort as it comes; in a cohort tree, the winner of a tournament from the root
 // down, where each cohort's children put forward their winner and the child whose share would
 // be the lowest with its winner admitted wins, the one not borrowing what its winner asks for
 // first, then by priority and age. heads are by ClusterQueue.
-func (s *Snapshot) fairNext(heads map[string]fairEntry) string {
+func (s *Snapshot) fairNext(heads map[string]head) string {
 	first := sortedKeys(heads)[0]
 	q := s.queues[first]
 	if q.node.parent == nil {
@@ -210,7 +200,7 @@ func (s *Snapshot) fairNext(heads map[string]fairEntry) string {
 		if !ok {
 			continue
 		}
-		in.node.with(e.usage, func() {
+		in.node.with(e.a.Usage, func() {
 			d := in.node.share()
 			for a := in.node.parent; a != nil; a = a.parent {
 				shares[key{a, in.spec.Name}] = d
@@ -221,7 +211,7 @@ func (s *Snapshot) fairNext(heads map[string]fairEntry) string {
 	less := func(a, b string, cohort *quotaNode) bool {
 		da, db := shares[key{cohort, a}], shares[key{cohort, b}]
 		// FairSharingPrioritizeNonBorrowing (beta, on by default).
-		if ba, bb := da.borrowingOn(heads[a].usage), db.borrowingOn(heads[b].usage); ba != bb {
+		if ba, bb := da.borrowingOn(heads[a].a.Usage), db.borrowingOn(heads[b].a.Usage); ba != bb {
 			return !ba
 		}
 		if c := compareShares(da, db); c != 0 {

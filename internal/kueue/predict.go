@@ -65,19 +65,13 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 	}()
 	for progress := true; progress; {
 		progress = false
-		type entry struct {
-			wl *Workload
-			a  Assignment
-		}
-		var entries []entry
+		var heads []head
 		for _, name := range sortedKeys(byQueue) {
 			if list := byQueue[name]; len(list) > 0 {
-				entries = append(entries, entry{list[0], s.assign(s.queues[name], list[0])})
+				heads = append(heads, head{list[0], s.assign(s.queues[name], list[0])})
 			}
 		}
-		order := s.cycleOrder(len(entries), func(i int) (*Workload, Assignment) { return entries[i].wl, entries[i].a })
-		for e := range order {
-			e := entries[e]
+		for e := range s.cycleOrder(heads) {
 			q, p := s.queues[e.wl.Queue], &out[index[e.wl]]
 			done := func() {
 				byQueue[e.wl.Queue] = byQueue[e.wl.Queue][1:]
@@ -129,36 +123,35 @@ func (s *Snapshot) Predict(pending []*Workload) []Prediction {
 	return out
 }
 
-// cycleOrder yields the indices of a cycle's n heads (head: the workload and its assignment) in
-// the order Kueue takes them. Classically (classicalIterator): the least borrowing first, then by
-// priority and age. Under fair sharing (fairSharingIterator), each next by the tournament of
-// shares as the heads taken before left them (fairNext).
-func (s *Snapshot) cycleOrder(n int, head func(int) (*Workload, Assignment)) iter.Seq[int] {
+// A head is a ClusterQueue's first pending workload in a cycle, with its assignment.
+type head struct {
+	wl *Workload
+	a  Assignment
+}
+
+// cycleOrder yields a cycle's heads, one per ClusterQueue, in the order Kueue takes them.
+// Classically (classicalIterator): the least borrowing first, then by priority and age. Under
+// fair sharing (fairSharingIterator), each next by the tournament of shares as the heads taken
+// before left them (fairNext).
+func (s *Snapshot) cycleOrder(heads []head) iter.Seq[head] {
 	if s.fair == nil {
-		order := make([]int, n)
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortStableFunc(order, func(i, j int) int {
-			wi, ai := head(i)
-			wj, aj := head(j)
-			if ai.Borrowing != aj.Borrowing {
-				return ai.Borrowing - aj.Borrowing
+		slices.SortStableFunc(heads, func(a, b head) int {
+			if a.a.Borrowing != b.a.Borrowing {
+				return a.a.Borrowing - b.a.Borrowing
 			}
-			return queueOrder(wi, wj)
+			return queueOrder(a.wl, b.wl)
 		})
-		return slices.Values(order)
+		return slices.Values(heads)
 	}
-	return func(yield func(int) bool) {
-		heads, index := map[string]fairEntry{}, map[string]int{}
-		for i := range n {
-			wl, a := head(i)
-			heads[wl.Queue], index[wl.Queue] = fairEntry{wl: wl, usage: a.Usage}, i
+	return func(yield func(head) bool) {
+		byQueue := map[string]head{}
+		for _, h := range heads {
+			byQueue[h.wl.Queue] = h
 		}
-		for len(heads) > 0 {
-			next := s.fairNext(heads)
-			delete(heads, next)
-			if !yield(index[next]) {
+		for len(byQueue) > 0 {
+			next := byQueue[s.fairNext(byQueue)]
+			delete(byQueue, next.wl.Queue)
+			if !yield(next) {
 				return
 			}
 		}
