@@ -44,9 +44,9 @@ var provisioningRequests = schema.GroupVersionResource{Group: "autoscaling.x-k8s
 // anything else (or none) provisions it.
 const OutcomeParameter = "SimulatedOutcome"
 
-// The provisioned nodes' marks: NodeGroupLabel (the cluster's node watch leaves such nodes to
-// the provisioner: cluster.ProvisionedNodeLabel), the request's class detail that holds its
-// value, the taint, and the annotation that names the request.
+// The provisioned nodes' marks: NodeGroupLabel, the request's class detail that holds its value,
+// the taint, and the annotation that names the request. (The provider's provisioning test names
+// the label and the taint too.)
 const (
 	NodeGroupLabel    = "provisioner.kubetrain.io/node-group"
 	NodeGroupDetail   = "NodeGroup"
