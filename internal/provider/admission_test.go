@@ -2,6 +2,7 @@ package provider
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -93,15 +94,17 @@ type admissionScenario struct {
 	// and given back once they all wait: Kueue then takes them in one scheduling cycle, as the
 	// plan predicts them, not one by one as they come.
 	gated string
-	// closed: the gated cohort is written without quota.
-	closed bool
+	// closed: the gated cohort is written without quota; provider: the provider block ("" the
+	// tests' cluster's).
+	closed   bool
+	provider string
 }
 
 // config is the scenario's flavors and queues (unless jobsOnly) and jobsToo; with jobsOnly the
 // jobs name their LocalQueue as a literal, the queues being another configuration's.
 func (sc admissionScenario) config(prefix string, low, high string, jobsToo []scenarioJob, waitFor string, jobsOnly bool) string {
 	var b strings.Builder
-	b.WriteString(providerConfig())
+	b.WriteString(cmp.Or(sc.provider, providerConfig()))
 	if !jobsOnly {
 		sc.queuesConfig(&b, prefix)
 	}
@@ -488,23 +491,21 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 	for i, sc := range admissionScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
-			a, provider := ours, providerConfig()
+			a := ours
 			if sc.fairSharing {
 				kubeconfig, err := clustertest.KueueOtherwise()
 				if err != nil {
 					t.Fatal(err)
 				}
-				a, provider = newAPIAt(t, kubeconfig), fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig)
+				a, sc.provider = newAPIAt(t, kubeconfig), fmt.Sprintf("provider \"training\" {\n  config_path = %q\n}\n", kubeconfig)
 				otherKueueConfig.RLock() // the provider reads that Kueue's configuration
 				defer otherKueueConfig.RUnlock()
 			}
 			prefix := fmt.Sprintf("%s-%d", acctest.RandomWithPrefix("tf-acc-qa"), i)
 			low, high := a.priorityClass(prefix+"-low", 10), a.priorityClass(prefix+"-high", 1000)
 			config := func(jobsToo []scenarioJob, waitFor string, jobsOnly bool) string {
-				return strings.Replace(sc.config(prefix, low, high, jobsToo, waitFor, jobsOnly), providerConfig(), provider, 1)
+				return sc.config(prefix, low, high, jobsToo, waitFor, jobsOnly)
 			}
-			shut := sc
-			shut.closed = true
 			// The queues and the jobs that hold quota before; the jobs added, in a configuration of
 			// their own that names the queues (the plan reads them from the cluster).
 			queues := newWorkspace(t)
@@ -541,15 +542,17 @@ func TestAccKueue_admissionPredictedAtPlanIsWhatKueueDoes(t *testing.T) {
 					t.Errorf("%s: predicted %q with the queues read from the cluster, %q with them declared", j.name, predicted[j.name], declared[j.name])
 				}
 			}
-			queues.write(config(sc.holding, "admitted", false))
 			if sc.gated != "" {
-				queues.write(strings.Replace(shut.config(prefix, low, high, sc.holding, "admitted", false), providerConfig(), provider, 1))
+				shut := sc
+				shut.closed = true
+				queues.write(shut.config(prefix, low, high, sc.holding, "admitted", false))
 				queues.run("apply", "-auto-approve", "-input=false")
 				added.run("apply", "-auto-approve", "-input=false")
 				a.allWait(t, sc, prefix)
 				queues.write(config(sc.holding, "admitted", false))
 				queues.run("apply", "-auto-approve", "-input=false")
 			} else {
+				queues.write(config(sc.holding, "admitted", false))
 				added.run("apply", "-auto-approve", "-input=false")
 			}
 			got := a.kueueAdmissions(t, sc, prefix, predicted)
